@@ -1,0 +1,285 @@
+/*
+ * buffile.h - compressed temporary files for query executors.
+ *
+ * A *space* owns a private temp directory, the codec contexts, one scratch
+ * buffer, the temp limit and the statistics. A *file* is a logical byte
+ * stream stored as fixed-size logical blocks, each compressed on its own
+ * and written as an *extent* (header + payload) into the file's segment
+ * files. A block map from logical block number to physical extent makes
+ * seek, tell, size, truncate and in-place rewrite exact on compressed data.
+ *
+ * Threads: a space and its files are not thread-safe; use one space per
+ * thread (many spaces in many threads are fine).
+ *
+ * Errors: every function that can fail returns a status: 0 (BF_OK) or a
+ * negative bf_status. The library never aborts, exits or prints; a message
+ * naming the path, operation and errno of the last failure is kept by the
+ * space (bf_space_errmsg). After an error the file stays consistent: data
+ * acknowledged before the failing call still reads back.
+ *
+ * Memory: per open file = one block buffer + the block map (16 bytes per
+ * logical block) + the free-extent list + a small struct. Codec contexts
+ * and the compression scratch buffer belong to the space.
+ */
+#ifndef BUFFILE_H
+#define BUFFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(BF_BUILDING_LIBRARY) && defined(__GNUC__)
+#define BF_API __attribute__((visibility("default")))
+#else
+#define BF_API
+#endif
+
+#define BF_VERSION_MAJOR 0
+#define BF_VERSION_MINOR 1
+#define BF_VERSION_PATCH 0
+
+/* Status codes. 0 is success; all errors are negative. */
+typedef enum bf_status {
+    BF_OK = 0,
+    BF_EINVAL = -1,     /* bad argument (size, offset, option, handle state) */
+    BF_ENOMEM = -2,     /* an allocation failed */
+    BF_EIO = -3,        /* the operating system reported an I/O error */
+    BF_ENOSPC = -4,     /* the file system is full (ENOSPC/EDQUOT) */
+    BF_ELIMIT = -5,     /* the space's temp limit on physical bytes was reached */
+    BF_ECORRUPT = -6,   /* an extent failed its checks: CRC, header, length, block number */
+    BF_ENOCODEC = -7,   /* the codec asked for was not built into this library */
+    BF_ECODEC = -8,     /* the codec itself failed */
+    BF_EREADONLY = -9,  /* write to a file opened read-only */
+    BF_ENOENT = -10,    /* a named file does not exist */
+    BF_EEXIST = -11,    /* a named file already exists */
+} bf_status;
+
+/* A short static description of a status code ("corrupt extent", ...). */
+BF_API const char *bf_strerror(int status);
+
+/* Codecs. Every block is compressed independently. */
+typedef enum bf_codec {
+    BF_CODEC_DEFAULT = -1, /* in file options: use the space's default */
+    BF_CODEC_NONE = 0,
+    BF_CODEC_LZ4 = 1,  /* level = acceleration, 1 (default) .. 65537; higher is faster */
+    BF_CODEC_ZSTD = 2, /* level -7 .. 22, default 1; negative levels are faster */
+    BF_CODEC_ZLIB = 3, /* level 1 .. 9, default 6 */
+} bf_codec;
+
+/* Level value meaning "the codec's default level". */
+#define BF_LEVEL_DEFAULT INT32_MIN
+
+/* Name of a codec ("none", "lz4", "zstd", "zlib"), or NULL if unknown. */
+BF_API const char *bf_codec_name(bf_codec codec);
+/* Parse a codec name; returns BF_EINVAL for an unknown name. */
+BF_API int bf_codec_parse(const char *name, bf_codec *out);
+/* 1 if the codec was built into this library, 0 otherwise. */
+BF_API int bf_codec_available(bf_codec codec);
+
+/* Block sizes: powers of two in [BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX]. */
+#define BF_BLOCK_SIZE_MIN 4096u
+#define BF_BLOCK_SIZE_MAX (1024u * 1024u)
+#define BF_BLOCK_SIZE_DEFAULT 8192u
+#define BF_SEGMENT_SIZE_DEFAULT (1024ull * 1024ull * 1024ull)
+
+/*
+ * Allocator hooks. All memory the library allocates (including codec
+ * contexts where the codec accepts custom allocators: zlib, zstd) goes
+ * through them. `ctx` is passed back unchanged.
+ */
+typedef struct bf_allocator {
+    void *(*malloc_fn)(void *ctx, size_t size);
+    void *(*realloc_fn)(void *ctx, void *ptr, size_t size);
+    void (*free_fn)(void *ctx, void *ptr);
+    void *ctx;
+} bf_allocator;
+
+/* Statistics of one file or (summed over its files) of a space. */
+typedef struct bf_stats {
+    uint64_t logical_bytes;          /* current logical size */
+    uint64_t logical_peak;           /* peak of logical_bytes */
+    uint64_t physical_bytes;         /* current bytes on disk, dead bytes included */
+    uint64_t physical_peak;          /* peak of physical_bytes */
+    uint64_t dead_bytes;             /* of physical_bytes, not holding a live extent */
+    uint64_t logical_written;        /* bytes passed to write calls */
+    uint64_t logical_read;           /* bytes returned by read calls */
+    uint64_t physical_written;       /* extent bytes written to disk */
+    uint64_t physical_read;          /* extent bytes read from disk */
+    uint64_t blocks_compressed;      /* extents written compressed */
+    uint64_t blocks_raw;             /* extents stored raw (did not shrink) */
+    uint64_t blocks_read;            /* extents read and verified */
+    uint64_t compress_ns;            /* codec CPU time compressing (thread CPU clock) */
+    uint64_t decompress_ns;          /* codec CPU time decompressing */
+    uint64_t files_created;          /* space only: files created over its life */
+    uint64_t files_open;             /* space only: files open now */
+} bf_stats;
+
+typedef struct bf_space bf_space;
+typedef struct bf_file bf_file;
+
+/* Options for a space. Initialise with bf_space_options_init. */
+typedef struct bf_space_options {
+    const char *temp_dir;      /* parent directory; NULL: $TMPDIR, else /tmp */
+    uint32_t block_size;       /* default logical block size of files */
+    bf_codec codec;            /* default codec of files */
+    int32_t level;             /* default level, BF_LEVEL_DEFAULT for the codec's own */
+    uint64_t temp_limit;       /* limit on physical bytes of all files; 0 = none */
+    uint64_t segment_size;     /* bytes per segment file; multiple of 4096, >= 1 MiB */
+    uint32_t max_open_fds;     /* descriptors the space keeps open at most; 0 = auto */
+    const bf_allocator *allocator; /* NULL: malloc/realloc/free; copied */
+} bf_space_options;
+
+/* Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit. */
+BF_API void bf_space_options_init(bf_space_options *opts);
+
+/*
+ * Create a space: validates the options and creates a private directory
+ * (mode 0700, unguessable name "buffile-XXXXXX") under opts->temp_dir.
+ * On success *out owns the space; destroy it with bf_space_destroy.
+ * Errors: BF_EINVAL (bad option; message says which), BF_ENOCODEC,
+ * BF_ENOMEM, BF_EIO/BF_ENOSPC (directory creation). On failure *out is
+ * NULL and, when `errbuf` is not NULL, a message is written there.
+ */
+BF_API int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf,
+                           size_t errbuf_len);
+
+/*
+ * Destroy a space: closes (and deletes) every file still open, removes the
+ * space directory and frees everything. NULL is a no-op.
+ */
+BF_API void bf_space_destroy(bf_space *space);
+
+/* Message of the last failure in this space ("" if none). Owned by the space. */
+BF_API const char *bf_space_errmsg(const bf_space *space);
+
+/* The space's private directory. Owned by the space. */
+BF_API const char *bf_space_dir(const bf_space *space);
+
+/* Statistics of the space: the sum over its files, open and closed (peaks are the space's own). */
+BF_API void bf_space_stats(const bf_space *space, bf_stats *out);
+
+/*
+ * Change the temp limit (physical bytes, 0 = none). Lowering it below the
+ * current usage makes the next write that grows the files fail with BF_ELIMIT.
+ */
+BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
+
+/*
+ * Remove leftover space directories ("buffile-*") under `parent` (NULL:
+ * $TMPDIR or /tmp) whose owning process no longer runs, as left by a crash.
+ * Returns the number of directories removed, or a negative status.
+ */
+BF_API int bf_sweep(const char *parent);
+
+/* Per-file overrides. Initialise with bf_file_options_init. */
+typedef struct bf_file_options {
+    bf_codec codec;      /* BF_CODEC_DEFAULT: the space's */
+    int32_t level;       /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
+                            else the codec's default */
+    uint32_t block_size; /* 0: the space's */
+} bf_file_options;
+
+BF_API void bf_file_options_init(bf_file_options *opts);
+
+/*
+ * Create an empty temporary file in the space. `opts` may be NULL.
+ * Nothing touches the disk until the first block is written.
+ * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM.
+ */
+BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file **out);
+
+/*
+ * Close a file: deletes its segment files and frees it. Returns BF_OK or
+ * BF_EIO if a segment could not be removed (the file is freed regardless).
+ * NULL is a no-op.
+ */
+BF_API int bf_file_close(bf_file *file);
+
+/*
+ * Write `len` bytes at the current position and advance it. Writing past
+ * the end leaves a hole that reads as zeros. Partial writes into an
+ * existing block read-modify-write it. Data is buffered in the block
+ * buffer and written when the position leaves the block (or on flush).
+ * Returns BF_OK when all bytes were accepted, or a negative status; on
+ * error the position is unchanged and bytes that had been written by this
+ * call may or may not be in the file.
+ */
+BF_API int bf_file_write(bf_file *file, const void *buf, size_t len);
+
+/*
+ * Read up to `len` bytes at the current position and advance it. Returns
+ * the number of bytes read (less than `len` only at end of file, 0 at or
+ * past it) or a negative status (BF_ECORRUPT when an extent fails its
+ * checks, BF_EIO, ...).
+ */
+BF_API int64_t bf_file_read(bf_file *file, void *buf, size_t len);
+
+#define BF_SEEK_SET 0
+#define BF_SEEK_CUR 1
+#define BF_SEEK_END 2
+
+/*
+ * Move the position to any logical offset (also past the end; a later
+ * write there leaves a hole). Moving to another block may write the
+ * buffered block first, so seek can return write errors.
+ * Errors: BF_EINVAL (negative or overflowing offset, bad whence), write errors.
+ */
+BF_API int bf_file_seek(bf_file *file, int64_t offset, int whence);
+
+/* Current logical position. */
+BF_API uint64_t bf_file_tell(const bf_file *file);
+
+/* Logical size (buffered bytes included). */
+BF_API uint64_t bf_file_size(const bf_file *file);
+
+/*
+ * Set the logical size. Shrinking frees the extents of whole blocks past the
+ * new end (their physical space is reused or, at the end, returned to the
+ * file system); growing leaves a hole. The position is not changed.
+ */
+BF_API int bf_file_truncate(bf_file *file, uint64_t size);
+
+/* Write the buffered block, if modified. */
+BF_API int bf_file_flush(bf_file *file);
+
+/* The file's logical block size, codec and level. */
+BF_API uint32_t bf_file_block_size(const bf_file *file);
+BF_API bf_codec bf_file_codec(const bf_file *file);
+BF_API int32_t bf_file_level(const bf_file *file);
+
+/* Seek to the start of logical block `blkno` (same as seek to blkno * block size). */
+BF_API int bf_file_seek_block(bf_file *file, uint64_t blkno);
+
+/*
+ * Whole-block I/O for callers that think in blocks (external-sort tapes).
+ * bf_file_read_block fills `buf` (block-size bytes) with block `blkno`
+ * (zeros for a hole or a block past the end; the bytes past end-of-file in
+ * the last block are zeros). bf_file_write_block replaces block `blkno`
+ * with `buf`, compressing straight from the caller's buffer, and extends
+ * the file to cover the whole block if needed. Neither moves the position.
+ */
+BF_API int bf_file_read_block(bf_file *file, uint64_t blkno, void *buf);
+BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
+
+/*
+ * Tell the file that block `blkno` holds nothing of value any more (a
+ * logtape-style caller that has consumed it): its extent is freed for
+ * reuse and the block reads as zeros until written again. The logical size
+ * is unchanged.
+ */
+BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
+
+/* Statistics of this file. */
+BF_API void bf_file_stats(const bf_file *file, bf_stats *out);
+
+/* The space a file belongs to. */
+BF_API bf_space *bf_file_space(const bf_file *file);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BUFFILE_H */

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install the build and test dependencies from Debian's packages.
+# Idempotent: packages already present are left as they are.
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config liblz4-dev libzstd-dev zlib1g-dev libjemalloc-dev
+      libcmocka-dev sqlite3 python3 lz4 zstd gzip)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi

@@ -1,0 +1,45 @@
+/*
+ * codec.h - the small vtable every block codec implements.
+ *
+ * A codec context is created lazily by the space on first use and reused
+ * for every block of every file in that space: no codec state per file.
+ * compress() must not write past `cap` and returns 0 when the output does
+ * not fit, which the extent layer takes as "store raw". decompress() must
+ * produce exactly `raw_len` bytes or fail; it must be safe on any input.
+ */
+#ifndef BF_CODEC_H
+#define BF_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffile.h"
+
+typedef struct bf_codec_ops {
+    bf_codec id;
+    const char *name;
+    int32_t default_level;
+    int32_t min_level;
+    int32_t max_level;
+    /* Create the context; *ctx may be set to NULL for stateless codecs. Returns a bf_status. */
+    int (*ctx_create)(const bf_allocator *a, void **ctx);
+    void (*ctx_destroy)(const bf_allocator *a, void *ctx);
+    /* Compressed length in 1..cap, 0 if it does not fit in cap, -1 on codec failure. */
+    int64_t (*compress)(void *ctx, int32_t level, const void *src, size_t len, void *dst,
+                        size_t cap);
+    /* 0 when exactly raw_len bytes were produced, -1 otherwise. */
+    int (*decompress)(void *ctx, const void *src, size_t len, void *dst, size_t raw_len);
+} bf_codec_ops;
+
+/* The ops of a built codec, or NULL if `codec` is unknown or was not built. */
+const bf_codec_ops *bf_codec_ops_get(bf_codec codec);
+
+/* Resolve BF_LEVEL_DEFAULT and check the range; returns BF_OK or BF_EINVAL. */
+int bf_codec_resolve_level(const bf_codec_ops *ops, int32_t level, int32_t *out);
+
+extern const bf_codec_ops bf_codec_none_ops;
+extern const bf_codec_ops bf_codec_lz4_ops;
+extern const bf_codec_ops bf_codec_zstd_ops;
+extern const bf_codec_ops bf_codec_zlib_ops;
+
+#endif

@@ -1,0 +1,628 @@
+/*
+ * file.c - the logical stream: position, one block buffer, block I/O.
+ *
+ * Logical offsets are turned into (block, offset-in-block) by shifts; the
+ * block map alone knows where a block's bytes are on disk. Nothing here
+ * computes a physical offset from a logical one, which is what keeps seek,
+ * tell and size exact on compressed data.
+ *
+ * Rewrites are copy-on-write: a block's new extent is written into free
+ * space (best fit) or at the end, and only after that write succeeded is
+ * the map switched and the old extent freed. A failed write therefore
+ * leaves the previous contents readable, and the dirty buffer is kept so
+ * that nothing acknowledged is lost.
+ */
+#include "file.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "codec.h"
+#include "extent.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned shift_of(uint32_t block_size)
+{
+    return (unsigned)__builtin_ctz(block_size);
+}
+
+/* ---- accounting ------------------------------------------------------- */
+
+static void logical_set(bf_file *f, uint64_t size)
+{
+    bf_space *sp = f->space;
+    sp->logical_now = sp->logical_now - f->size + size;
+    f->size = size;
+    if (size > f->c.logical_peak)
+        f->c.logical_peak = size;
+    if (sp->logical_now > sp->c.logical_peak)
+        sp->c.logical_peak = sp->logical_now;
+}
+
+static void physical_set(bf_file *f, uint64_t end)
+{
+    bf_space *sp = f->space;
+    sp->physical_now = sp->physical_now - f->phys_end + end;
+    f->phys_end = end;
+    if (end > f->c.physical_peak)
+        f->c.physical_peak = end;
+    if (sp->physical_now > sp->c.physical_peak)
+        sp->c.physical_peak = sp->physical_now;
+}
+
+static void live_add(bf_file *f, int64_t delta)
+{
+    f->live_bytes += (uint64_t)delta;
+    f->space->live_now += (uint64_t)delta;
+}
+
+#define COUNT(f, field, n)                                                                     \
+    do {                                                                                       \
+        (f)->c.field += (n);                                                                   \
+        (f)->space->c.field += (n);                                                            \
+    } while (0)
+
+/* ---- physical space --------------------------------------------------- */
+
+/* Give the trailing free chunks back to the file system. */
+static int shrink_tail(bf_file *f)
+{
+    uint64_t end = bf_free_tail_start(&f->free, f->phys_end);
+    if (end == f->phys_end)
+        return BF_OK;
+    int rc = bf_seg_truncate(&f->seg, end);
+    if (rc != BF_OK)
+        return rc;
+    bf_free_drop_beyond(&f->free, end);
+    physical_set(f, end);
+    return BF_OK;
+}
+
+static void release_extent(bf_file *f, bf_map_entry *e)
+{
+    if (e->cap == 0)
+        return;
+    bf_free_put(&f->free, &f->space->alloc, e->off, e->cap);
+    live_add(f, -(int64_t)bf_map_len(e));
+    memset(e, 0, sizeof(*e));
+}
+
+/*
+ * Find room for an extent of `need` bytes: a free chunk, else the end
+ * (skipping to the next segment when it would straddle). *grow is set to
+ * the new physical end when the end is used, else to the current one.
+ */
+static int extent_place(bf_file *f, uint32_t need, bf_chunk *ch, uint64_t *grow)
+{
+    bf_space *sp = f->space;
+    *grow = f->phys_end;
+    if (bf_free_take(&f->free, &sp->alloc, need, f->block_size / 8, ch))
+        return BF_OK;
+    uint64_t off = f->phys_end;
+    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    if (off + need > seg_end)
+        off = seg_end;
+    uint64_t end = off + need;
+    if (sp->temp_limit != 0 && sp->physical_now + (end - f->phys_end) > sp->temp_limit) {
+        char path[4096];
+        bf_seg_path(&f->seg, (uint32_t)(off / sp->segment_size), path, sizeof(path));
+        return bf_fail(sp, BF_ELIMIT, "write", path, 0,
+                       "temp limit of %llu bytes reached (%llu in use, %u more needed)",
+                       (unsigned long long)sp->temp_limit, (unsigned long long)sp->physical_now,
+                       (unsigned)(end - f->phys_end));
+    }
+    ch->off = off;
+    ch->cap = need;
+    *grow = end;
+    return BF_OK;
+}
+
+/* ---- block store and load --------------------------------------------- */
+
+/* Compress and write block `blkno` from `data`; bytes at or past size are not stored. */
+static int block_store(bf_file *f, uint64_t blkno, const void *data)
+{
+    bf_space *sp = f->space;
+    uint64_t start = blkno * f->block_size;
+    uint64_t left = f->size - start;
+    uint32_t raw_len = left < f->block_size ? (uint32_t)left : f->block_size;
+    const bf_codec_ops *ops = bf_codec_ops_get((bf_codec)f->codec);
+    void *ctx;
+    int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
+    if (rc != BF_OK)
+        return rc;
+    struct iovec iov[2];
+    int iovcnt;
+    bf_extent_info info;
+    uint64_t t0 = now_ns();
+    rc = bf_extent_pack(ops, ctx, f->level, blkno, data, raw_len, sp->scratch, iov, &iovcnt,
+                        &info);
+    COUNT(f, compress_ns, now_ns() - t0);
+    if (rc != BF_OK)
+        return bf_fail(sp, rc, "compress", NULL, 0, "%s failed on block %llu", ops->name,
+                       (unsigned long long)blkno);
+    uint32_t len = BF_EXTENT_HDR + info.payload_len;
+
+    rc = bf_map_ensure(&f->map, &sp->alloc, (uint32_t)blkno);
+    if (rc != BF_OK)
+        return bf_fail(sp, rc, "write", NULL, 0, "block map for %llu blocks",
+                       (unsigned long long)blkno + 1);
+    bf_chunk ch;
+    uint64_t grow;
+    rc = extent_place(f, len, &ch, &grow);
+    if (rc != BF_OK)
+        return rc;
+    rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
+    if (rc != BF_OK) {
+        if (grow == f->phys_end)
+            bf_free_put(&f->free, &sp->alloc, ch.off, ch.cap);
+        return rc;
+    }
+    if (grow != f->phys_end) {
+        if (ch.off > f->phys_end) /* the gap left at a segment's end */
+            bf_free_put(&f->free, &sp->alloc, f->phys_end, (uint32_t)(ch.off - f->phys_end));
+        physical_set(f, grow);
+    }
+    bf_map_entry *e = &f->map.e[blkno];
+    release_extent(f, e);
+    e->off = ch.off;
+    e->len = len | (info.raw ? BF_MAP_RAW : 0);
+    e->cap = ch.cap;
+    live_add(f, len);
+    COUNT(f, physical_written, len);
+    if (info.raw)
+        COUNT(f, blocks_raw, 1);
+    else
+        COUNT(f, blocks_compressed, 1);
+    return BF_OK;
+}
+
+/* Read block `blkno` into `dst` (block_size bytes; zeros for holes and past the data). */
+static int block_load(bf_file *f, uint64_t blkno, unsigned char *dst)
+{
+    bf_space *sp = f->space;
+    const bf_map_entry *e = bf_map_get(&f->map, blkno);
+    if (e == NULL || e->cap == 0) {
+        memset(dst, 0, f->block_size);
+        return BF_OK;
+    }
+    uint32_t len = bf_map_len(e);
+    int rc = bf_seg_read(&f->seg, e->off, sp->scratch, len);
+    if (rc != BF_OK)
+        return rc;
+    COUNT(f, physical_read, len);
+    bf_extent_info info;
+    const char *why = NULL;
+    char path[4096];
+    rc = bf_extent_check(sp->scratch, len, blkno, f->block_size, &info, &why);
+    if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
+        rc = BF_ECORRUPT;
+        why = "raw flag differs from the block map";
+    }
+    if (rc == BF_OK) {
+        const unsigned char *payload = sp->scratch + BF_EXTENT_HDR;
+        if (info.raw) {
+            memcpy(dst, payload, info.raw_len);
+        } else {
+            void *ctx;
+            rc = bf_space_codec_ctx(sp, info.codec, &ctx);
+            if (rc != BF_OK)
+                return rc;
+            uint64_t t0 = now_ns();
+            if (bf_codec_ops_get(info.codec)->decompress(ctx, payload, info.payload_len, dst,
+                                                         info.raw_len) != 0) {
+                rc = BF_ECORRUPT;
+                why = "payload does not decompress to the recorded length";
+            }
+            COUNT(f, decompress_ns, now_ns() - t0);
+        }
+    }
+    if (rc != BF_OK) {
+        bf_seg_path(&f->seg, (uint32_t)(e->off / sp->segment_size), path, sizeof(path));
+        return bf_fail(sp, rc, "read", path, 0, "block %llu at offset %llu: %s",
+                       (unsigned long long)blkno,
+                       (unsigned long long)(e->off % sp->segment_size), why);
+    }
+    memset(dst + info.raw_len, 0, f->block_size - info.raw_len);
+    sp->blocks_read++;
+    return BF_OK;
+}
+
+/* ---- the block buffer ------------------------------------------------- */
+
+static int buf_flush(bf_file *f)
+{
+    if (!f->buf_dirty)
+        return BF_OK;
+    int rc = block_store(f, f->buf_blk, f->buf);
+    if (rc == BF_OK)
+        f->buf_dirty = 0;
+    return rc;
+}
+
+static void buf_drop(bf_file *f)
+{
+    f->buf_blk = BF_NO_BLOCK;
+    f->buf_dirty = 0;
+}
+
+/*
+ * Make the buffer hold block `blkno`: flush the current one (an error
+ * leaves it in place), then load the block, or just zero the buffer when
+ * the caller will overwrite all of it (`load` false).
+ */
+static int buf_switch(bf_file *f, uint64_t blkno, int load)
+{
+    if (f->buf_blk == blkno)
+        return BF_OK;
+    int rc = buf_flush(f);
+    if (rc != BF_OK)
+        return rc;
+    buf_drop(f);
+    if (f->buf == NULL) {
+        /* Allocated on first use: files that are created and never written cost no buffer. */
+        f->buf = bf_malloc(&f->space->alloc, f->block_size);
+        if (f->buf == NULL)
+            return bf_fail(f->space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
+                           f->block_size);
+    }
+    if (load) {
+        rc = block_load(f, blkno, f->buf);
+        if (rc != BF_OK)
+            return rc;
+    } else {
+        memset(f->buf, 0, f->block_size);
+    }
+    f->buf_blk = blkno;
+    return BF_OK;
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+static int check_writable(bf_file *f, const char *op)
+{
+    if (f->readonly)
+        return bf_fail(f->space, BF_EREADONLY, op, NULL, 0, "file is read-only");
+    return BF_OK;
+}
+
+/* Reject writes that would need a block number the map cannot hold. */
+static int check_extent(bf_file *f, uint64_t end, const char *op)
+{
+    uint64_t max = ((uint64_t)BF_MAP_MAX_BLOCK + 1) << shift_of(f->block_size);
+    if (end > max)
+        return bf_fail(f->space, BF_EINVAL, op, NULL, 0,
+                       "offset %llu beyond the largest file size (%llu bytes)",
+                       (unsigned long long)end, (unsigned long long)max);
+    return BF_OK;
+}
+
+int bf_file_write(bf_file *f, const void *data, size_t len)
+{
+    int rc = check_writable(f, "write");
+    if (rc != BF_OK || len == 0)
+        return rc;
+    if (f->pos + len < f->pos || (rc = check_extent(f, f->pos + len, "write")) != BF_OK)
+        return rc != BF_OK ? rc : bf_fail(f->space, BF_EINVAL, "write", NULL, 0, "length overflow");
+    const unsigned char *p = data;
+    unsigned shift = shift_of(f->block_size);
+    uint32_t bs = f->block_size;
+    while (len > 0) {
+        uint64_t blkno = f->pos >> shift;
+        uint32_t off = (uint32_t)(f->pos & (bs - 1));
+        size_t n = bs - off < len ? bs - off : len;
+        if (n == bs && blkno != f->buf_blk) {
+            /* A whole block: compress straight from the caller's memory. */
+            uint64_t old_size = f->size;
+            if (f->pos + bs > f->size)
+                logical_set(f, f->pos + bs);
+            rc = block_store(f, blkno, p);
+            if (rc != BF_OK) {
+                logical_set(f, old_size);
+                return rc;
+            }
+        } else {
+            int covered = off == 0 && n == bs;
+            rc = buf_switch(f, blkno, !covered && (blkno << shift) < f->size);
+            if (rc != BF_OK)
+                return rc;
+            memcpy(f->buf + off, p, n);
+            f->buf_dirty = 1;
+            if (f->pos + n > f->size)
+                logical_set(f, f->pos + n);
+        }
+        f->pos += n;
+        p += n;
+        len -= n;
+        COUNT(f, logical_written, n);
+    }
+    return BF_OK;
+}
+
+int64_t bf_file_read(bf_file *f, void *data, size_t len)
+{
+    if (f->pos >= f->size || len == 0)
+        return 0;
+    if (len > f->size - f->pos)
+        len = (size_t)(f->size - f->pos);
+    if (len > INT64_MAX)
+        len = INT64_MAX;
+    unsigned char *p = data;
+    unsigned shift = shift_of(f->block_size);
+    uint32_t bs = f->block_size;
+    size_t done = 0;
+    while (done < len) {
+        uint64_t blkno = f->pos >> shift;
+        uint32_t off = (uint32_t)(f->pos & (bs - 1));
+        size_t n = bs - off < len - done ? bs - off : len - done;
+        int rc;
+        if (n == bs && blkno != f->buf_blk) {
+            rc = block_load(f, blkno, p + done);
+        } else {
+            rc = buf_switch(f, blkno, 1);
+            if (rc == BF_OK)
+                memcpy(p + done, f->buf + off, n);
+        }
+        if (rc != BF_OK)
+            return rc;
+        f->pos += n;
+        done += n;
+        COUNT(f, logical_read, n);
+    }
+    return (int64_t)done;
+}
+
+int bf_file_seek(bf_file *f, int64_t offset, int whence)
+{
+    int64_t base;
+    switch (whence) {
+    case BF_SEEK_SET: base = 0; break;
+    case BF_SEEK_CUR: base = (int64_t)f->pos; break;
+    case BF_SEEK_END: base = (int64_t)f->size; break;
+    default: return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0, "bad whence %d", whence);
+    }
+    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
+        return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0,
+                       "offset %lld from %lld is outside the file's range", (long long)offset,
+                       (long long)base);
+    f->pos = (uint64_t)(base + offset);
+    return BF_OK;
+}
+
+uint64_t bf_file_tell(const bf_file *f)
+{
+    return f->pos;
+}
+
+uint64_t bf_file_size(const bf_file *f)
+{
+    return f->size;
+}
+
+int bf_file_flush(bf_file *f)
+{
+    return buf_flush(f);
+}
+
+int bf_file_truncate(bf_file *f, uint64_t size)
+{
+    int rc = check_writable(f, "truncate");
+    if (rc != BF_OK)
+        return rc;
+    if (size >= f->size) {
+        if ((rc = check_extent(f, size, "truncate")) != BF_OK)
+            return rc;
+        logical_set(f, size);
+        return BF_OK;
+    }
+    unsigned shift = shift_of(f->block_size);
+    uint64_t keep = (size + f->block_size - 1) >> shift;
+    uint32_t tail = (uint32_t)(size & (f->block_size - 1));
+    if (tail != 0) {
+        /* The new last block must read as zeros past the new end. */
+        rc = buf_switch(f, keep - 1, 1);
+        if (rc != BF_OK)
+            return rc;
+        memset(f->buf + tail, 0, f->block_size - tail);
+        f->buf_dirty = 1;
+    }
+    if (f->buf_blk != BF_NO_BLOCK && f->buf_blk >= keep)
+        buf_drop(f);
+    for (uint64_t b = keep; b < f->map.n; b++)
+        release_extent(f, &f->map.e[b]);
+    bf_map_shrink(&f->map, &f->space->alloc, (uint32_t)(keep < f->map.n ? keep : f->map.n));
+    logical_set(f, size);
+    return shrink_tail(f);
+}
+
+uint32_t bf_file_block_size(const bf_file *f)
+{
+    return f->block_size;
+}
+
+bf_codec bf_file_codec(const bf_file *f)
+{
+    return (bf_codec)f->codec;
+}
+
+int32_t bf_file_level(const bf_file *f)
+{
+    return f->level;
+}
+
+bf_space *bf_file_space(const bf_file *f)
+{
+    return f->space;
+}
+
+int bf_file_seek_block(bf_file *f, uint64_t blkno)
+{
+    if (blkno > BF_MAP_MAX_BLOCK)
+        return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0, "block %llu out of range",
+                       (unsigned long long)blkno);
+    f->pos = blkno << shift_of(f->block_size);
+    return BF_OK;
+}
+
+int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
+{
+    if (blkno > BF_MAP_MAX_BLOCK)
+        return bf_fail(f->space, BF_EINVAL, "read", NULL, 0, "block %llu out of range",
+                       (unsigned long long)blkno);
+    if (blkno == f->buf_blk) {
+        memcpy(buf, f->buf, f->block_size);
+        return BF_OK;
+    }
+    int rc = block_load(f, blkno, buf);
+    if (rc == BF_OK)
+        COUNT(f, logical_read, f->block_size);
+    return rc;
+}
+
+int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
+{
+    int rc = check_writable(f, "write");
+    if (rc != BF_OK)
+        return rc;
+    if (blkno > BF_MAP_MAX_BLOCK)
+        return bf_fail(f->space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
+                       (unsigned long long)blkno);
+    uint64_t end = (blkno + 1) << shift_of(f->block_size);
+    uint64_t old_size = f->size;
+    if (end > f->size)
+        logical_set(f, end);
+    if (blkno == f->buf_blk) {
+        /* Keep the buffer authoritative: a failed store leaves it dirty. */
+        memcpy(f->buf, buf, f->block_size);
+        f->buf_dirty = 1;
+        rc = buf_flush(f);
+    } else {
+        rc = block_store(f, blkno, buf);
+        if (rc != BF_OK)
+            logical_set(f, old_size);
+    }
+    if (rc == BF_OK)
+        COUNT(f, logical_written, f->block_size);
+    return rc;
+}
+
+int bf_file_discard_block(bf_file *f, uint64_t blkno)
+{
+    int rc = check_writable(f, "discard");
+    if (rc != BF_OK)
+        return rc;
+    if (blkno == f->buf_blk)
+        buf_drop(f);
+    if (blkno < f->map.n)
+        release_extent(f, &f->map.e[blkno]);
+    return shrink_tail(f);
+}
+
+void bf_file_stats(const bf_file *f, bf_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->logical_bytes = f->size;
+    out->logical_peak = f->c.logical_peak;
+    out->physical_bytes = f->phys_end;
+    out->physical_peak = f->c.physical_peak;
+    out->dead_bytes = f->phys_end - f->live_bytes;
+    out->logical_written = f->c.logical_written;
+    out->logical_read = f->c.logical_read;
+    out->physical_written = f->c.physical_written;
+    out->physical_read = f->c.physical_read;
+    out->blocks_compressed = f->c.blocks_compressed;
+    out->blocks_raw = f->c.blocks_raw;
+    out->compress_ns = f->c.compress_ns;
+    out->decompress_ns = f->c.decompress_ns;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+void bf_file_options_init(bf_file_options *opts)
+{
+    opts->codec = BF_CODEC_DEFAULT;
+    opts->level = BF_LEVEL_DEFAULT;
+    opts->block_size = 0;
+}
+
+int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
+{
+    *out = NULL;
+    bf_file_options o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        bf_file_options_init(&o);
+    bf_codec codec = o.codec == BF_CODEC_DEFAULT ? sp->codec : o.codec;
+    if (bf_codec_name(codec) == NULL)
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "unknown codec %d", (int)codec);
+    const bf_codec_ops *ops = bf_codec_ops_get(codec);
+    if (ops == NULL)
+        return bf_fail(sp, BF_ENOCODEC, "create", NULL, 0, "codec %s was not built in",
+                       bf_codec_name(codec));
+    int32_t level = o.level;
+    if (level == BF_LEVEL_DEFAULT && codec == sp->codec)
+        level = sp->level;
+    if (bf_codec_resolve_level(ops, level, &level) != BF_OK)
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "level %d out of range %d..%d for %s",
+                       (int)o.level, (int)ops->min_level, (int)ops->max_level, ops->name);
+    uint32_t bs = o.block_size ? o.block_size : sp->block_size;
+    if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
+                       "block size %u is not a power of two in %u..%u", bs, BF_BLOCK_SIZE_MIN,
+                       BF_BLOCK_SIZE_MAX);
+    if (sp->segment_size < 2 * ((uint64_t)bs + BF_EXTENT_HDR))
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
+                       "segment size %llu too small for %u-byte blocks",
+                       (unsigned long long)sp->segment_size, bs);
+    int rc = bf_space_reserve_scratch(sp, BF_EXTENT_HDR + (size_t)bs);
+    if (rc != BF_OK)
+        return rc;
+    bf_file *f = bf_calloc(&sp->alloc, 1, sizeof(*f));
+    if (f == NULL)
+        return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "file struct");
+    f->space = sp;
+    f->buf_blk = BF_NO_BLOCK;
+    f->block_size = bs;
+    f->codec = (uint8_t)codec;
+    f->level = level;
+    bf_seg_init(&f->seg, sp, sp->next_file_id++);
+    f->next = sp->files;
+    if (sp->files)
+        sp->files->prev = f;
+    sp->files = f;
+    sp->files_created++;
+    sp->files_open++;
+    *out = f;
+    return BF_OK;
+}
+
+int bf_file_close(bf_file *f)
+{
+    if (f == NULL)
+        return BF_OK;
+    bf_space *sp = f->space;
+    int rc = bf_seg_remove(&f->seg);
+    logical_set(f, 0);
+    physical_set(f, 0);
+    live_add(f, -(int64_t)f->live_bytes);
+    if (f->prev)
+        f->prev->next = f->next;
+    else
+        sp->files = f->next;
+    if (f->next)
+        f->next->prev = f->prev;
+    sp->files_open--;
+    bf_map_free(&f->map, &sp->alloc);
+    bf_free_clear(&f->free, &sp->alloc);
+    bf_free(&sp->alloc, f->buf);
+    bf_free(&sp->alloc, f);
+    return rc;
+}

@@ -1,0 +1,222 @@
+/*
+ * segment.c - segment files, descriptor cache and the retry loops of I/O.
+ *
+ * Invariants: seg->fd >= 0 iff seg is linked in the space's LRU list, and
+ * space->fds_open counts those; space->fds_open <= space->fds_max after
+ * every open. Writes loop over short counts; a write that makes no
+ * progress is reported with errno (ENOSPC when the device is full).
+ */
+#include "segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "space.h"
+
+void bf_seg_init(bf_seg *seg, struct bf_space *space, uint64_t id)
+{
+    memset(seg, 0, sizeof(*seg));
+    seg->space = space;
+    seg->id = id;
+    seg->fd = -1;
+}
+
+void bf_seg_path(const bf_seg *seg, uint32_t segno, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%llu.%u", seg->space->dir, (unsigned long long)seg->id, segno);
+}
+
+static void lru_unlink(bf_seg *seg)
+{
+    struct bf_space *sp = seg->space;
+    if (seg->lru_prev)
+        seg->lru_prev->lru_next = seg->lru_next;
+    else
+        sp->lru_head = seg->lru_next;
+    if (seg->lru_next)
+        seg->lru_next->lru_prev = seg->lru_prev;
+    else
+        sp->lru_tail = seg->lru_prev;
+    seg->lru_prev = seg->lru_next = NULL;
+}
+
+static void lru_push(bf_seg *seg)
+{
+    struct bf_space *sp = seg->space;
+    seg->lru_prev = NULL;
+    seg->lru_next = sp->lru_head;
+    if (sp->lru_head)
+        sp->lru_head->lru_prev = seg;
+    else
+        sp->lru_tail = seg;
+    sp->lru_head = seg;
+}
+
+void bf_seg_close(bf_seg *seg)
+{
+    if (seg->fd < 0)
+        return;
+    lru_unlink(seg);
+    seg->space->io.close(seg->space->io.ctx, seg->fd);
+    seg->fd = -1;
+    seg->space->fds_open--;
+}
+
+/* Make seg->fd refer to segment `segno`, creating segments up to it if `create`. */
+static int seg_open(bf_seg *seg, uint32_t segno, int create)
+{
+    struct bf_space *sp = seg->space;
+    if (seg->fd >= 0 && seg->segno == segno) {
+        if (sp->lru_head != seg) {
+            lru_unlink(seg);
+            lru_push(seg);
+        }
+        return BF_OK;
+    }
+    bf_seg_close(seg);
+    if (!create && segno >= seg->nsegs) {
+        char path[4096];
+        bf_seg_path(seg, segno, path, sizeof(path));
+        return bf_fail(sp, BF_ECORRUPT, "open", path, 0, "segment %u was never written", segno);
+    }
+    while (sp->fds_open >= sp->fds_max && sp->lru_tail != NULL)
+        bf_seg_close(sp->lru_tail);
+    /* Segments are created in order so that nsegs alone says which exist. */
+    while (seg->nsegs <= segno) {
+        char path[4096];
+        bf_seg_path(seg, seg->nsegs, path, sizeof(path));
+        int fd = sp->io.open(sp->io.ctx, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                             S_IRUSR | S_IWUSR);
+        if (fd < 0) {
+            int e = errno;
+            return bf_fail(sp, e == EEXIST ? BF_EEXIST : bf_status_from_errno(e), "create",
+                           path, e, NULL);
+        }
+        seg->nsegs++;
+        if (seg->nsegs <= segno) {
+            sp->io.close(sp->io.ctx, fd);
+            continue;
+        }
+        seg->fd = fd;
+        seg->segno = segno;
+        sp->fds_open++;
+        lru_push(seg);
+        return BF_OK;
+    }
+    char path[4096];
+    bf_seg_path(seg, segno, path, sizeof(path));
+    int fd = sp->io.open(sp->io.ctx, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = errno;
+        return bf_fail(sp, e == ENOENT ? BF_ECORRUPT : BF_EIO, "open", path, e, NULL);
+    }
+    seg->fd = fd;
+    seg->segno = segno;
+    sp->fds_open++;
+    lru_push(seg);
+    return BF_OK;
+}
+
+int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total)
+{
+    struct bf_space *sp = seg->space;
+    uint32_t segno = (uint32_t)(off / sp->segment_size);
+    uint64_t soff = off % sp->segment_size;
+    int rc = seg_open(seg, segno, 1);
+    if (rc != BF_OK)
+        return rc;
+    struct iovec local[4];
+    int n = iovcnt;
+    memcpy(local, iov, (size_t)iovcnt * sizeof(*iov));
+    struct iovec *v = local;
+    size_t done = 0;
+    while (done < total) {
+        ssize_t w = sp->io.pwritev(sp->io.ctx, seg->fd, v, n, (off_t)(soff + done));
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            char path[4096];
+            bf_seg_path(seg, segno, path, sizeof(path));
+            return bf_fail(sp, bf_status_from_errno(e), "write", path, e,
+                           "%zu bytes at offset %llu", total - done,
+                           (unsigned long long)(soff + done));
+        }
+        done += (size_t)w;
+        /* Skip the iovecs the short write consumed. */
+        size_t skip = (size_t)w;
+        while (n > 0 && skip >= v->iov_len) {
+            skip -= v->iov_len;
+            v++;
+            n--;
+        }
+        if (n > 0) {
+            v->iov_base = (char *)v->iov_base + skip;
+            v->iov_len -= skip;
+        }
+    }
+    return BF_OK;
+}
+
+int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
+{
+    struct bf_space *sp = seg->space;
+    uint32_t segno = (uint32_t)(off / sp->segment_size);
+    uint64_t soff = off % sp->segment_size;
+    int rc = seg_open(seg, segno, 0);
+    if (rc != BF_OK)
+        return rc;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done,
+                                 (off_t)(soff + done));
+        if (r <= 0) {
+            int e = r < 0 ? errno : 0;
+            char path[4096];
+            bf_seg_path(seg, segno, path, sizeof(path));
+            if (r == 0)
+                return bf_fail(sp, BF_ECORRUPT, "read", path, 0,
+                               "segment truncated: %zu bytes missing at offset %llu",
+                               len - done, (unsigned long long)(soff + done));
+            return bf_fail(sp, BF_EIO, "read", path, e, "%zu bytes at offset %llu", len - done,
+                           (unsigned long long)(soff + done));
+        }
+        done += (size_t)r;
+    }
+    return BF_OK;
+}
+
+int bf_seg_truncate(bf_seg *seg, uint64_t end)
+{
+    struct bf_space *sp = seg->space;
+    uint32_t keep = (uint32_t)((end + sp->segment_size - 1) / sp->segment_size);
+    char path[4096];
+    int status = BF_OK;
+    while (seg->nsegs > keep) {
+        uint32_t last = seg->nsegs - 1;
+        if (seg->fd >= 0 && seg->segno == last)
+            bf_seg_close(seg);
+        bf_seg_path(seg, last, path, sizeof(path));
+        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
+            status = bf_fail(sp, BF_EIO, "unlink", path, errno, NULL);
+        seg->nsegs--;
+    }
+    if (keep == 0)
+        return status;
+    uint64_t tail = end - (uint64_t)(keep - 1) * sp->segment_size;
+    int rc = seg_open(seg, keep - 1, 0);
+    if (rc != BF_OK)
+        return rc;
+    if (sp->io.ftruncate(sp->io.ctx, seg->fd, (off_t)tail) != 0) {
+        bf_seg_path(seg, keep - 1, path, sizeof(path));
+        return bf_fail(sp, BF_EIO, "truncate", path, errno, "to %llu bytes",
+                       (unsigned long long)tail);
+    }
+    return status;
+}
+
+int bf_seg_remove(bf_seg *seg)
+{
+    return bf_seg_truncate(seg, 0);
+}

@@ -1,0 +1,49 @@
+/*
+ * segment.h - the physical bytes of one file: a row of segment files.
+ *
+ * A file's physical address space is split into segments of
+ * space->segment_size bytes, stored as "<dir>/<id>.<segno>". Segments are
+ * created in order on first write; an extent never straddles two
+ * segments (the allocator above guarantees it). At most one descriptor per
+ * file is open, and the space caps descriptors over all files (LRU), so
+ * 100,000 open files do not need 100,000 descriptors.
+ */
+#ifndef BF_SEGMENT_H
+#define BF_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct bf_space;
+
+typedef struct bf_seg {
+    struct bf_space *space;
+    uint64_t id;      /* file id within the space: names the segment files */
+    int fd;           /* -1 when closed */
+    uint32_t segno;   /* segment `fd` refers to */
+    uint32_t nsegs;   /* segments 0..nsegs-1 exist on disk */
+    struct bf_seg *lru_prev, *lru_next;
+} bf_seg;
+
+void bf_seg_init(bf_seg *seg, struct bf_space *space, uint64_t id);
+
+/* Format the path of segment `segno` into buf. */
+void bf_seg_path(const bf_seg *seg, uint32_t segno, char *buf, size_t len);
+
+/* Write all bytes of `iov` at physical offset `off` (within one segment). */
+int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total);
+
+/* Read exactly `len` bytes at physical offset `off`; a short read is BF_ECORRUPT. */
+int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len);
+
+/* Shrink the physical bytes to `end`: later segments removed, the last one truncated. */
+int bf_seg_truncate(bf_seg *seg, uint64_t end);
+
+/* Close the descriptor and delete every segment file. */
+int bf_seg_remove(bf_seg *seg);
+
+/* Close the descriptor, if open (keeps the files). */
+void bf_seg_close(bf_seg *seg);
+
+#endif

@@ -1,0 +1,207 @@
+/*
+ * space.c - the space: private directory, defaults, codec contexts,
+ * scratch buffer, descriptor cache limit, statistics and last error.
+ *
+ * Invariants: the directory exists from create to destroy and holds only
+ * segment files of this space's open files; codec contexts and the
+ * scratch buffer are shared by all files and never owned by one.
+ */
+#include "space.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "codec.h"
+#include "file.h"
+
+void bf_space_options_init(bf_space_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->block_size = BF_BLOCK_SIZE_DEFAULT;
+    o->codec = BF_CODEC_LZ4;
+    o->level = BF_LEVEL_DEFAULT;
+    o->segment_size = BF_SEGMENT_SIZE_DEFAULT;
+}
+
+const char *bf_default_temp_parent(void)
+{
+    const char *t = getenv("TMPDIR");
+    return (t != NULL && t[0] != '\0') ? t : "/tmp";
+}
+
+static int reject(char *errbuf, size_t len, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int reject(char *errbuf, size_t len, int status, const char *fmt, ...)
+{
+    if (errbuf != NULL && len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, len, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+static uint32_t auto_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 256;
+    rlim_t n = rl.rlim_cur / 4;
+    return (uint32_t)(n < 16 ? 16 : n > 1024 ? 1024 : n);
+}
+
+int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    bf_space_options o;
+    if (opts != NULL)
+        o = *opts;
+    else
+        bf_space_options_init(&o);
+    uint32_t bs = o.block_size;
+    if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
+        return reject(errbuf, errlen, BF_EINVAL,
+                      "bad block size %u: must be a power of two from %u to %u", bs,
+                      BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX);
+    if (bf_codec_name(o.codec) == NULL)
+        return reject(errbuf, errlen, BF_EINVAL, "unknown codec %d", (int)o.codec);
+    const bf_codec_ops *ops = bf_codec_ops_get(o.codec);
+    if (ops == NULL)
+        return reject(errbuf, errlen, BF_ENOCODEC, "codec %s was not built into this library",
+                      bf_codec_name(o.codec));
+    int32_t level;
+    if (bf_codec_resolve_level(ops, o.level, &level) != BF_OK)
+        return reject(errbuf, errlen, BF_EINVAL, "level %d out of range %d..%d for %s",
+                      (int)o.level, (int)ops->min_level, (int)ops->max_level, ops->name);
+    if (o.segment_size == 0)
+        o.segment_size = BF_SEGMENT_SIZE_DEFAULT;
+    if (o.segment_size % 4096 != 0 || o.segment_size < 2 * ((uint64_t)bs + 4096))
+        return reject(errbuf, errlen, BF_EINVAL,
+                      "bad segment size %llu: must be a multiple of 4096 and hold two blocks",
+                      (unsigned long long)o.segment_size);
+    const bf_allocator *a = o.allocator ? o.allocator : &bf_default_allocator;
+    if (a->malloc_fn == NULL || a->realloc_fn == NULL || a->free_fn == NULL)
+        return reject(errbuf, errlen, BF_EINVAL, "allocator hooks must all be set");
+
+    bf_space *sp = bf_calloc(a, 1, sizeof(*sp));
+    if (sp == NULL)
+        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
+    sp->alloc = *a;
+    sp->io = bf_posix_io;
+    sp->block_size = bs;
+    sp->codec = o.codec;
+    sp->level = level;
+    sp->temp_limit = o.temp_limit;
+    sp->segment_size = o.segment_size;
+    sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
+
+    const char *parent = o.temp_dir ? o.temp_dir : bf_default_temp_parent();
+    size_t dlen = strlen(parent) + 64;
+    sp->dir = bf_malloc(a, dlen);
+    if (sp->dir == NULL) {
+        bf_free(a, sp);
+        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
+    }
+    /* The pid in the name lets bf_sweep tell a crashed owner from a live one. */
+    snprintf(sp->dir, dlen, "%s/buffile-%ld-XXXXXX", parent, (long)getpid());
+    if (mkdtemp(sp->dir) == NULL) {
+        int e = errno;
+        int st = reject(errbuf, errlen, bf_status_from_errno(e),
+                        "create space directory under %s: %s", parent, strerror(e));
+        bf_free(a, sp->dir);
+        bf_free(a, sp);
+        return st;
+    }
+    *out = sp;
+    return BF_OK;
+}
+
+void bf_space_destroy(bf_space *sp)
+{
+    if (sp == NULL)
+        return;
+    while (sp->files != NULL)
+        bf_file_close(sp->files);
+    for (int c = 0; c < 4; c++)
+        if (sp->codec_ctx[c] != NULL)
+            bf_codec_ops_get((bf_codec)c)->ctx_destroy(&sp->alloc, sp->codec_ctx[c]);
+    rmdir(sp->dir);
+    bf_allocator a = sp->alloc;
+    bf_free(&a, sp->scratch);
+    bf_free(&a, sp->dir);
+    bf_free(&a, sp);
+}
+
+const char *bf_space_errmsg(const bf_space *sp)
+{
+    return sp->errmsg;
+}
+
+const char *bf_space_dir(const bf_space *sp)
+{
+    return sp->dir;
+}
+
+void bf_space_set_temp_limit(bf_space *sp, uint64_t limit)
+{
+    sp->temp_limit = limit;
+}
+
+void bf_space_set_io(bf_space *sp, const bf_io *io)
+{
+    sp->io = *io;
+}
+
+void bf_space_stats(const bf_space *sp, bf_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->logical_bytes = sp->logical_now;
+    out->logical_peak = sp->c.logical_peak;
+    out->physical_bytes = sp->physical_now;
+    out->physical_peak = sp->c.physical_peak;
+    out->dead_bytes = sp->physical_now - sp->live_now;
+    out->logical_written = sp->c.logical_written;
+    out->logical_read = sp->c.logical_read;
+    out->physical_written = sp->c.physical_written;
+    out->physical_read = sp->c.physical_read;
+    out->blocks_compressed = sp->c.blocks_compressed;
+    out->blocks_raw = sp->c.blocks_raw;
+    out->blocks_read = sp->blocks_read;
+    out->compress_ns = sp->c.compress_ns;
+    out->decompress_ns = sp->c.decompress_ns;
+    out->files_created = sp->files_created;
+    out->files_open = sp->files_open;
+}
+
+int bf_space_reserve_scratch(bf_space *sp, size_t size)
+{
+    if (sp->scratch_size >= size)
+        return BF_OK;
+    unsigned char *p = bf_realloc(&sp->alloc, sp->scratch, size);
+    if (p == NULL)
+        return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "scratch buffer of %zu bytes", size);
+    sp->scratch = p;
+    sp->scratch_size = size;
+    return BF_OK;
+}
+
+int bf_space_codec_ctx(bf_space *sp, bf_codec codec, void **ctx)
+{
+    if (sp->codec_ctx[codec] == NULL) {
+        const bf_codec_ops *ops = bf_codec_ops_get(codec);
+        int rc = ops->ctx_create(&sp->alloc, &sp->codec_ctx[codec]);
+        if (rc != BF_OK)
+            return bf_fail(sp, rc, "codec", NULL, 0, "creating the %s context", ops->name);
+    }
+    *ctx = sp->codec_ctx[codec];
+    return BF_OK;
+}

@@ -1,0 +1,73 @@
+/*
+ * space.h - the space's internal state, shared by the modules of src/.
+ *
+ * Invariants: `c` is the sum over all files ever created in the space of
+ * their counters, except the peaks, which are the space's own (peaks of
+ * logical_now and physical_now, the sums over open files). `codec_ctx[c]` is NULL until codec c is first
+ * used. `scratch` holds at least BF_EXTENT_HDR + the largest block size of
+ * any file created in the space.
+ */
+#ifndef BF_SPACE_H
+#define BF_SPACE_H
+
+#include <stdint.h>
+
+#include "buffile.h"
+#include "error.h"
+#include "io.h"
+
+struct bf_file;
+struct bf_seg;
+
+/* Counters kept per file and summed per space (the per-file struct stays small). */
+typedef struct bf_counters {
+    uint64_t logical_peak;
+    uint64_t physical_peak;
+    uint64_t logical_written;
+    uint64_t logical_read;
+    uint64_t physical_written;
+    uint64_t physical_read;
+    uint64_t blocks_compressed;
+    uint64_t blocks_raw;
+    uint64_t compress_ns;
+    uint64_t decompress_ns;
+} bf_counters;
+
+struct bf_space {
+    char *dir;
+    uint32_t block_size;
+    bf_codec codec;
+    int32_t level;
+    uint64_t temp_limit;
+    uint64_t segment_size;
+    bf_allocator alloc;
+    bf_io io;
+    void *codec_ctx[4];
+    unsigned char *scratch;
+    size_t scratch_size;
+    bf_counters c;
+    uint64_t logical_now, physical_now, live_now; /* sums over open files */
+    uint64_t blocks_read;
+    uint64_t files_created, files_open;
+    uint64_t next_file_id;
+    struct bf_file *files; /* open files, doubly linked */
+    /* descriptor cache: segments with an open fd, most recently used first */
+    struct bf_seg *lru_head, *lru_tail;
+    uint32_t fds_open, fds_max;
+    char errmsg[BF_ERRMSG_MAX];
+};
+
+/* $TMPDIR, or /tmp when unset or empty. */
+const char *bf_default_temp_parent(void);
+
+/* Make sure the scratch buffer holds at least `size` bytes. */
+int bf_space_reserve_scratch(struct bf_space *space, size_t size);
+
+/* The space's context for codec `ops`, created on first use. */
+int bf_space_codec_ctx(struct bf_space *space, bf_codec codec, void **ctx);
+
+/* Replace the I/O table (tests: fault injection). Only while no file is open. */
+void bf_space_set_io(struct bf_space *space, const bf_io *io);
+
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * sweep.c - removal of space directories left behind by crashed processes.
+ *
+ * A space directory is named buffile-<pid>-XXXXXX. It is swept only when it
+ * belongs to the calling user, is a real directory (not a symlink) and no
+ * process with that pid exists; inside it only regular files are removed,
+ * so a sweep can never follow a planted link out of the directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buffile.h"
+#include "space.h"
+
+static int owner_alive(const char *name)
+{
+    const char *p = name + strlen("buffile-");
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || *end != '-' || pid <= 0)
+        return 1; /* not our naming: leave it alone */
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+static int remove_dir(int parent_fd, const char *name)
+{
+    int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return -1;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            unlinkat(fd, de->d_name, 0);
+    }
+    closedir(d);
+    return unlinkat(parent_fd, name, AT_REMOVEDIR);
+}
+
+int bf_sweep(const char *parent)
+{
+    if (parent == NULL)
+        parent = bf_default_temp_parent();
+    int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0)
+        return errno == ENOENT ? BF_ENOENT : BF_EIO;
+    DIR *d = fdopendir(pfd);
+    if (d == NULL) {
+        close(pfd);
+        return BF_EIO;
+    }
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "buffile-", 8) != 0 || owner_alive(de->d_name))
+            continue;
+        struct stat st;
+        if (fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        if (remove_dir(pfd, de->d_name) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}

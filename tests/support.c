@@ -1,0 +1,266 @@
+/*
+ * support.c - implementation of the shared test helpers.
+ *
+ * The fault table counts calls from the moment it is armed, so a test can
+ * say "the 3rd write from here fails" without knowing how many writes
+ * space creation or earlier steps made.
+ */
+#include "support.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <cmocka.h>
+
+uint64_t t_next(t_rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t t_below(t_rng *r, uint64_t n)
+{
+    return n ? t_next(r) % n : 0;
+}
+
+const char *const t_data_names[3] = {"random", "text", "mixed"};
+
+static const char *const words[] = {"furiously", "the",    "slyly",  "regular", "deposits",
+                                    "accounts",  "ironic", "final",  "packages", "carefully",
+                                    "express",   "pending", "quickly", "requests", "blithely"};
+
+static size_t text_row(t_rng *r, unsigned char *out, size_t cap)
+{
+    char row[256];
+    int n = snprintf(row, sizeof(row), "%llu|%llu|%llu|%u|%u.%02u|0.0%u|N|O|1996-0%u-1%u|",
+                     (unsigned long long)t_below(r, 6000000), (unsigned long long)t_below(r, 200000),
+                     (unsigned long long)t_below(r, 10000), (unsigned)t_below(r, 50) + 1,
+                     (unsigned)t_below(r, 100000), (unsigned)t_below(r, 100),
+                     (unsigned)t_below(r, 9), (unsigned)t_below(r, 9) + 1,
+                     (unsigned)t_below(r, 10));
+    for (int w = 0, nw = 2 + (int)t_below(r, 6); w < nw && n < 200; w++)
+        n += snprintf(row + n, sizeof(row) - (size_t)n, "%s ",
+                      words[t_below(r, sizeof(words) / sizeof(words[0]))]);
+    row[n - 1] = '\n';
+    size_t len = (size_t)n < cap ? (size_t)n : cap;
+    memcpy(out, row, len);
+    return len;
+}
+
+void t_fill(t_rng *r, t_data kind, unsigned char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        int random = kind == T_DATA_RANDOM || (kind == T_DATA_MIXED && t_below(r, 2));
+        size_t run = kind == T_DATA_MIXED ? 1 + t_below(r, 6000) : len - i;
+        if (run > len - i)
+            run = len - i;
+        if (random) {
+            for (size_t k = 0; k < run; k++)
+                buf[i + k] = (unsigned char)t_next(r);
+            i += run;
+        } else {
+            size_t end = i + run;
+            while (i < end)
+                i += text_row(r, buf + i, end - i);
+        }
+    }
+}
+
+/* Each allocation carries its size in a 16-byte prefix so free can account it. */
+static void *count_malloc(void *ctx, size_t size)
+{
+    t_counting *c = ctx;
+    c->calls++;
+    if (c->fail_at && --c->fail_at == 0)
+        return NULL;
+    size_t *p = malloc(size + 16);
+    if (p == NULL)
+        return NULL;
+    p[0] = size;
+    c->live_bytes += (int64_t)size;
+    if (c->live_bytes > c->peak_bytes)
+        c->peak_bytes = c->live_bytes;
+    return (char *)p + 16;
+}
+
+static void count_free(void *ctx, void *ptr)
+{
+    t_counting *c = ctx;
+    if (ptr == NULL)
+        return;
+    size_t *p = (size_t *)((char *)ptr - 16);
+    c->live_bytes -= (int64_t)p[0];
+    free(p);
+}
+
+static void *count_realloc(void *ctx, void *ptr, size_t size)
+{
+    t_counting *c = ctx;
+    if (ptr == NULL)
+        return count_malloc(ctx, size);
+    c->calls++;
+    if (c->fail_at && --c->fail_at == 0)
+        return NULL;
+    size_t *p = (size_t *)((char *)ptr - 16);
+    size_t old = p[0];
+    size_t *q = realloc(p, size + 16);
+    if (q == NULL)
+        return NULL;
+    q[0] = size;
+    c->live_bytes += (int64_t)size - (int64_t)old;
+    if (c->live_bytes > c->peak_bytes)
+        c->peak_bytes = c->live_bytes;
+    return (char *)q + 16;
+}
+
+void t_counting_init(t_counting *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->hooks.malloc_fn = count_malloc;
+    c->hooks.realloc_fn = count_realloc;
+    c->hooks.free_fn = count_free;
+    c->hooks.ctx = c;
+}
+
+static int f_open(void *ctx, const char *path, int flags, mode_t mode)
+{
+    (void)ctx;
+    return bf_posix_io.open(NULL, path, flags, mode);
+}
+
+static int f_close(void *ctx, int fd)
+{
+    (void)ctx;
+    return bf_posix_io.close(NULL, fd);
+}
+
+static ssize_t f_pwritev(void *ctx, int fd, const struct iovec *iov, int iovcnt, off_t off)
+{
+    t_faults *f = ctx;
+    f->writes++;
+    if (f->short_armed) {
+        f->short_armed = 0;
+        errno = f->fail_errno;
+        return -1;
+    }
+    if (f->fail_write_at && f->writes == f->fail_write_at) {
+        if (f->short_write) {
+            size_t total = 0;
+            for (int i = 0; i < iovcnt; i++)
+                total += iov[i].iov_len;
+            size_t half = total / 2;
+            struct iovec v[4];
+            int n = 0;
+            for (int i = 0; i < iovcnt && half > 0; i++, n++) {
+                v[n] = iov[i];
+                if (v[n].iov_len > half)
+                    v[n].iov_len = half;
+                half -= v[n].iov_len;
+            }
+            f->short_armed = 1;
+            return bf_posix_io.pwritev(NULL, fd, v, n, off);
+        }
+        errno = f->fail_errno;
+        return -1;
+    }
+    return bf_posix_io.pwritev(NULL, fd, iov, iovcnt, off);
+}
+
+static ssize_t f_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
+{
+    t_faults *f = ctx;
+    f->reads++;
+    if (f->fail_read_at && f->reads == f->fail_read_at) {
+        errno = f->fail_errno;
+        return -1;
+    }
+    return bf_posix_io.pread(NULL, fd, buf, len, off);
+}
+
+static int f_ftruncate(void *ctx, int fd, off_t len)
+{
+    (void)ctx;
+    return bf_posix_io.ftruncate(NULL, fd, len);
+}
+
+static int f_unlink(void *ctx, const char *path)
+{
+    (void)ctx;
+    return bf_posix_io.unlink(NULL, path);
+}
+
+bf_io t_fault_io(t_faults *f)
+{
+    bf_io io = {f_open, f_close, f_pwritev, f_pread, f_ftruncate, f_unlink, f};
+    return io;
+}
+
+void t_temp_parent(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "%s/bf-test-%s-%ld", BF_TEST_TMP, tag, (long)getpid());
+    mkdir(BF_TEST_TMP, 0700);
+    t_rm_rf(buf);
+    assert_int_equal(mkdir(buf, 0700), 0);
+}
+
+int t_dir_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+void t_rm_rf(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    char sub[4096];
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+        struct stat st;
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            t_rm_rf(sub);
+        else
+            unlink(sub);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
+                  const bf_allocator *alloc)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = codec;
+    o.block_size = block_size;
+    o.allocator = alloc;
+    bf_space *sp = NULL;
+    char err[256] = "";
+    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    if (rc != BF_OK)
+        fail_msg("bf_space_create: %s", err);
+    return sp;
+}

@@ -1,0 +1,70 @@
+/*
+ * support.h - shared helpers of the library's tests: a seeded random
+ * generator, spill-like data, a counting allocator and a fault-injecting
+ * I/O table.
+ */
+#ifndef BF_TEST_SUPPORT_H
+#define BF_TEST_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffile.h"
+#include "io.h"
+
+/* splitmix64: small, fast, good enough for test sequences. */
+typedef struct t_rng {
+    uint64_t s;
+} t_rng;
+
+uint64_t t_next(t_rng *r);
+/* Uniform in [0, n). */
+uint64_t t_below(t_rng *r, uint64_t n);
+
+typedef enum t_data { T_DATA_RANDOM, T_DATA_TEXT, T_DATA_MIXED } t_data;
+extern const char *const t_data_names[3];
+
+/* Fill buf with data of the given kind (text: TPC-H-like rows; mixed: both, in runs). */
+void t_fill(t_rng *r, t_data kind, unsigned char *buf, size_t len);
+
+/* A counting allocator; fail_at > 0 makes the fail_at-th allocation (from now) return NULL. */
+typedef struct t_counting {
+    bf_allocator hooks;
+    int64_t live_bytes;
+    int64_t peak_bytes;
+    uint64_t calls;
+    uint64_t fail_at;
+} t_counting;
+
+void t_counting_init(t_counting *c);
+
+/*
+ * A fault-injecting I/O table around the POSIX one. When `fail_write_at`
+ * is N > 0, the N-th pwritev from now fails: with `fail_errno` (ENOSPC,
+ * EIO), or, when `short_write` is set, by writing half the bytes first
+ * (the retry then fails with fail_errno). Likewise `fail_read_at`.
+ */
+typedef struct t_faults {
+    uint64_t writes, reads;
+    uint64_t fail_write_at, fail_read_at;
+    int fail_errno;
+    int short_write;
+    int short_armed;
+} t_faults;
+
+bf_io t_fault_io(t_faults *f);
+
+/* A fresh parent directory for spaces, under the build tree (removed by the caller). */
+void t_temp_parent(char *buf, size_t len, const char *tag);
+
+/* Number of entries (other than . and ..) in a directory, -1 if it does not exist. */
+int t_dir_entries(const char *path);
+
+/* Remove a directory tree made by a test (regular files and empty dirs only). */
+void t_rm_rf(const char *path);
+
+/* Create a space in parent with the codec/block size; asserts success. */
+bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
+                  const bf_allocator *alloc);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * test_model.c - model-based random test of the file layer.
+ *
+ * Random sequences of write/read/seek/truncate/flush and whole-block
+ * write/read/discard run against a buffile file and an in-memory byte
+ * array at once; after every step position, size and every byte read
+ * must agree. Every codec x block sizes 4, 8 and 64 KiB x random, text
+ * and mixed data; half the sequences use the smallest segment size so
+ * extents cross segment files. Seeded: BF_SEED=<n> replays a failure,
+ * BF_MODEL_SEQS=<n> runs more sequences per case.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "buffile.h"
+#include "support.h"
+
+typedef struct model {
+    unsigned char *d;
+    uint64_t size, cap, pos;
+} model;
+
+static void model_reserve(model *m, uint64_t size)
+{
+    if (size <= m->cap && m->d != NULL)
+        return;
+    uint64_t cap = size * 2 + 1;
+    m->d = realloc(m->d, cap);
+    assert_non_null(m->d);
+    memset(m->d + m->cap, 0, cap - m->cap);
+    m->cap = cap;
+}
+
+static void model_resize(model *m, uint64_t size)
+{
+    model_reserve(m, size);
+    if (size < m->size)
+        memset(m->d + size, 0, m->size - size);
+    m->size = size;
+}
+
+typedef struct run {
+    uint64_t seed;
+    bf_codec codec;
+    uint32_t bs;
+    t_data kind;
+    int step;
+    const char *op;
+} run;
+
+#define CHECK(r, cond, ...)                                                                    \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            char _m[512];                                                                      \
+            snprintf(_m, sizeof(_m), __VA_ARGS__);                                             \
+            fail_msg("model mismatch: %s | seed=%llu codec=%s bs=%u data=%s step=%d op=%s "   \
+                     "(replay with BF_SEED=%llu)",                                             \
+                     _m, (unsigned long long)(r)->seed, bf_codec_name((r)->codec), (r)->bs,    \
+                     t_data_names[(r)->kind], (r)->step, (r)->op,                              \
+                     (unsigned long long)(r)->seed);                                           \
+        }                                                                                      \
+    } while (0)
+
+#define OK(r, call, f)                                                                         \
+    do {                                                                                       \
+        int _rc = (call);                                                                      \
+        CHECK(r, _rc == BF_OK, "%s -> %d (%s)", #call, _rc,                                    \
+              bf_space_errmsg(bf_file_space(f)));                                              \
+    } while (0)
+
+/* Lengths spread over orders of magnitude: mostly small, sometimes several blocks. */
+static size_t random_len(t_rng *rng, uint32_t bs)
+{
+    unsigned bits = 0;
+    while ((1u << bits) < 3 * bs)
+        bits++;
+    size_t len = (size_t)t_below(rng, (uint64_t)1 << t_below(rng, bits + 1));
+    return len < 3 * (size_t)bs ? len : 3 * (size_t)bs;
+}
+
+static void run_sequence(run *r, const char *parent, int steps)
+{
+    t_rng rng = {r->seed};
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = r->codec;
+    o.block_size = r->bs;
+    if (t_below(&rng, 2))
+        o.segment_size = ((2 * ((uint64_t)r->bs + 4096) + 4095) / 4096) * 4096;
+    bf_space *sp;
+    char err[256];
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+
+    const uint64_t max_size = 40ull * r->bs;
+    model m = {0};
+    size_t bufcap = 3 * (size_t)r->bs + 1;
+    unsigned char *data = malloc(bufcap), *got = malloc(bufcap);
+    assert_non_null(data);
+    assert_non_null(got);
+
+    for (r->step = 0; r->step < steps; r->step++) {
+        uint64_t op = t_below(&rng, 100);
+        if (op < 30) {
+            r->op = "write";
+            size_t len = random_len(&rng, r->bs);
+            if (m.pos + len > max_size) {
+                m.pos = t_below(&rng, max_size / 2);
+                OK(r, bf_file_seek(f, (int64_t)m.pos, BF_SEEK_SET), f);
+            }
+            t_fill(&rng, r->kind, data, len);
+            OK(r, bf_file_write(f, data, len), f);
+            model_reserve(&m, m.pos + len);
+            memcpy(m.d + m.pos, data, len);
+            m.pos += len;
+            if (len > 0 && m.pos > m.size)
+                m.size = m.pos;
+        } else if (op < 55) {
+            r->op = "read";
+            size_t len = random_len(&rng, r->bs);
+            int64_t n = bf_file_read(f, got, len);
+            uint64_t expect = m.pos >= m.size ? 0 : (m.size - m.pos < len ? m.size - m.pos : len);
+            CHECK(r, n == (int64_t)expect, "read %zu at %llu returned %lld, expected %llu (%s)",
+                  len, (unsigned long long)m.pos, (long long)n, (unsigned long long)expect,
+                  bf_space_errmsg(sp));
+            CHECK(r, n <= 0 || memcmp(got, m.d + m.pos, (size_t)n) == 0,
+                  "read %zu at %llu: bytes differ", len, (unsigned long long)m.pos);
+            m.pos += expect;
+        } else if (op < 72) {
+            r->op = "seek";
+            int whence = (int)t_below(&rng, 3);
+            uint64_t target = t_below(&rng, m.size + 2ull * r->bs + 1);
+            if (target > max_size)
+                target = max_size;
+            int64_t base = whence == BF_SEEK_SET ? 0
+                           : whence == BF_SEEK_CUR ? (int64_t)m.pos
+                                                   : (int64_t)m.size;
+            OK(r, bf_file_seek(f, (int64_t)target - base, whence), f);
+            m.pos = target;
+        } else if (op < 77) {
+            r->op = "truncate";
+            uint64_t size = t_below(&rng, m.size + r->bs + 1);
+            if (size > max_size)
+                size = max_size;
+            OK(r, bf_file_truncate(f, size), f);
+            model_resize(&m, size);
+        } else if (op < 80) {
+            r->op = "flush";
+            OK(r, bf_file_flush(f), f);
+        } else if (op < 88) {
+            r->op = "write_block";
+            uint64_t b = t_below(&rng, max_size / r->bs);
+            t_fill(&rng, r->kind, data, r->bs);
+            OK(r, bf_file_write_block(f, b, data), f);
+            model_reserve(&m, (b + 1) * r->bs);
+            memcpy(m.d + b * r->bs, data, r->bs);
+            if ((b + 1) * r->bs > m.size)
+                m.size = (b + 1) * r->bs;
+        } else if (op < 96) {
+            r->op = "read_block";
+            uint64_t b = t_below(&rng, max_size / r->bs + 2);
+            OK(r, bf_file_read_block(f, b, got), f);
+            model_reserve(&m, (b + 1) * r->bs);
+            CHECK(r, memcmp(got, m.d + b * r->bs, r->bs) == 0, "block %llu differs",
+                  (unsigned long long)b);
+        } else {
+            r->op = "discard_block";
+            uint64_t b = t_below(&rng, max_size / r->bs);
+            OK(r, bf_file_discard_block(f, b), f);
+            if (b * r->bs < m.size) {
+                uint64_t end = (b + 1) * r->bs < m.size ? (b + 1) * r->bs : m.size;
+                memset(m.d + b * r->bs, 0, end - b * r->bs);
+            }
+        }
+        CHECK(r, bf_file_tell(f) == m.pos, "tell %llu != %llu",
+              (unsigned long long)bf_file_tell(f), (unsigned long long)m.pos);
+        CHECK(r, bf_file_size(f) == m.size, "size %llu != %llu",
+              (unsigned long long)bf_file_size(f), (unsigned long long)m.size);
+    }
+
+    /* Whole-file read back, then statistics that must hold. */
+    r->op = "final read";
+    OK(r, bf_file_seek(f, 0, BF_SEEK_SET), f);
+    unsigned char *all = malloc(m.size + 1);
+    assert_non_null(all);
+    CHECK(r, bf_file_read(f, all, m.size + 1) == (int64_t)m.size, "short final read");
+    CHECK(r, m.size == 0 || memcmp(all, m.d, m.size) == 0, "final contents differ");
+    free(all);
+    OK(r, bf_file_flush(f), f);
+    bf_stats fs, ss;
+    bf_file_stats(f, &fs);
+    bf_space_stats(sp, &ss);
+    CHECK(r, fs.logical_bytes == m.size, "stats logical %llu", (unsigned long long)fs.logical_bytes);
+    CHECK(r, fs.dead_bytes <= fs.physical_bytes, "dead > physical");
+    CHECK(r, ss.physical_bytes == fs.physical_bytes && ss.logical_bytes == fs.logical_bytes,
+          "space totals differ from the only file");
+    CHECK(r, fs.physical_peak >= fs.physical_bytes, "peak below current");
+    if (r->codec == BF_CODEC_NONE)
+        CHECK(r, fs.blocks_compressed == 0, "codec none compressed a block");
+    OK(r, bf_file_close(f), f);
+    CHECK(r, t_dir_entries(bf_space_dir(sp)) == 0, "segment files left after close");
+    bf_space_destroy(sp);
+    free(m.d);
+    free(data);
+    free(got);
+}
+
+typedef struct model_case {
+    bf_codec codec;
+    uint32_t bs;
+} model_case;
+
+static void test_model(void **state)
+{
+    const model_case *c = *state;
+    if (!bf_codec_available(c->codec))
+        fail_msg("codec %s not built: the model test covers every codec",
+                 bf_codec_name(c->codec));
+    char parent[512];
+    char tag[64];
+    snprintf(tag, sizeof(tag), "model-%s-%u", bf_codec_name(c->codec), c->bs);
+    t_temp_parent(parent, sizeof(parent), tag);
+    const char *env_seed = getenv("BF_SEED");
+    const char *env_seqs = getenv("BF_MODEL_SEQS");
+    int seqs = env_seqs ? atoi(env_seqs) : 12;
+    uint64_t base = env_seed ? strtoull(env_seed, NULL, 10)
+                             : 1000003ull * (uint64_t)c->codec + c->bs;
+    for (int kind = 0; kind < 3; kind++) {
+        for (int i = 0; i < (env_seed ? 1 : seqs); i++) {
+            run r = {base + (uint64_t)kind * 7919 + (uint64_t)i * 104729, c->codec, c->bs,
+                     (t_data)kind, 0, ""};
+            if (env_seed)
+                r.seed = base;
+            run_sequence(&r, parent, 300);
+        }
+    }
+    t_rm_rf(parent);
+}
+
+int main(void)
+{
+    static model_case cases[4][3];
+    static const uint32_t sizes[3] = {4096, 8192, 65536};
+    struct CMUnitTest tests[12];
+    static char names[12][48];
+    int n = 0;
+    for (int c = 0; c < 4; c++) {
+        for (int s = 0; s < 3; s++) {
+            cases[c][s] = (model_case){(bf_codec)c, sizes[s]};
+            snprintf(names[n], sizeof(names[n]), "model_%s_%uk", bf_codec_name((bf_codec)c),
+                     sizes[s] / 1024);
+            tests[n] = (struct CMUnitTest){names[n], test_model, NULL, NULL, &cases[c][s]};
+            n++;
+        }
+    }
+    return _cmocka_run_group_tests("model", tests, (size_t)n, NULL, NULL);
+}
