@@ -1,0 +1,39 @@
+# ctest driver of oracle_sf001 (cmake -P): generate the .tbl data once, run every query in
+# spillbench, then let oracle.py compare.  Fails on the first step that fails.
+# Inputs: TPCHGEN SPILLBENCH PYTHON ORACLE SQLITE3 SF WORK.
+# The .tbl directory is reused only if its meta.txt (written last by tpchgen) names SF, so
+# a half-written or other-scale directory is regenerated.  spillbench's results directory
+# is emptied first, so a query it no longer writes cannot pass on a stale file.
+set(tbl_dir ${WORK}/oracle-data)
+set(bin_dir ${WORK}/oracle-bin-data)
+set(results_dir ${WORK}/oracle-spillbench-results)
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "oracle_sf001: ${what} failed (${rc})")
+  endif()
+endfunction()
+
+set(have_tbl FALSE)
+if(EXISTS ${tbl_dir}/meta.txt AND EXISTS ${tbl_dir}/lineitem.tbl)
+  file(STRINGS ${tbl_dir}/meta.txt sf_line REGEX "^sf=")
+  if(sf_line)
+    string(REGEX REPLACE "^sf=" "" tbl_sf "${sf_line}")
+    if(tbl_sf STREQUAL SF)
+      set(have_tbl TRUE)
+    endif()
+  endif()
+endif()
+if(NOT have_tbl)
+  file(REMOVE_RECURSE ${tbl_dir})
+  run_step("tpchgen" ${TPCHGEN} --sf=${SF} --out=${tbl_dir} --format=tbl)
+endif()
+
+file(REMOVE_RECURSE ${results_dir})
+file(MAKE_DIRECTORY ${results_dir})
+run_step("spillbench" ${SPILLBENCH} --sf=${SF} --data-dir=${bin_dir} --queries=all
+         --codec=none --work-mem=4MB --results-dir=${results_dir})
+
+run_step("oracle.py" ${PYTHON} ${ORACLE} --tbl-dir=${tbl_dir} --results-dir=${results_dir}
+         --queries=all --sqlite3=${SQLITE3})

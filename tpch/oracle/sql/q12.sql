@@ -1,0 +1,33 @@
+-- TPC-H Q12 (shipping modes and order priority) in SQLite's dialect, from the standard text.
+-- Translations: date '1994-01-01' -> '1994-01-01' (dates are TEXT YYYY-MM-DD);
+-- date '1994-01-01' + interval '1' year -> date('1994-01-01', '+1 years').
+-- columns: str int int
+-- order-keys: 1
+select
+	l_shipmode,
+	sum(case
+		when o_orderpriority = '1-URGENT'
+			or o_orderpriority = '2-HIGH'
+			then 1
+		else 0
+	end) as high_line_count,
+	sum(case
+		when o_orderpriority <> '1-URGENT'
+			and o_orderpriority <> '2-HIGH'
+			then 1
+		else 0
+	end) as low_line_count
+from
+	orders,
+	lineitem
+where
+	o_orderkey = l_orderkey
+	and l_shipmode in ('MAIL', 'SHIP')
+	and l_commitdate < l_receiptdate
+	and l_shipdate < l_commitdate
+	and l_receiptdate >= '1994-01-01'
+	and l_receiptdate < date('1994-01-01', '+1 years')
+group by
+	l_shipmode
+order by
+	l_shipmode;

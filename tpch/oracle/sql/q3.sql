@@ -1,0 +1,27 @@
+-- TPC-H Q3 (shipping priority) in SQLite's dialect, from the standard text.
+-- Translation: date '1995-03-15' -> '1995-03-15' (dates are TEXT YYYY-MM-DD).
+-- columns: int num str int
+-- order-keys: 2 3
+select
+	l_orderkey,
+	sum(l_extendedprice * (1 - l_discount)) as revenue,
+	o_orderdate,
+	o_shippriority
+from
+	customer,
+	orders,
+	lineitem
+where
+	c_mktsegment = 'BUILDING'
+	and c_custkey = o_custkey
+	and l_orderkey = o_orderkey
+	and o_orderdate < '1995-03-15'
+	and l_shipdate > '1995-03-15'
+group by
+	l_orderkey,
+	o_orderdate,
+	o_shippriority
+order by
+	revenue desc,
+	o_orderdate
+limit 10;

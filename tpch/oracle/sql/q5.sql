@@ -1,0 +1,29 @@
+-- TPC-H Q5 (local supplier volume) in SQLite's dialect, from the standard text.
+-- Translations: date '1994-01-01' -> '1994-01-01' (dates are TEXT YYYY-MM-DD);
+-- date '1994-01-01' + interval '1' year -> date('1994-01-01', '+1 years').
+-- columns: str num
+-- order-keys: 2
+select
+	n_name,
+	sum(l_extendedprice * (1 - l_discount)) as revenue
+from
+	customer,
+	orders,
+	lineitem,
+	supplier,
+	nation,
+	region
+where
+	c_custkey = o_custkey
+	and l_orderkey = o_orderkey
+	and l_suppkey = s_suppkey
+	and c_nationkey = s_nationkey
+	and s_nationkey = n_nationkey
+	and n_regionkey = r_regionkey
+	and r_name = 'ASIA'
+	and o_orderdate >= '1994-01-01'
+	and o_orderdate < date('1994-01-01', '+1 years')
+group by
+	n_name
+order by
+	revenue desc;
