@@ -68,7 +68,7 @@ def _parse(argv):
 
 
 def _check_query(con, number, results_dir, oracle_dir):
-    """Runs one query; returns (row count, problems)."""
+    """Runs one query; returns (row count, problems, notes)."""
     query = oracle_queries.load_query(number)
     names, expected_all = oracle_queries.run(con, query)
     expected = expected_all if query.limit is None else expected_all[:query.limit]
@@ -77,22 +77,27 @@ def _check_query(con, number, results_dir, oracle_dir):
     try:
         got = oracle_compare.read_tsv(path)
     except FileNotFoundError:
-        return len(expected), ["the executor wrote no %s" % path]
+        return len(expected), ["the executor wrote no %s" % path], []
     except (OSError, UnicodeDecodeError) as e:
-        return len(expected), ["cannot read the executor's result %s: %s" % (path, e)]
-    return len(expected), oracle_compare.compare(query.kinds, query.order_keys, query.limit,
-                                                 expected_all, got, names)
+        return len(expected), ["cannot read the executor's result %s: %s" % (path, e)], []
+    problems = oracle_compare.compare(query.kinds, query.order_keys, query.limit,
+                                      expected_all, got, names)
+    notes = [] if problems else [
+        "note: row %d %s is %s, the oracle's %s (within tolerance)" % loose
+        for loose in oracle_compare.loose_fields(query.kinds, names, expected, got)]
+    return len(expected), problems, notes
 
 
-def _report(number, rows, problems):
-    if not problems:
+def _report(number, rows, problems, notes):
+    if problems:
+        print("q%d: DIFFERS (oracle has %d rows)" % (number, rows))
+    else:
         print("q%d: ok (%d rows)" % (number, rows))
-        return
-    print("q%d: DIFFERS (oracle has %d rows)" % (number, rows))
-    for problem in problems[:MAX_PROBLEMS_SHOWN]:
-        print("  " + problem)
-    if len(problems) > MAX_PROBLEMS_SHOWN:
-        print("  ... and %d more" % (len(problems) - MAX_PROBLEMS_SHOWN))
+    lines = problems or notes
+    for line in lines[:MAX_PROBLEMS_SHOWN]:
+        print("  " + line)
+    if len(lines) > MAX_PROBLEMS_SHOWN:
+        print("  ... and %d more" % (len(lines) - MAX_PROBLEMS_SHOWN))
 
 
 def run(args):
@@ -111,10 +116,10 @@ def run(args):
     try:
         for number in args.queries:
             try:
-                rows, problems = _check_query(con, number, args.results_dir, oracle_dir)
+                rows, problems, notes = _check_query(con, number, args.results_dir, oracle_dir)
             except (oracle_queries.QueryError, OSError) as e:
-                rows, problems = 0, ["the oracle could not run it: %s" % e]
-            _report(number, rows, problems)
+                rows, problems, notes = 0, ["the oracle could not run it: %s" % e], []
+            _report(number, rows, problems, notes)
             passed += not problems
             failed += bool(problems)
     finally:

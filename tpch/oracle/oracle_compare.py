@@ -16,6 +16,9 @@ from collections import defaultdict
 
 NUMERIC = ("dec", "num")
 TIE_RELATIVE = 1e-9
+# Both sides print at most 4 places of values exact to ~1e-9 relative, so agreeing fields
+# should match to the last printed digit; a larger gap is within tolerance but worth a note.
+PRINTED_DIGIT = 0.0001
 
 
 def read_tsv(path):
@@ -159,3 +162,17 @@ def compare(kinds, order_keys, limit, expected_all, got, names=None):
     if problems and match(kinds, expected, got) == ([], []):
         problems.insert(0, "the same rows are all there: only their order differs")
     return problems
+
+
+def loose_fields(kinds, names, expected, got):
+    """Numeric fields of agreeing results that differ by more than a printed digit:
+    [(row number, column name, expected, got)], pairing rows by position."""
+    loose = []
+    for n, (e_row, g_row) in enumerate(zip(expected, got)):
+        if len(e_row) != len(g_row):
+            continue
+        for i, (k, e, g) in enumerate(zip(kinds, e_row, g_row)):
+            pair = _floats(e, g) if k in NUMERIC else None
+            if pair and abs(pair[0] - pair[1]) > PRINTED_DIGIT + TIE_RELATIVE * abs(pair[0]):
+                loose.append((n + 1, names[i], e, g))
+    return loose

@@ -67,6 +67,10 @@ def comparator_checks():
          not _differs(ROWS[:2], limit=2) and not _differs([ROWS[0], ROWS[2]], limit=2)),
         ("a LIMIT cutting a tie still rejects a row from outside it",
          _differs([ROWS[0], ROWS[3]], limit=2)),
+        ("a gap above a printed digit but within tolerance is noted",
+         oracle_compare.loose_fields(KINDS, ["k", "v", "d"], ROWS, _with(ROWS, 3, 1, "100.0050"))
+         == [(4, "v", "100.0000", "100.0050")]
+         and not oracle_compare.loose_fields(KINDS, ["k", "v", "d"], ROWS, ROWS)),
         ("a LIMIT that cuts no tie still checks the row",
          _differs([ROWS[0], _with(ROWS, 1, 0, "6")[1], ROWS[2]], limit=3)),
     ]
