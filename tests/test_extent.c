@@ -1,0 +1,91 @@
+/*
+ * test_extent.c - extent packing and verification: raw vs compressed
+ * choice, and that every single flipped bit of an extent is detected.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "alloc.h"
+#include "extent.h"
+#include "support.h"
+
+#define BS 4096
+
+/* Pack into one contiguous buffer as it would be on disk. */
+static size_t pack(bf_codec id, t_data kind, uint64_t blkno, unsigned char *disk,
+                   bf_extent_info *info)
+{
+    const bf_codec_ops *ops = bf_codec_ops_get(id);
+    void *ctx;
+    assert_int_equal(ops->ctx_create(&bf_default_allocator, &ctx), BF_OK);
+    static unsigned char data[BS], scratch[BF_EXTENT_HDR + BS];
+    t_rng r = {blkno};
+    t_fill(&r, kind, data, BS);
+    struct iovec iov[2];
+    int n;
+    assert_int_equal(bf_extent_pack(ops, ctx, ops->default_level, blkno, data, BS, scratch, iov,
+                                    &n, info),
+                     BF_OK);
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(disk + len, iov[i].iov_base, iov[i].iov_len);
+        len += iov[i].iov_len;
+    }
+    ops->ctx_destroy(&bf_default_allocator, ctx);
+    return len;
+}
+
+static void test_raw_choice(void **state)
+{
+    (void)state;
+    static unsigned char disk[BF_EXTENT_HDR + BS];
+    bf_extent_info info;
+    assert_int_equal(pack(BF_CODEC_LZ4, T_DATA_RANDOM, 5, disk, &info), BF_EXTENT_HDR + BS);
+    assert_true(info.raw);
+    size_t len = pack(BF_CODEC_LZ4, T_DATA_TEXT, 5, disk, &info);
+    assert_false(info.raw);
+    assert_true(len < BF_EXTENT_HDR + BS * 3 / 4);
+    assert_int_equal(pack(BF_CODEC_NONE, T_DATA_TEXT, 5, disk, &info), BF_EXTENT_HDR + BS);
+    assert_true(info.raw);
+}
+
+static void test_every_bit_flip_detected(void **state)
+{
+    (void)state;
+    static unsigned char disk[BF_EXTENT_HDR + BS];
+    for (int c = 0; c < 4; c++) {
+        bf_extent_info info, got;
+        size_t len = pack((bf_codec)c, T_DATA_TEXT, 77, disk, &info);
+        const char *why = NULL;
+        assert_int_equal(bf_extent_check(disk, len, 77, BS, &got, &why), BF_OK);
+        assert_int_equal(got.raw_len, BS);
+        assert_int_equal(got.blkno, 77);
+        /* Wrong block number expected by the map. */
+        assert_int_equal(bf_extent_check(disk, len, 78, BS, &got, &why), BF_ECORRUPT);
+        assert_non_null(why);
+        /* Length that does not match the map. */
+        assert_int_equal(bf_extent_check(disk, len - 1, 77, BS, &got, &why), BF_ECORRUPT);
+        size_t step = len > 2000 ? 13 : 1;
+        for (size_t byte = 0; byte < len; byte += (byte < BF_EXTENT_HDR ? 1 : step)) {
+            for (int bit = 0; bit < 8; bit++) {
+                disk[byte] ^= (unsigned char)(1u << bit);
+                why = NULL;
+                assert_int_equal(bf_extent_check(disk, len, 77, BS, &got, &why), BF_ECORRUPT);
+                assert_non_null(why);
+                disk[byte] ^= (unsigned char)(1u << bit);
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_raw_choice),
+        cmocka_unit_test(test_every_bit_flip_detected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

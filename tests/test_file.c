@@ -1,0 +1,259 @@
+/*
+ * test_file.c - the public API's contracts, case by case: option
+ * validation, per-file overrides, holes, EOF, seek rules, block helpers,
+ * mixed raw/compressed extents and the statistics.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "buffile.h"
+#include "support.h"
+
+static char parent[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    t_temp_parent(parent, sizeof(parent), "file");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    t_rm_rf(parent);
+    return 0;
+}
+
+static void test_space_options(void **state)
+{
+    (void)state;
+    bf_space_options o;
+    bf_space *sp = (bf_space *)1;
+    char err[256];
+    const uint32_t bad_sizes[] = {0, 2048, 3000, 12288, 2u * 1024 * 1024};
+    for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.block_size = bad_sizes[i];
+        err[0] = 0;
+        assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EINVAL);
+        assert_null(sp);
+        assert_non_null(strstr(err, "block size"));
+    }
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = (bf_codec)17;
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EINVAL);
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_ZLIB;
+    o.level = 12;
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EINVAL);
+    assert_non_null(strstr(err, "level"));
+    bf_space_options_init(&o);
+    o.temp_dir = "/nonexistent/buffile-test";
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EIO);
+    assert_non_null(strstr(err, "/nonexistent/buffile-test"));
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.segment_size = 5000;
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EINVAL);
+    /* Every block size in range works. */
+    for (uint32_t bs = BF_BLOCK_SIZE_MIN; bs <= BF_BLOCK_SIZE_MAX; bs *= 2) {
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.block_size = bs;
+        assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+        bf_space_destroy(sp);
+    }
+}
+
+static void test_file_overrides(void **state)
+{
+    (void)state;
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_codec(f), BF_CODEC_LZ4);
+    assert_int_equal(bf_file_level(f), 1);
+    assert_int_equal(bf_file_block_size(f), 8192);
+    assert_ptr_equal(bf_file_space(f), sp);
+    bf_file_options fo;
+    bf_file_options_init(&fo);
+    fo.codec = BF_CODEC_ZSTD;
+    fo.level = -3;
+    fo.block_size = 65536;
+    bf_file *g;
+    assert_int_equal(bf_file_create(sp, &fo, &g), BF_OK);
+    assert_int_equal(bf_file_codec(g), BF_CODEC_ZSTD);
+    assert_int_equal(bf_file_level(g), -3);
+    assert_int_equal(bf_file_block_size(g), 65536);
+    fo.level = BF_LEVEL_DEFAULT;
+    fo.codec = BF_CODEC_ZLIB;
+    bf_file *h;
+    assert_int_equal(bf_file_create(sp, &fo, &h), BF_OK);
+    assert_int_equal(bf_file_level(h), 6); /* the codec's default, not lz4's */
+    fo.block_size = 5000;
+    bf_file *bad = (bf_file *)1;
+    assert_int_equal(bf_file_create(sp, &fo, &bad), BF_EINVAL);
+    assert_null(bad);
+    assert_non_null(strstr(bf_space_errmsg(sp), "block size"));
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.files_open, 3);
+    assert_int_equal(st.files_created, 3);
+    assert_int_equal(bf_file_close(g), BF_OK);
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.files_open, 2);
+    bf_space_destroy(sp); /* closes f and h */
+}
+
+static void test_holes_and_eof(void **state)
+{
+    (void)state;
+    bf_space *sp = t_space(parent, BF_CODEC_ZSTD, 4096, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    unsigned char buf[20000];
+    assert_int_equal(bf_file_read(f, buf, 10), 0); /* empty file */
+    assert_int_equal(bf_file_write(f, "abc", 3), BF_OK);
+    assert_int_equal(bf_file_seek(f, 10000, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_size(f), 3); /* seeking does not extend */
+    assert_int_equal(bf_file_write(f, "xyz", 3), BF_OK);
+    assert_int_equal(bf_file_size(f), 10003);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    memset(buf, 0x55, sizeof(buf));
+    assert_int_equal(bf_file_read(f, buf, sizeof(buf)), 10003); /* short read at EOF */
+    assert_memory_equal(buf, "abc", 3);
+    for (int i = 3; i < 10000; i++)
+        assert_int_equal(buf[i], 0);
+    assert_memory_equal(buf + 10000, "xyz", 3);
+    assert_int_equal(bf_file_read(f, buf, 1), 0);
+    assert_int_equal(bf_file_tell(f), 10003);
+    /* Growing truncate is a hole too; shrinking then growing reads zeros. */
+    assert_int_equal(bf_file_truncate(f, 2), BF_OK);
+    assert_int_equal(bf_file_truncate(f, 9000), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, buf, sizeof(buf)), 9000);
+    assert_memory_equal(buf, "ab", 2);
+    for (int i = 2; i < 9000; i++)
+        assert_int_equal(buf[i], 0);
+    bf_space_destroy(sp);
+}
+
+static void test_seek_rules(void **state)
+{
+    (void)state;
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, "0123456789", 10), BF_OK);
+    assert_int_equal(bf_file_seek(f, -1, BF_SEEK_SET), BF_EINVAL);
+    assert_int_equal(bf_file_tell(f), 10); /* unchanged by a failed seek */
+    assert_int_equal(bf_file_seek(f, -11, BF_SEEK_END), BF_EINVAL);
+    assert_int_equal(bf_file_seek(f, 0, 7), BF_EINVAL);
+    assert_int_equal(bf_file_seek(f, INT64_MAX, BF_SEEK_CUR), BF_EINVAL);
+    assert_int_equal(bf_file_seek(f, -4, BF_SEEK_END), BF_OK);
+    char c[4];
+    assert_int_equal(bf_file_read(f, c, 2), 2);
+    assert_memory_equal(c, "67", 2);
+    assert_int_equal(bf_file_seek(f, -5, BF_SEEK_CUR), BF_OK); /* backwards */
+    assert_int_equal(bf_file_read(f, c, 3), 3);
+    assert_memory_equal(c, "345", 3);
+    /* A write far beyond the largest file size is refused, not wrapped. */
+    assert_int_equal(bf_file_seek(f, INT64_MAX - 4, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, "x", 1), BF_EINVAL);
+    assert_int_equal(bf_file_size(f), 10);
+    bf_space_destroy(sp);
+}
+
+static void test_blocks_and_stats(void **state)
+{
+    (void)state;
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char text[8192], rnd[8192], got[8192];
+    t_rng r = {11};
+    t_fill(&r, T_DATA_TEXT, text, sizeof(text));
+    t_fill(&r, T_DATA_RANDOM, rnd, sizeof(rnd));
+    for (int b = 0; b < 64; b++)
+        assert_int_equal(bf_file_write_block(f, (uint64_t)b, b % 8 == 3 ? rnd : text), BF_OK);
+    assert_int_equal(bf_file_size(f), 64 * 8192);
+    assert_int_equal(bf_file_tell(f), 0); /* block I/O does not move the position */
+    assert_int_equal(bf_file_read_block(f, 11, got), BF_OK);
+    assert_memory_equal(got, rnd, 8192);
+    assert_int_equal(bf_file_seek_block(f, 12), BF_OK);
+    assert_int_equal(bf_file_tell(f), 12 * 8192);
+    assert_int_equal(bf_file_read(f, got, 8192), 8192);
+    assert_memory_equal(got, text, 8192);
+    assert_int_equal(bf_file_read_block(f, 500, got), BF_OK); /* past EOF: zeros */
+    for (int i = 0; i < 8192; i++)
+        assert_int_equal(got[i], 0);
+    assert_int_equal(bf_file_discard_block(f, 12), BF_OK);
+    assert_int_equal(bf_file_read_block(f, 12, got), BF_OK);
+    for (int i = 0; i < 8192; i++)
+        assert_int_equal(got[i], 0);
+    bf_stats st;
+    bf_file_stats(f, &st);
+    /* One file mixes raw and compressed extents. */
+    assert_int_equal(st.blocks_raw, 8);
+    assert_int_equal(st.blocks_compressed, 56);
+    assert_int_equal(st.logical_bytes, 64 * 8192);
+    assert_int_equal(st.logical_written, 64 * 8192);
+    assert_true(st.physical_written < st.logical_written * 85 / 100);
+    assert_true(st.physical_read > 0);
+    assert_true(st.compress_ns > 0);
+    assert_true(st.dead_bytes > 0); /* block 12's extent is free space now */
+    assert_true(st.physical_peak >= st.physical_bytes);
+    bf_space_destroy(sp);
+}
+
+static void test_partial_block_rmw(void **state)
+{
+    (void)state;
+    /* Partial writes into blocks that are already on disk read-modify-write them. */
+    bf_space *sp = t_space(parent, BF_CODEC_ZLIB, 4096, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char data[4096 * 4];
+    t_rng r = {5};
+    t_fill(&r, T_DATA_TEXT, data, sizeof(data));
+    assert_int_equal(bf_file_write(f, data, sizeof(data)), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_seek(f, 4090, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, "SPANNING", 8), BF_OK); /* crosses blocks 0 and 1 */
+    memcpy(data + 4090, "SPANNING", 8);
+    assert_int_equal(bf_file_seek(f, 9000, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, "Z", 1), BF_OK);
+    data[9000] = 'Z';
+    static unsigned char got[sizeof(data)];
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, data, sizeof(data));
+    bf_space_destroy(sp);
+}
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    for (int s = 0; s >= -11; s--)
+        assert_string_not_equal(bf_strerror(s), "unknown error");
+    assert_string_equal(bf_strerror(-99), "unknown error");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_space_options),   cmocka_unit_test(test_file_overrides),
+        cmocka_unit_test(test_holes_and_eof),   cmocka_unit_test(test_seek_rules),
+        cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
+        cmocka_unit_test(test_strerror),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,116 @@
+/*
+ * test_memory.c - per-file memory, measured through the allocator hooks.
+ *
+ * Per open file: one block buffer + the block map + a struct under 256
+ * bytes. 10,000 open files of 8 KiB blocks must stay under 100 MiB in
+ * total, and codec contexts must belong to the space, so a zstd file
+ * costs no more than an uncompressed one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "buffile.h"
+#include "file.h"
+#include "support.h"
+
+static void test_struct_size(void **state)
+{
+    (void)state;
+    assert_true(sizeof(struct bf_file) < 256);
+    assert_int_equal(sizeof(bf_map_entry), 16);
+}
+
+static void test_ten_thousand_files(void **state)
+{
+    (void)state;
+    char parent[512];
+    t_temp_parent(parent, sizeof(parent), "memory");
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = t_space(parent, BF_CODEC_ZSTD, 8192, &cnt.hooks);
+    enum { NFILES = 10000 };
+    bf_file **files = malloc(sizeof(*files) * NFILES);
+    static unsigned char data[20000];
+    t_rng r = {1};
+    t_fill(&r, T_DATA_TEXT, data, sizeof(data));
+    for (int i = 0; i < NFILES; i++) {
+        assert_int_equal(bf_file_create(sp, NULL, &files[i]), BF_OK);
+        /* Two whole blocks on disk and a partial one in the buffer: a typical batch file. */
+        assert_int_equal(bf_file_write(files[i], data, sizeof(data)), BF_OK);
+    }
+    double mib = (double)cnt.peak_bytes / (1024.0 * 1024.0);
+    printf("10000 open files, 8 KiB blocks: peak %.1f MiB through the hooks (%.0f bytes/file)\n",
+           mib, (double)cnt.peak_bytes / NFILES);
+    assert_true(cnt.peak_bytes < 100ll * 1024 * 1024);
+    /* Every file reads back. */
+    static unsigned char got[20000];
+    for (int i = 0; i < NFILES; i += 97) {
+        assert_int_equal(bf_file_seek(files[i], 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(files[i], got, sizeof(got)), (int64_t)sizeof(got));
+        assert_memory_equal(got, data, sizeof(data));
+    }
+    for (int i = 0; i < NFILES; i++)
+        assert_int_equal(bf_file_close(files[i]), BF_OK);
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+    free(files);
+    t_rm_rf(parent);
+}
+
+/* Live bytes added by `n` files of `codec`, each with one written block. */
+static int64_t cost_of_files(const char *parent, bf_codec codec, int n)
+{
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, 8192, &cnt.hooks);
+    bf_file_options fo;
+    bf_file_options_init(&fo);
+    fo.codec = codec;
+    static unsigned char data[8192];
+    t_rng r = {2};
+    t_fill(&r, T_DATA_TEXT, data, sizeof(data));
+    bf_file *first;
+    assert_int_equal(bf_file_create(sp, &fo, &first), BF_OK);
+    assert_int_equal(bf_file_write_block(first, 0, data), BF_OK); /* contexts exist now */
+    int64_t before = cnt.live_bytes;
+    for (int i = 0; i < n; i++) {
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, &fo, &f), BF_OK);
+        assert_int_equal(bf_file_write_block(f, 0, data), BF_OK);
+        assert_int_equal(bf_file_write(f, data, 100), BF_OK);
+    }
+    int64_t cost = cnt.live_bytes - before;
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+    return cost;
+}
+
+static void test_codec_state_is_per_space(void **state)
+{
+    (void)state;
+    char parent[512];
+    t_temp_parent(parent, sizeof(parent), "memory-codec");
+    int64_t none = cost_of_files(parent, BF_CODEC_NONE, 200);
+    for (int c = 1; c < 4; c++) {
+        int64_t cost = cost_of_files(parent, (bf_codec)c, 200);
+        printf("200 files with %s: %lld bytes (none: %lld)\n", bf_codec_name((bf_codec)c),
+               (long long)cost, (long long)none);
+        assert_int_equal(cost, none);
+    }
+    t_rm_rf(parent);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_struct_size),
+        cmocka_unit_test(test_ten_thousand_files),
+        cmocka_unit_test(test_codec_state_is_per_space),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
