@@ -1,6 +1,6 @@
 -- TPC-H Q1 (pricing summary report) in SQLite's dialect, from the standard text.
 -- Translation: date '1998-12-01' - interval '90' day -> date('1998-12-01', '-90 days').
--- columns: str str dec dec num num num num num int
+-- columns: str str num num num num num num num int
 -- order-keys: 1 2
 select
 	l_returnflag,

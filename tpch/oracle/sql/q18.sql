@@ -1,6 +1,6 @@
 -- TPC-H Q18 (large volume customer) in SQLite's dialect, from the standard text.
 -- Translation: none needed.
--- columns: str int int str dec dec
+-- columns: str int int str dec num
 -- order-keys: 5 4
 select
 	c_name,

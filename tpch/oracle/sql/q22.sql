@@ -1,6 +1,6 @@
 -- TPC-H Q22 (global sales opportunity) in SQLite's dialect, from the standard text.
 -- Translation: substring(c_phone from 1 for 2) -> substr(c_phone, 1, 2).
--- columns: str int dec
+-- columns: str int num
 -- order-keys: 1
 select
 	cntrycode,
