@@ -1,0 +1,44 @@
+/*
+ * bench_report.h - spillbench's report: one row per query plus a total,
+ * printed as an aligned table, CSV or JSON. Only formatting lives here.
+ */
+#ifndef TPCH_BENCH_REPORT_H
+#define TPCH_BENCH_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum { FMT_TABLE, FMT_CSV, FMT_JSON } report_format;
+
+typedef struct bench_row {
+    int query;             /* 0 for the total line */
+    uint64_t rows;
+    double seconds;        /* median over repeats */
+    uint64_t files;        /* spill files created */
+    uint64_t logical;      /* bytes the executor wrote to its spill files */
+    uint64_t physical;     /* bytes buffile wrote to disk */
+    uint64_t peak_temp;    /* peak physical bytes on disk */
+    int64_t op_peak;       /* largest one-operator memory counter peak */
+    int64_t mem_peak;      /* peak of the sum of operator counters */
+    int64_t heap_peak;     /* jemalloc-measured peak above the start */
+    double codec_ms;       /* compress + decompress CPU time */
+    int hj, agg, sort;     /* operators that spilled, by kind */
+    int hj_batches, agg_depth, sort_passes;
+    int64_t sort_runs;
+    const char *verify;    /* "ok", "MISMATCH", or NULL when not verified */
+    const char *error;     /* non-NULL when the query failed */
+} bench_row;
+
+typedef struct bench_header {
+    double sf;
+    const char *codec;
+    const char *level;
+    uint32_t block_size;
+    const char *work_mem;
+    int repeat;
+} bench_header;
+
+void report_print(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
+                  int nrows, const bench_row *total);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * htable.c - chunked, accounted hash table (see htable.h).
+ *
+ * Buckets double when entries outnumber them (load factor 1). Chunk size
+ * follows work_mem so a tiny budget is not swallowed by one chunk.
+ */
+#include "htable.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
+
+void ht_init(htable *h, qctx *q, memacct *m)
+{
+    memset(h, 0, sizeof *h);
+    h->q = q;
+    h->m = m;
+    int64_t cs = q->work_mem / 16;
+    if (cs > 64 * 1024)
+        cs = 64 * 1024;
+    if (cs < 4096)
+        cs = 4096;
+    h->chunk_size = (size_t)cs;
+}
+
+static void free_chunks(htable *h, htchunk *c)
+{
+    while (c) {
+        htchunk *n = c->next;
+        mem_add(h->m, -(int64_t)(sizeof(htchunk) + c->cap));
+        free(c);
+        c = n;
+    }
+}
+
+void ht_reset(htable *h)
+{
+    free_chunks(h, h->chunks);
+    h->chunks = NULL;
+    if (h->buckets) {
+        mem_add(h->m, -(int64_t)(h->nbuckets * sizeof(htentry *)));
+        free(h->buckets);
+    }
+    h->buckets = NULL;
+    h->nbuckets = 0;
+    h->nentries = 0;
+}
+
+void ht_free(htable *h)
+{
+    ht_reset(h);
+}
+
+size_t ht_entry_cost(size_t payload)
+{
+    return sizeof(htentry) + ALIGN8(payload) + sizeof(htentry *);
+}
+
+static void rehash(htable *h, uint64_t nb)
+{
+    htentry **nbk = q_calloc(h->q, nb, sizeof *nbk);
+    mem_add(h->m, (int64_t)(nb * sizeof *nbk));
+    for (uint64_t i = 0; i < h->nbuckets; i++) {
+        htentry *e = h->buckets[i];
+        while (e) {
+            htentry *n = e->next;
+            uint64_t b = e->hash & (nb - 1);
+            e->next = nbk[b];
+            nbk[b] = e;
+            e = n;
+        }
+    }
+    if (h->buckets) {
+        mem_add(h->m, -(int64_t)(h->nbuckets * sizeof *nbk));
+        free(h->buckets);
+    }
+    h->buckets = nbk;
+    h->nbuckets = nb;
+}
+
+static void *chunk_alloc(htable *h, size_t n)
+{
+    htchunk *c = h->chunks;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > h->chunk_size ? n : h->chunk_size;
+        c = q_malloc(h->q, sizeof(htchunk) + cap);
+        c->used = 0;
+        c->cap = cap;
+        c->next = h->chunks;
+        h->chunks = c;
+        mem_add(h->m, (int64_t)(sizeof(htchunk) + cap));
+    }
+    void *p = (uint8_t *)(c + 1) + c->used;
+    c->used += n;
+    return p;
+}
+
+void *ht_insert(htable *h, uint64_t hash, size_t payload)
+{
+    if (h->nentries >= h->nbuckets)
+        rehash(h, h->nbuckets ? h->nbuckets * 2 : 1024);
+    size_t sz = sizeof(htentry) + ALIGN8(payload);
+    htentry *e = chunk_alloc(h, sz);
+    e->hash = hash;
+    e->size = (uint32_t)sz;
+    e->pad = 0;
+    uint64_t b = hash & (h->nbuckets - 1);
+    e->next = h->buckets[b];
+    h->buckets[b] = e;
+    h->nentries++;
+    return e + 1;
+}
+
+htentry *ht_chain(const htable *h, uint64_t hash)
+{
+    if (!h->nbuckets)
+        return NULL;
+    return h->buckets[hash & (h->nbuckets - 1)];
+}
+
+htchunk *ht_detach(htable *h)
+{
+    htchunk *rev = NULL, *c = h->chunks;
+    while (c) {
+        htchunk *n = c->next;
+        c->next = rev;
+        rev = c;
+        c = n;
+    }
+    h->chunks = NULL;
+    if (h->buckets)
+        memset(h->buckets, 0, h->nbuckets * sizeof *h->buckets);
+    h->nentries = 0;
+    return rev;
+}
+
+void ht_free_chunk(htable *h, htchunk *c)
+{
+    mem_add(h->m, -(int64_t)(sizeof(htchunk) + c->cap));
+    free(c);
+}
+
+htentry *ht_chunk_first(htchunk *c)
+{
+    return c->used ? (htentry *)(c + 1) : NULL;
+}
+
+htentry *ht_chunk_next(htchunk *c, htentry *e)
+{
+    uint8_t *p = (uint8_t *)e + e->size;
+    return p < (uint8_t *)(c + 1) + c->used ? (htentry *)p : NULL;
+}

@@ -1,0 +1,255 @@
+/*
+ * op_hashagg.c - hash aggregation that spills partitions and recurses, in
+ * the manner of PostgreSQL 13+.
+ *
+ * A pass reads its input (the child, or a partition file) into a table of
+ * groups. When a new group would push the operator past work_mem (the
+ * partition files' block buffers counted up front), the pass enters spill
+ * mode: groups already in memory keep aggregating, rows of any other group
+ * are written unchanged to one of npart partition files chosen by hash
+ * bits of this level. After the in-memory groups are emitted, each
+ * partition is processed as the input of a pass one level deeper, which
+ * uses the next hash bits.
+ *
+ * Invariants: every input row is aggregated in exactly one pass; a group
+ * lives in exactly one pass (its rows all go to the same partition). Past
+ * AGG_MAX_LEVEL the hash has no fresh bits, so the pass stays in memory
+ * over budget (never seen in practice: it needs 2^60 colliding groups).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "htable.h"
+#include "ops.h"
+#include "spillio.h"
+
+#define AGG_MAX_KEYS 8
+#define PART_BITS 5
+#define AGG_MAX_LEVEL 11
+
+typedef struct pending {
+    spillfile *f;
+    int level;
+} pending;
+
+typedef struct hagg {
+    op base;
+    op *child;
+    int nkeys, naggs;
+    int keys[AGG_MAX_KEYS];
+    int keyid[AGG_MAX_KEYS]; /* 0..nkeys-1: key positions inside a stored key tuple */
+    aggspec aggs[AGG_MAX_AGGS];
+    memacct m;
+    htable ht;
+    int npart;
+    int nfiles; /* spill files open (each charged a block buffer) */
+    /* current pass */
+    int level;
+    spillfile *input;
+    bool spill_mode, spilled;
+    spillfile **parts;
+    pending *pend;
+    int npend, cappend;
+    /* emit state */
+    bool emitting, done;
+    htchunk *ec;
+    htentry *ee;
+    tbuild tb, kb;
+} hagg;
+
+static size_t states_size(const hagg *a)
+{
+    return sizeof(aggstate) * (size_t)a->naggs;
+}
+
+static const tup *entry_key(const hagg *a, htentry *e)
+{
+    return (const tup *)((uint8_t *)ht_payload(e) + states_size(a));
+}
+
+static int part_of(const hagg *a, uint64_t hash)
+{
+    return (int)((hash >> (64 - PART_BITS * (a->level + 1))) & (uint64_t)(a->npart - 1));
+}
+
+/*
+ * The table may use work_mem minus the block buffers of the spill files
+ * open (pending partitions included) and of the partitions it would create,
+ * but never less than half of work_mem: otherwise the buffers of pending
+ * partitions would starve deeper passes into spilling everything.
+ */
+static bool table_full(const hagg *a, size_t cost)
+{
+    qctx *q = a->base.q;
+    int64_t files = (int64_t)a->nfiles * q->block_size;
+    int64_t budget = q->work_mem - files - (int64_t)a->npart * q->block_size;
+    if (budget < q->work_mem / 2)
+        budget = q->work_mem / 2;
+    return a->m.cur - files + (int64_t)cost > budget;
+}
+
+static const tup *next_input(hagg *a, uint64_t *hash)
+{
+    if (a->input)
+        return spill_read(a->base.q, a->input, hash);
+    const tup *t = a->child->next(a->child);
+    if (t)
+        *hash = keys_hash(t, a->nkeys, a->keys);
+    return t;
+}
+
+static void start_spill(hagg *a)
+{
+    qctx *q = a->base.q;
+    a->spill_mode = true;
+    a->parts = q_calloc(q, (size_t)a->npart, sizeof *a->parts);
+    for (int i = 0; i < a->npart; i++)
+        a->parts[i] = spill_create(q, &a->m);
+    a->nfiles += a->npart;
+    if (!a->spilled) {
+        a->spilled = true;
+        q->st.agg_spilled++;
+    }
+    if (a->level + 1 > q->st.agg_max_depth)
+        q->st.agg_max_depth = a->level + 1;
+}
+
+static aggstate *new_group(hagg *a, uint64_t hash, const tup *row)
+{
+    tb_begin(&a->kb, a->nkeys);
+    for (int i = 0; i < a->nkeys; i++)
+        tb_copy(&a->kb, row, a->keys[i]);
+    const tup *k = tb_end(&a->kb);
+    uint8_t *p = ht_insert(&a->ht, hash, states_size(a) + tup_len(k));
+    memcpy(p + states_size(a), k, tup_len(k));
+    agg_init((aggstate *)p, a->naggs);
+    return (aggstate *)p;
+}
+
+static void consume(hagg *a)
+{
+    qctx *q = a->base.q;
+    uint64_t h;
+    const tup *row;
+    while ((row = next_input(a, &h)) != NULL) {
+        aggstate *st = NULL;
+        for (htentry *e = ht_chain(&a->ht, h); e; e = e->next) {
+            if (e->hash == h && keys_equal(row, a->keys, entry_key(a, e), a->keyid, a->nkeys)) {
+                st = ht_payload(e);
+                break;
+            }
+        }
+        if (!st && !a->spill_mode && a->nkeys > 0 && a->level <= AGG_MAX_LEVEL &&
+            table_full(a, ht_entry_cost(states_size(a) + tup_len(row))))
+            start_spill(a);
+        if (!st && a->spill_mode) {
+            spill_write(q, a->parts[part_of(a, h)], h, row);
+            continue;
+        }
+        if (!st)
+            st = new_group(a, h, row);
+        agg_advance(q, st, a->aggs, a->naggs, row);
+    }
+    if (a->nkeys == 0 && a->ht.nentries == 0)
+        new_group(a, 0, row);
+    if (a->input) {
+        spill_close(&a->m, a->input);
+        a->nfiles--;
+        a->input = NULL;
+    }
+    if (a->spill_mode) {
+        for (int i = 0; i < a->npart; i++) {
+            if (a->parts[i]->ntuples == 0) {
+                spill_close(&a->m, a->parts[i]);
+                a->nfiles--;
+                continue;
+            }
+            if (a->npend == a->cappend) {
+                a->cappend = a->cappend ? a->cappend * 2 : 32;
+                a->pend = q_realloc(q, a->pend, sizeof *a->pend * (size_t)a->cappend);
+            }
+            spill_rewind(q, a->parts[i]);
+            a->pend[a->npend++] = (pending){a->parts[i], a->level + 1};
+        }
+        free(a->parts);
+        a->parts = NULL;
+        a->spill_mode = false;
+    }
+    a->emitting = true;
+    a->ec = a->ht.chunks;
+    a->ee = a->ec ? ht_chunk_first(a->ec) : NULL;
+}
+
+static const tup *hagg_next(op *self)
+{
+    hagg *a = (hagg *)self;
+    for (;;) {
+        if (a->done)
+            return NULL;
+        if (!a->emitting) {
+            consume(a);
+            continue;
+        }
+        while (a->ec && !a->ee) {
+            a->ec = a->ec->next;
+            a->ee = a->ec ? ht_chunk_first(a->ec) : NULL;
+        }
+        if (a->ee) {
+            htentry *e = a->ee;
+            a->ee = ht_chunk_next(a->ec, e);
+            tb_begin(&a->tb, a->nkeys + a->naggs);
+            tb_copy_range(&a->tb, entry_key(a, e), 0, a->nkeys);
+            agg_emit(&a->tb, ht_payload(e), a->aggs, a->naggs);
+            return tb_end(&a->tb);
+        }
+        ht_reset(&a->ht);
+        a->emitting = false;
+        if (a->npend == 0) {
+            a->done = true;
+            return NULL;
+        }
+        pending p = a->pend[--a->npend];
+        a->input = p.f;
+        a->level = p.level;
+    }
+}
+
+static void hagg_close(op *self)
+{
+    hagg *a = (hagg *)self;
+    spill_close(&a->m, a->input);
+    if (a->parts)
+        for (int i = 0; i < a->npart; i++)
+            spill_close(&a->m, a->parts[i]);
+    free(a->parts);
+    for (int i = 0; i < a->npend; i++)
+        spill_close(&a->m, a->pend[i].f);
+    free(a->pend);
+    ht_free(&a->ht);
+    tb_free(&a->tb);
+    tb_free(&a->kb);
+}
+
+op *op_hashagg(qctx *q, op *child, int nkeys, const int *keys, int naggs, const aggspec *aggs)
+{
+    if (nkeys < 0 || nkeys > AGG_MAX_KEYS || naggs < 0 || naggs > AGG_MAX_AGGS)
+        q_fail(q, "hash aggregate: %d keys, %d aggregates: too many", nkeys, naggs);
+    hagg *a = op_new(q, sizeof *a, hagg_next, hagg_close, nkeys + naggs);
+    a->child = child;
+    a->nkeys = nkeys;
+    a->naggs = naggs;
+    for (int i = 0; i < nkeys; i++) {
+        a->keys[i] = keys[i];
+        a->keyid[i] = i;
+    }
+    memcpy(a->aggs, aggs, sizeof *aggs * (size_t)naggs);
+    mem_init(&a->m, q);
+    ht_init(&a->ht, q, &a->m);
+    int64_t np = q->work_mem / (4 * (int64_t)q->block_size);
+    a->npart = 4;
+    while (a->npart < 32 && a->npart * 2 <= np)
+        a->npart *= 2;
+    tb_init(&a->tb);
+    tb_init(&a->kb);
+    return &a->base;
+}

@@ -1,0 +1,95 @@
+/*
+ * qctx.h - per-query execution context: spill space, work_mem budget,
+ * memory accounting, error exit and operator registry.
+ *
+ * Memory accounting: every operator owns a memacct. It counts the bytes the
+ * operator holds on purpose (tuples in hash tables and sort buffers, bucket
+ * arrays, one block buffer per open spill file) and is what spill decisions
+ * compare with work_mem. The context sums all counters (peak of the sum) and
+ * samples jemalloc's per-thread allocated bytes whenever a counter grows, so
+ * the reported peaks can be checked against what the allocator really saw.
+ *
+ * Errors: q_fail() records a message and longjmps to the q_run() frame; the
+ * registry then closes every operator, so nothing leaks on failure.
+ */
+#ifndef TPCH_QCTX_H
+#define TPCH_QCTX_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buffile.h"
+#include "tuple.h"
+
+typedef struct qctx qctx;
+typedef struct op op;
+typedef struct tpch_db tpch_db;
+
+typedef struct memacct {
+    qctx *q;
+    int64_t cur;
+    int64_t peak;
+} memacct;
+
+/* What the operators did, for reports and tests. */
+typedef struct qstats {
+    int hj_spilled;       /* hash joins that wrote batch files */
+    int agg_spilled;      /* hash aggregates that wrote partitions */
+    int sort_spilled;     /* sorts that wrote runs */
+    int hj_max_batches;   /* largest nbatch any hash join reached */
+    int agg_max_depth;    /* deepest hash-aggregate recursion level (0 = no spill) */
+    int sort_max_passes;  /* most merge passes of one sort (final merge included) */
+    int64_t sort_runs;    /* initial runs written, all sorts */
+    bool hj_skew_stop;    /* a hash join stopped growing because a batch did not split */
+} qstats;
+
+struct qctx {
+    bf_space *space;
+    const tpch_db *db;
+    int64_t work_mem;     /* bytes; INT64_MAX when unlimited */
+    uint32_t block_size;  /* block size of the space's files */
+    jmp_buf *jb;
+    char errmsg[512];
+    op *ops;              /* registry, newest first */
+    int64_t mem_cur;      /* sum of all counters now */
+    int64_t mem_peak;     /* peak of the sum */
+    int64_t op_peak;      /* largest peak of any one counter */
+    uint64_t heap_base;   /* jemalloc net bytes when the query started */
+    int64_t heap_peak;    /* peak of jemalloc net bytes above heap_base */
+    qstats st;
+};
+
+struct op {
+    const tup *(*next)(op *self); /* next row, or NULL at end; valid until the next call */
+    void (*close)(op *self);      /* free everything; called once, by the registry */
+    qctx *q;
+    op *reg_next;
+    int natts;                    /* width of the rows it returns */
+};
+
+/* Initialise a context (space may be NULL for plans that never spill). */
+void q_init(qctx *q, bf_space *space, const tpch_db *db, int64_t work_mem);
+_Noreturn void q_fail(qctx *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Fail with the space's message when status is an error. */
+void q_check_bf(qctx *q, int status, const char *what);
+
+/* Allocate an operator of `size` bytes (zeroed) and register it. */
+void *op_new(qctx *q, size_t size, const tup *(*next)(op *), void (*close)(op *), int natts);
+/* Close every registered operator (newest first) and empty the registry. */
+void q_close_all(qctx *q);
+
+void mem_init(memacct *m, qctx *q);
+void mem_add(memacct *m, int64_t delta);
+/* Would holding `extra` more bytes exceed work_mem? */
+bool mem_over(const memacct *m, int64_t extra);
+
+/* jemalloc's net bytes allocated by this thread. */
+uint64_t q_heap_now(void);
+
+/* Checked allocation helpers (fail the query on ENOMEM). */
+void *q_malloc(qctx *q, size_t n);
+void *q_calloc(qctx *q, size_t n, size_t sz);
+void *q_realloc(qctx *q, void *p, size_t n);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * run.c - one query run (see run.h).
+ *
+ * The setjmp frame here is the landing point of q_fail: whatever operator
+ * failed, the registry closes all operators and the space is destroyed,
+ * which deletes every temp file the run created.
+ */
+#include "run.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "queries/queries.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const qdef *def = query_get(qnum);
+    if (!def) {
+        snprintf(r->err, sizeof r->err, "no query %d (1..%d)", qnum, TPCH_NQUERIES);
+        return -1;
+    }
+    bf_space_options so;
+    bf_space_options_init(&so);
+    so.temp_dir = cfg->temp_dir;
+    so.codec = cfg->codec;
+    so.level = cfg->level;
+    so.block_size = cfg->block_size;
+    bf_space *space = NULL;
+    char err[256] = "";
+    if (bf_space_create(&so, &space, err, sizeof err) != 0) {
+        snprintf(r->err, sizeof r->err, "cannot create spill space: %s", err);
+        return -1;
+    }
+
+    static _Thread_local qctx q; /* survives longjmp without volatile games */
+    q_init(&q, space, db, cfg->work_mem);
+    q.block_size = cfg->block_size;
+    jmp_buf jb;
+    q.jb = &jb;
+    double t0 = now_seconds();
+    int rc = 0;
+    if (setjmp(jb) == 0) {
+        op *root = def->plan(&q);
+        const tup *t;
+        while ((t = root->next(root)) != NULL) {
+            result_format_row(&r->text, t, def->ncols, def->cols);
+            r->rows++;
+        }
+    } else {
+        snprintf(r->err, sizeof r->err, "Q%d: %s", qnum, q.errmsg);
+        rc = -1;
+    }
+    q_close_all(&q);
+    r->seconds = now_seconds() - t0;
+    bf_space_stats(space, &r->spill);
+    r->ops = q.st;
+    r->op_peak = q.op_peak;
+    r->mem_peak = q.mem_peak;
+    r->heap_peak = q.heap_peak;
+    bf_space_destroy(space);
+    if (rc != 0)
+        sb_free(&r->text);
+    return rc;
+}

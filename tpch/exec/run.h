@@ -1,0 +1,40 @@
+/*
+ * run.h - run one TPC-H query under a spill configuration and collect its
+ * result text and statistics. Each run gets its own buffile space (its own
+ * temp directory, codec, level, block size), destroyed at the end, so spill
+ * statistics belong to exactly one query run.
+ */
+#ifndef TPCH_RUN_H
+#define TPCH_RUN_H
+
+#include <stdint.h>
+
+#include "buffile.h"
+#include "db.h"
+#include "qctx.h"
+#include "result.h"
+
+typedef struct run_config {
+    bf_codec codec;
+    int32_t level;        /* BF_LEVEL_DEFAULT for the codec's own */
+    uint32_t block_size;
+    int64_t work_mem;     /* bytes; <= 0 unlimited */
+    const char *temp_dir; /* NULL: $TMPDIR or /tmp */
+} run_config;
+
+typedef struct run_result {
+    strbuf text;          /* result rows in the results format */
+    uint64_t rows;
+    double seconds;       /* wall time of plan + execution */
+    bf_stats spill;       /* the space's statistics at the end */
+    qstats ops;           /* what the operators did */
+    int64_t op_peak;      /* largest peak of one operator's counter */
+    int64_t mem_peak;     /* peak of the sum of all counters */
+    int64_t heap_peak;    /* jemalloc: peak bytes allocated above the start */
+    char err[600];        /* non-empty when the run failed */
+} run_result;
+
+/* 0 on success; -1 with r->err set. Free r->text with sb_free. */
+int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_result *r);
+
+#endif

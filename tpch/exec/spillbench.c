@@ -1,0 +1,459 @@
+/*
+ * spillbench.c - run TPC-H queries under a work_mem budget with every spill
+ * through libbuffile, and report per query how much was spilled, how much
+ * reached the disk, memory peaks and codec CPU time.
+ *
+ * The data directory is generated on first use (tpch_generate) and reused.
+ * Exit status: 0 success, 1 a query failed or --verify found a mismatch,
+ * 2 bad command line.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_report.h"
+#include "db.h"
+#include "queries/queries.h"
+#include "run.h"
+
+#define DEFAULT_SF 0.1
+
+typedef struct options {
+    bf_codec codec;
+    int32_t level;
+    uint32_t block_size;
+    int64_t work_mem;
+    double sf;
+    bool queries[TPCH_NQUERIES + 1];
+    const char *temp_dir;
+    const char *data_dir;
+    const char *results_dir;
+    const char *out;
+    int repeat;
+    report_format format;
+    bool verify;
+    char work_mem_text[32];
+    char level_text[16];
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: spillbench [options]\n"
+            "Run TPC-H queries (data derived from TPC-H) under a work_mem budget; every\n"
+            "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
+            "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
+            "\n"
+            "  --codec=none|lz4|zstd|zlib  spill codec (default lz4)\n"
+            "  --level=N                   codec level (default: the codec's own)\n"
+            "  --block-size=SIZE           buffile block size, power of two 4K..1M (default 8K)\n"
+            "  --work-mem=SIZE             per-operator memory budget (default 4MB;\n"
+            "                              0 or 'unlimited' = never spill)\n"
+            "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
+            "  --queries=all|N,N,...       queries to run (default all)\n"
+            "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
+            "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
+            "                              generated there if DIR/meta.txt is missing\n"
+            "  --repeat=N                  run each query N times, report the median time\n"
+            "  --format=table|csv|json     report format (default table)\n"
+            "  --out=FILE                  write the report to FILE instead of stdout\n"
+            "  --results-dir=DIR           write each query's result rows to DIR/qN.tsv\n"
+            "  --verify                    also run each query without spilling (unlimited\n"
+            "                              work_mem, codec none) and compare the results\n"
+            "  --help                      this text\n"
+            "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n",
+            DEFAULT_SF);
+}
+
+static _Noreturn void bad_flag(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "spillbench: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see --help)\n");
+    exit(2);
+}
+
+static bool parse_size(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || v < 0 || !isfinite(v))
+        return false;
+    double mult = 1;
+    switch (*end) {
+    case 'k': case 'K': mult = 1024.0; end++; break;
+    case 'm': case 'M': mult = 1024.0 * 1024.0; end++; break;
+    case 'g': case 'G': mult = 1024.0 * 1024.0 * 1024.0; end++; break;
+    default: break;
+    }
+    if (mult > 1 && (*end == 'b' || *end == 'B'))
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != '\0' || v * mult > 9.0e18)
+        return false;
+    *out = (int64_t)(v * mult);
+    return true;
+}
+
+static bool parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void parse_queries(const char *s, options *o)
+{
+    memset(o->queries, 0, sizeof o->queries);
+    if (strcmp(s, "all") == 0) {
+        for (int i = 1; i <= TPCH_NQUERIES; i++)
+            o->queries[i] = true;
+        return;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *p = buf; p;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        const char *num = (*p == 'q' || *p == 'Q') ? p + 1 : p;
+        long n;
+        if (!parse_int(num, 1, TPCH_NQUERIES, &n))
+            bad_flag("--queries: '%s' is not a query number 1..%d", p, TPCH_NQUERIES);
+        o->queries[n] = true;
+        p = comma ? comma + 1 : NULL;
+    }
+}
+
+static void format_size(int64_t v, char *buf, size_t n)
+{
+    if (v <= 0)
+        snprintf(buf, n, "unlimited");
+    else if (v % (1024 * 1024) == 0)
+        snprintf(buf, n, "%lldMB", (long long)(v / (1024 * 1024)));
+    else if (v % 1024 == 0)
+        snprintf(buf, n, "%lldKB", (long long)(v / 1024));
+    else
+        snprintf(buf, n, "%lldB", (long long)v);
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->codec = BF_CODEC_LZ4;
+    o->level = BF_LEVEL_DEFAULT;
+    o->block_size = BF_BLOCK_SIZE_DEFAULT;
+    o->work_mem = 4 * 1024 * 1024;
+    o->sf = DEFAULT_SF;
+    o->repeat = 1;
+    o->format = FMT_TABLE;
+    parse_queries("all", o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strcmp(a, "--verify") == 0) {
+            o->verify = true;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            bad_flag("unexpected argument '%s'", a);
+        char name[64];
+        const char *eq = strchr(a, '=');
+        const char *val;
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+            if (i + 1 >= argc)
+                bad_flag("%s needs a value", a);
+            val = argv[++i];
+        }
+        int64_t size;
+        long n;
+        if (strcmp(name, "--codec") == 0) {
+            if (bf_codec_parse(val, &o->codec) != 0)
+                bad_flag("--codec: unknown codec '%s' (none, lz4, zstd, zlib)", val);
+            if (!bf_codec_available(o->codec))
+                bad_flag("--codec: %s is not built into this libbuffile", val);
+        } else if (strcmp(name, "--level") == 0) {
+            if (!parse_int(val, -1000000, 1000000, &n))
+                bad_flag("--level: '%s' is not an integer", val);
+            o->level = (int32_t)n;
+        } else if (strcmp(name, "--block-size") == 0) {
+            if (!parse_size(val, &size) || size < BF_BLOCK_SIZE_MIN || size > BF_BLOCK_SIZE_MAX ||
+                (size & (size - 1)) != 0)
+                bad_flag("--block-size: '%s' is not a power of two from 4K to 1M", val);
+            o->block_size = (uint32_t)size;
+        } else if (strcmp(name, "--work-mem") == 0) {
+            if (strcmp(val, "unlimited") == 0)
+                size = 0;
+            else if (!parse_size(val, &size))
+                bad_flag("--work-mem: '%s' is not a size (e.g. 4MB, 256K, unlimited)", val);
+            else if (size > 0 && size < 64 * 1024)
+                bad_flag("--work-mem: %s is below the minimum of 64K", val);
+            o->work_mem = size;
+        } else if (strcmp(name, "--sf") == 0) {
+            char *end;
+            o->sf = strtod(val, &end);
+            if (end == val || *end || !(o->sf >= 0.01 && o->sf <= 100))
+                bad_flag("--sf: '%s' is not a scale factor from 0.01 to 100", val);
+        } else if (strcmp(name, "--queries") == 0) {
+            parse_queries(val, o);
+        } else if (strcmp(name, "--temp-dir") == 0) {
+            o->temp_dir = val;
+        } else if (strcmp(name, "--data-dir") == 0) {
+            o->data_dir = val;
+        } else if (strcmp(name, "--results-dir") == 0) {
+            o->results_dir = val;
+        } else if (strcmp(name, "--out") == 0) {
+            o->out = val;
+        } else if (strcmp(name, "--repeat") == 0) {
+            if (!parse_int(val, 1, 1000, &n))
+                bad_flag("--repeat: '%s' is not a count from 1 to 1000", val);
+            o->repeat = (int)n;
+        } else if (strcmp(name, "--format") == 0) {
+            if (strcmp(val, "table") == 0)
+                o->format = FMT_TABLE;
+            else if (strcmp(val, "csv") == 0)
+                o->format = FMT_CSV;
+            else if (strcmp(val, "json") == 0)
+                o->format = FMT_JSON;
+            else
+                bad_flag("--format: '%s' is not table, csv or json", val);
+        } else {
+            bad_flag("unknown option '%s'", name);
+        }
+    }
+    format_size(o->work_mem, o->work_mem_text, sizeof o->work_mem_text);
+    if (o->level == BF_LEVEL_DEFAULT)
+        snprintf(o->level_text, sizeof o->level_text, "default");
+    else
+        snprintf(o->level_text, sizeof o->level_text, "%d", o->level);
+}
+
+static bool progress_on;
+
+static void gen_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    if (progress_on && total)
+        fprintf(stderr, "\rgenerating data: %3.0f%%", 100.0 * (double)done / (double)total);
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int write_result(const char *dir, int qnum, const strbuf *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/q%d.tsv", dir, qnum);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    size_t n = text->len ? fwrite(text->p, 1, text->len, f) : 0;
+    int rc = (n == text->len && fclose(f) == 0) ? 0 : -1;
+    if (rc != 0)
+        fprintf(stderr, "spillbench: cannot write %s: %s\n", path, strerror(errno));
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static bool same_text(const strbuf *a, const strbuf *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->p, b->p, a->len) == 0);
+}
+
+static void fill_row(bench_row *row, int qnum, const run_result *r, double median)
+{
+    memset(row, 0, sizeof *row);
+    row->query = qnum;
+    row->rows = r->rows;
+    row->seconds = median;
+    row->files = r->spill.files_created;
+    row->logical = r->spill.logical_written;
+    row->physical = r->spill.physical_written;
+    row->peak_temp = r->spill.physical_peak;
+    row->op_peak = r->op_peak;
+    row->mem_peak = r->mem_peak;
+    row->heap_peak = r->heap_peak;
+    row->codec_ms = (double)(r->spill.compress_ns + r->spill.decompress_ns) / 1e6;
+    row->hj = r->ops.hj_spilled;
+    row->agg = r->ops.agg_spilled;
+    row->sort = r->ops.sort_spilled;
+    row->hj_batches = r->ops.hj_max_batches;
+    row->agg_depth = r->ops.agg_max_depth;
+    row->sort_passes = r->ops.sort_max_passes;
+    row->sort_runs = r->ops.sort_runs;
+}
+
+static void add_total(bench_row *t, const bench_row *r)
+{
+    t->rows += r->rows;
+    t->seconds += r->seconds;
+    t->files += r->files;
+    t->logical += r->logical;
+    t->physical += r->physical;
+    if (r->peak_temp > t->peak_temp)
+        t->peak_temp = r->peak_temp;
+    if (r->op_peak > t->op_peak)
+        t->op_peak = r->op_peak;
+    if (r->mem_peak > t->mem_peak)
+        t->mem_peak = r->mem_peak;
+    if (r->heap_peak > t->heap_peak)
+        t->heap_peak = r->heap_peak;
+    t->codec_ms += r->codec_ms;
+    t->hj += r->hj;
+    t->agg += r->agg;
+    t->sort += r->sort;
+    if (r->hj_batches > t->hj_batches)
+        t->hj_batches = r->hj_batches;
+    if (r->agg_depth > t->agg_depth)
+        t->agg_depth = r->agg_depth;
+    if (r->sort_passes > t->sort_passes)
+        t->sort_passes = r->sort_passes;
+    t->sort_runs += r->sort_runs;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    parse_args(argc, argv, &o);
+    progress_on = isatty(2);
+
+    char data_dir[4096];
+    if (o.data_dir)
+        snprintf(data_dir, sizeof data_dir, "%s", o.data_dir);
+    else
+        snprintf(data_dir, sizeof data_dir, "./tpch-data/sf%g", o.sf);
+    char err[512];
+    if (db_ensure(data_dir, o.sf, gen_progress, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "%sspillbench: generating %s: %s\n", progress_on ? "\n" : "", data_dir, err);
+        return 1;
+    }
+    if (progress_on)
+        fprintf(stderr, "\r\033[K");
+    struct tpch_db *db;
+    if (db_open(data_dir, &db, err, sizeof err) != 0) {
+        fprintf(stderr, "spillbench: %s\n", err);
+        return 1;
+    }
+    if (fabs(db->sf - o.sf) > 1e-9)
+        fprintf(stderr, "spillbench: note: %s holds sf=%g data (not %g)\n", data_dir, db->sf, o.sf);
+    if (o.results_dir && mkdirs(o.results_dir) != 0) {
+        fprintf(stderr, "spillbench: cannot create %s: %s\n", o.results_dir, strerror(errno));
+        return 1;
+    }
+    FILE *out = stdout;
+    if (o.out && !(out = fopen(o.out, "w"))) {
+        fprintf(stderr, "spillbench: cannot open %s: %s\n", o.out, strerror(errno));
+        return 1;
+    }
+
+    run_config cfg = {o.codec, o.level, o.block_size, o.work_mem, o.temp_dir};
+    run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, o.block_size, 0, o.temp_dir};
+    bench_row rows[TPCH_NQUERIES], total;
+    memset(&total, 0, sizeof total);
+    int nrows = 0, nq = 0, done = 0, status = 0;
+    for (int q = 1; q <= TPCH_NQUERIES; q++)
+        nq += o.queries[q];
+    double *times = calloc((size_t)o.repeat, sizeof *times);
+    if (!times)
+        return 1;
+    for (int q = 1; q <= TPCH_NQUERIES; q++) {
+        if (!o.queries[q])
+            continue;
+        done++;
+        run_result r;
+        int rc = 0;
+        for (int rep = 0; rep < o.repeat && rc == 0; rep++) {
+            if (progress_on)
+                fprintf(stderr, "\r\033[K[%d/%d] Q%d run %d/%d", done, nq, q, rep + 1, o.repeat);
+            if (rep > 0)
+                sb_free(&r.text);
+            rc = run_query(db, q, &cfg, &r);
+            times[rep] = r.seconds;
+        }
+        bench_row *row = &rows[nrows++];
+        if (rc != 0) {
+            memset(row, 0, sizeof *row);
+            row->query = q;
+            row->error = strdup(r.err);
+            fprintf(stderr, "%sspillbench: %s\n", progress_on ? "\n" : "", r.err);
+            status = 1;
+            continue;
+        }
+        qsort(times, (size_t)o.repeat, sizeof *times, cmp_double);
+        fill_row(row, q, &r, times[o.repeat / 2]);
+        if (o.results_dir && write_result(o.results_dir, q, &r.text) != 0)
+            status = 1;
+        if (o.verify) {
+            if (progress_on)
+                fprintf(stderr, "\r\033[K[%d/%d] Q%d verify", done, nq, q);
+            run_result base;
+            if (run_query(db, q, &plain, &base) != 0) {
+                row->verify = "ERROR";
+                status = 1;
+            } else {
+                row->verify = same_text(&r.text, &base.text) ? "ok" : "MISMATCH";
+                if (strcmp(row->verify, "ok") != 0)
+                    status = 1;
+                sb_free(&base.text);
+            }
+        }
+        sb_free(&r.text);
+        add_total(&total, row);
+    }
+    if (progress_on)
+        fprintf(stderr, "\r\033[K");
+    free(times);
+    bench_header h = {db->sf, bf_codec_name(o.codec), o.level_text, o.block_size,
+                      o.work_mem_text, o.repeat};
+    report_print(out, o.format, &h, rows, nrows, &total);
+    for (int i = 0; i < nrows; i++)
+        free((char *)rows[i].error);
+    if (out != stdout && fclose(out) != 0) {
+        fprintf(stderr, "spillbench: writing %s: %s\n", o.out, strerror(errno));
+        status = 1;
+    }
+    db_close(db);
+    return status;
+}
