@@ -1,5 +1,7 @@
 /* .bin writer; see gen_binw.h for the strategy and gen_binfmt.h for layout. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "gen_binw.h"
 
 #include <errno.h>

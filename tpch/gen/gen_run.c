@@ -5,7 +5,9 @@
  * count. A ring of 2*workers+2 slots bounds memory: job j may start only
  * once job j-slots has been written. meta.txt is removed first and written
  * last, so a directory without it is incomplete. */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -3,7 +3,9 @@
  * inside the file and is 8-byte aligned, and that each string column's
  * offsets start at 0 and end at its byte count. Offsets in between are
  * trusted (checking them would read the whole file at open). */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include "tpch_bin.h"
 
 #include <errno.h>

@@ -1,7 +1,9 @@
 /* tpchgen: command-line front end of the generator. Bad arguments give one
  * line on stderr and exit status 2; generation failures exit 1. The progress
  * bar goes to stderr and only when stderr is a terminal. */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,9 @@
 /* The .bin files hold exactly the values of the .tbl files (all tables, SF
  * 0.01), with the documented column names, types and units; the reader
  * rejects missing, foreign, truncated and corrupted files. */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

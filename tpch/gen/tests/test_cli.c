@@ -1,7 +1,9 @@
 /* tpchgen command line: --help succeeds, every kind of bad argument exits 2
  * with exactly one line on stderr, an unwritable output exits 1, and a
  * small valid run writes just the requested tables. argv[1] is the tool. */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,9 @@
  * to the bytes of one single-range run; tpch_generate output is identical for
  * 1, 2 and 3 threads, across repeated runs, and whether or not the other
  * tables are requested, in both formats. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

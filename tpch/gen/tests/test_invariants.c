@@ -2,7 +2,9 @@
  * column rules of facts.md: row counts, keys, value ranges, formulas, list
  * membership, lineitem/orders consistency (totalprice, orderstatus) and the
  * customers-without-orders share. */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,9 @@
  * that usually start and end mid-word (not fresh sentences); the pool holds
  * only grammar characters; suppliers carry exactly 5 Complaints and 5
  * Recommends rows per 10,000. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,7 @@
 /* Implementation of the test helpers (see test_util.h). */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include "test_util.h"
 
 #include <dirent.h>
