@@ -52,9 +52,16 @@ void ht_free(htable *h)
     ht_reset(h);
 }
 
-size_t ht_entry_cost(size_t payload)
+size_t ht_insert_cost(const htable *h, size_t payload)
 {
-    return sizeof(htentry) + ALIGN8(payload) + sizeof(htentry *);
+    size_t sz = sizeof(htentry) + ALIGN8(payload);
+    const htchunk *c = h->chunks;
+    size_t cost = 0;
+    if (!c || c->cap - c->used < sz)
+        cost = sizeof(htchunk) + (sz > h->chunk_size ? sz : h->chunk_size);
+    if (h->nentries >= h->nbuckets)
+        cost += (h->nbuckets ? h->nbuckets * 2 : 1024) * sizeof(htentry *);
+    return cost;
 }
 
 static void rehash(htable *h, uint64_t nb)

@@ -52,8 +52,9 @@ static inline void *ht_payload(htentry *e)
 {
     return e + 1;
 }
-/* Bytes one more entry with `payload` bytes would cost, roughly (for spill decisions). */
-size_t ht_entry_cost(size_t payload);
+/* Bytes inserting one more entry with `payload` bytes would add at the peak:
+ * the entry, and the new bucket array when this insert doubles it. */
+size_t ht_insert_cost(const htable *h, size_t payload);
 /* Detach all chunks (oldest first) and empty the buckets, to re-insert some entries. */
 htchunk *ht_detach(htable *h);
 /* Free one detached chunk (and uncharge it). */

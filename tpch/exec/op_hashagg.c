@@ -140,7 +140,7 @@ static void consume(hagg *a)
             }
         }
         if (!st && !a->spill_mode && a->nkeys > 0 && a->level <= AGG_MAX_LEVEL &&
-            table_full(a, ht_entry_cost(states_size(a) + tup_len(row))))
+            table_full(a, ht_insert_cost(&a->ht, states_size(a) + tup_len(row))))
             start_spill(a);
         if (!st && a->spill_mode) {
             spill_write(q, a->parts[part_of(a, h)], h, row);

@@ -13,9 +13,11 @@
  * batch. When a split moves no tuple or all of them (one key dominates the
  * batch: skew) growth stops, as in PostgreSQL, and the batch is kept in
  * memory above the budget - correct, and reported by the counter.
- * Budget for tuples: work_mem minus the open files' block buffers, but never
- * less than half of work_mem, so that batch-file buffers cannot drive
- * nbatch into an explosion.
+ * Budget for tuples: work_mem minus the block buffers of the batch files
+ * (open now, or to be opened: an inner and an outer file per later batch,
+ * and the new inner files of the next doubling),
+ * but never less than half of work_mem, so that batch-file buffers cannot
+ * drive nbatch into an explosion.
  */
 #include "ops.h"
 
@@ -80,8 +82,13 @@ static void close_file(hj *j, spillfile **slot)
 
 static bool table_full(const hj *j, size_t cost)
 {
-    int64_t files = (int64_t)j->nfiles * j->base.q->block_size;
-    int64_t budget = j->base.q->work_mem - files;
+    int64_t bs = j->base.q->block_size;
+    int64_t files = (int64_t)j->nfiles * bs;
+    /* inner and outer files of the later batches, and the inner files a doubling opens */
+    int64_t reserved = 2 * (int64_t)j->nbatch * bs;
+    /* a split copies kept tuples into fresh chunks before freeing old ones: one chunk more */
+    int64_t budget = j->base.q->work_mem - (reserved > files ? reserved : files) -
+                     (int64_t)j->ht.chunk_size;
     if (budget < j->base.q->work_mem / 2)
         budget = j->base.q->work_mem / 2;
     return j->m.cur - files + (int64_t)cost > budget;
@@ -131,7 +138,7 @@ static void grow_batches(hj *j)
 static void insert_inner(hj *j, uint64_t hash, const tup *t)
 {
     int b = batch_of(j, hash);
-    if (b == j->curbatch && j->grow_enabled && table_full(j, ht_entry_cost(tup_len(t)))) {
+    if (b == j->curbatch && j->grow_enabled && table_full(j, ht_insert_cost(&j->ht, tup_len(t)))) {
         grow_batches(j);
         b = batch_of(j, hash);
     }
