@@ -1,0 +1,109 @@
+/*
+ * test_queries.c - every TPC-H query at SF 0.01 gives, with every codec and
+ * every work_mem, byte for byte the result it gives without spilling
+ * (unlimited work_mem). The small budgets must really spill: at 64 KB the
+ * hash joins, the hash aggregate and the sorts all write files, and the
+ * hash aggregate recurses.
+ *
+ * usage: test_queries DATA_DIR   (generated there at SF 0.01 if missing)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "queries/queries.h"
+#include "run.h"
+#include "test_util.h"
+
+typedef struct config {
+    int64_t work_mem;
+    uint32_t block_size;
+} config;
+
+static const config configs[] = {
+    {64 * 1024, 4096},
+    {256 * 1024, 8192},
+    {4 * 1024 * 1024, 16384},
+};
+
+static const bf_codec codecs[] = {BF_CODEC_NONE, BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_queries DATA_DIR\n");
+        return 2;
+    }
+    char err[512];
+    if (db_ensure(argv[1], 0.01, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "generate: %s\n", err);
+        return 1;
+    }
+    struct tpch_db *db;
+    if (db_open(argv[1], &db, err, sizeof err) != 0) {
+        fprintf(stderr, "open: %s\n", err);
+        return 1;
+    }
+    strbuf base[TPCH_NQUERIES + 1];
+    memset(base, 0, sizeof base);
+    run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, 8192, 0, NULL};
+    for (int q = 1; q <= TPCH_NQUERIES; q++) {
+        run_result r;
+        if (run_query(db, q, &plain, &r) != 0) {
+            fprintf(stderr, "baseline %s\n", r.err);
+            return 1;
+        }
+        CHECK(r.spill.files_created == 0);
+        base[q] = r.text;
+    }
+    qstats small = {0};
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        for (size_t k = 0; k < sizeof codecs / sizeof codecs[0]; k++) {
+            run_config cfg = {codecs[k], BF_LEVEL_DEFAULT, configs[c].block_size,
+                              configs[c].work_mem, NULL};
+            int differ = 0;
+            uint64_t spilled = 0;
+            for (int q = 1; q <= TPCH_NQUERIES; q++) {
+                run_result r;
+                if (run_query(db, q, &cfg, &r) != 0) {
+                    fprintf(stderr, "%s\n", r.err);
+                    test_failures++;
+                    continue;
+                }
+                bool same = r.text.len == base[q].len &&
+                            (r.text.len == 0 || memcmp(r.text.p, base[q].p, r.text.len) == 0);
+                if (!same) {
+                    fprintf(stderr, "Q%d differs: codec %s, work_mem %lld\n", q,
+                            bf_codec_name(codecs[k]), (long long)configs[c].work_mem);
+                    differ++;
+                }
+                spilled += r.spill.logical_written;
+                if (c == 0) {
+                    small.hj_spilled += r.ops.hj_spilled;
+                    small.agg_spilled += r.ops.agg_spilled;
+                    small.sort_spilled += r.ops.sort_spilled;
+                    if (r.ops.agg_max_depth > small.agg_max_depth)
+                        small.agg_max_depth = r.ops.agg_max_depth;
+                }
+                sb_free(&r.text);
+            }
+            printf("work_mem %7lld block %5u codec %-4s: %d of %d differ, %llu bytes spilled\n",
+                   (long long)configs[c].work_mem, configs[c].block_size,
+                   bf_codec_name(codecs[k]), differ, TPCH_NQUERIES, (unsigned long long)spilled);
+            CHECK(differ == 0);
+            if (configs[c].work_mem <= 256 * 1024)
+                CHECK(spilled > 0);
+        }
+    }
+    printf("at 64 KB: %d hash joins, %d hash aggregates, %d sorts spilled; agg depth %d\n",
+           small.hj_spilled, small.agg_spilled, small.sort_spilled, small.agg_max_depth);
+    CHECK(small.hj_spilled > 0);
+    CHECK(small.agg_spilled > 0);
+    CHECK(small.sort_spilled > 0);
+    CHECK(small.agg_max_depth >= 2);
+    for (int q = 1; q <= TPCH_NQUERIES; q++)
+        sb_free(&base[q]);
+    db_close(db);
+    return test_failures ? 1 : 0;
+}
