@@ -174,7 +174,7 @@ def loader_checks(tmp):
         ("Q16 leaves out the supplier with 'Customer...Complaints'",
          ok and runs[16] == [["Brand#12", "ECONOMY ANODIZED STEEL", "3", "1"]]),
         ("Q22 finds the customer with no orders above the average balance",
-         ok and runs[22] == [["31", "1", "700.00"]]),
+         ok and runs[22] == [["31", "1", "700.0000"]]),
     ]
 
 

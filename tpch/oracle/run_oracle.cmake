@@ -1,9 +1,12 @@
 # ctest driver of oracle_sf001 (cmake -P): generate the .tbl data once, run every query in
 # spillbench, then let oracle.py compare.  Fails on the first step that fails.
 # Inputs: TPCHGEN SPILLBENCH PYTHON ORACLE SQLITE3 SF WORK.
-# The .tbl directory is reused only if its meta.txt (written last by tpchgen) names SF, so
-# a half-written or other-scale directory is regenerated.  spillbench's results directory
-# is emptied first, so a query it no longer writes cannot pass on a stale file.
+# The .tbl directory is reused only if its meta.txt (written last by tpchgen) names SF and
+# is newer than tpchgen, so a half-written, other-scale or older generator's directory is
+# regenerated; spillbench's binary data directory is dropped under the same rule (spillbench
+# regenerates it), so both sides always hold the current generator's data.  spillbench's
+# results directory is emptied first, so a query it no longer writes cannot pass on a
+# stale file.
 set(tbl_dir ${WORK}/oracle-data)
 set(bin_dir ${WORK}/oracle-bin-data)
 set(results_dir ${WORK}/oracle-spillbench-results)
@@ -16,7 +19,8 @@ function(run_step what)
 endfunction()
 
 set(have_tbl FALSE)
-if(EXISTS ${tbl_dir}/meta.txt AND EXISTS ${tbl_dir}/lineitem.tbl)
+if(EXISTS ${tbl_dir}/meta.txt AND EXISTS ${tbl_dir}/lineitem.tbl
+   AND ${tbl_dir}/meta.txt IS_NEWER_THAN ${TPCHGEN})
   file(STRINGS ${tbl_dir}/meta.txt sf_line REGEX "^sf=")
   if(sf_line)
     string(REGEX REPLACE "^sf=" "" tbl_sf "${sf_line}")
@@ -28,6 +32,9 @@ endif()
 if(NOT have_tbl)
   file(REMOVE_RECURSE ${tbl_dir})
   run_step("tpchgen" ${TPCHGEN} --sf=${SF} --out=${tbl_dir} --format=tbl)
+endif()
+if(NOT ${bin_dir}/meta.txt IS_NEWER_THAN ${SPILLBENCH})
+  file(REMOVE_RECURSE ${bin_dir})
 endif()
 
 file(REMOVE_RECURSE ${results_dir})
