@@ -79,7 +79,12 @@ static void set_text(const rowgen *g, int col, int64_t lo, int64_t hi)
 {
     int64_t len = uniform(g, col, 0, lo, hi);
     int64_t off = uniform(g, col, 1, 0, (int64_t)TPCH_POOL_BYTES - len);
-    set_str(g->row, col, g->c->pool + off, (size_t)len);
+    const char *text = g->c->pool + off;
+    /* the pool is far larger than the caches: start loading the text now,
+     * it is copied out only after the rest of the batch is generated */
+    __builtin_prefetch(text);
+    __builtin_prefetch(text + len - 1);
+    set_str(g->row, col, text, (size_t)len);
 }
 
 /* Random characters of a 64-symbol alphabet, 10 per 64-bit draw. */

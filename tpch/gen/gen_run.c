@@ -3,8 +3,11 @@
  * has the calling thread write them strictly in job order. Job boundaries
  * never influence values, so the bytes written do not depend on the thread
  * count. A ring of 2*workers+2 slots bounds memory: job j may start only
- * once job j-slots has been written. meta.txt is removed first and written
- * last, so a directory without it is incomplete. */
+ * once job j-slots has been written. Orders and lineitem (the bulk) go
+ * first so that completing their .bin files (copying string bytes into
+ * place) runs on a finisher thread while the small tables are generated.
+ * meta.txt is removed first and written last, so a directory without it is
+ * incomplete. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -40,6 +43,14 @@ typedef struct {
     int ready;
 } slot;
 
+/* Completes one .bin file in the background. */
+typedef struct {
+    pthread_t tid;
+    tpch_binw *w;
+    int started, rc;
+    char err[256];
+} finisher;
+
 typedef struct {
     const tpch_ctx *ctx;
     tpch_format fmt;
@@ -51,7 +62,9 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cond_ready, cond_free;
     int fd[TPCH_NTABLES];           /* .tbl outputs */
-    tpch_binw *binw[TPCH_NTABLES];  /* .bin outputs */
+    tpch_binw *binw[TPCH_NTABLES];  /* .bin outputs being appended to */
+    finisher fin[TPCH_NTABLES];
+    size_t last_job[TPCH_NTABLES];  /* the job completing each table */
 } run;
 
 static int wants(const run *R, tpch_table_id t)
@@ -150,6 +163,27 @@ static int write_slot(run *R, const job *J, slot *S, char *err, size_t errlen)
     return 0;
 }
 
+static void *finish_main(void *arg)
+{
+    finisher *f = arg;
+    f->rc = tpch_binw_finish(f->w, f->err, sizeof f->err);
+    return NULL;
+}
+
+/* Hands a fully appended .bin file to a finisher thread (or finishes it
+ * here when no thread can be started). */
+static int start_finish(run *R, tpch_table_id t, char *err, size_t errlen)
+{
+    finisher *f = &R->fin[t];
+    f->w = R->binw[t];
+    R->binw[t] = NULL;
+    if (pthread_create(&f->tid, NULL, finish_main, f) == 0) {
+        f->started = 1;
+        return 0;
+    }
+    return tpch_binw_finish(f->w, err, errlen);
+}
+
 /* The writer side, on the calling thread. */
 static int drain(run *R, void (*progress)(void *, uint64_t, uint64_t), void *pctx, char *err,
                  size_t errlen)
@@ -161,6 +195,9 @@ static int drain(run *R, void (*progress)(void *, uint64_t, uint64_t), void *pct
             pthread_cond_wait(&R->cond_ready, &R->mu);
         pthread_mutex_unlock(&R->mu);
         int rc = write_slot(R, &R->jobs[j], S, err, errlen);
+        for (int t = 0; rc == 0 && t < TPCH_NTABLES; t++)
+            if (R->binw[t] && R->last_job[t] == j)
+                rc = start_finish(R, (tpch_table_id)t, err, errlen);
         pthread_mutex_lock(&R->mu);
         S->ready = 0;
         R->written = j + 1;
@@ -175,6 +212,18 @@ static int drain(run *R, void (*progress)(void *, uint64_t, uint64_t), void *pct
     return 0;
 }
 
+static void add_jobs(run *R, tpch_table_id t)
+{
+    uint64_t units = tpch_counts_units(&R->ctx->n, t);
+    for (uint64_t first = 0; first < units; first += job_units[t]) {
+        uint64_t n = units - first < job_units[t] ? units - first : job_units[t];
+        R->jobs[R->njobs++] = (job){t, first, n};
+    }
+    R->last_job[t] = R->njobs - 1;
+    if (t == TPCH_ORDERS)
+        R->last_job[TPCH_LINEITEM] = R->njobs - 1;
+}
+
 static int make_jobs(run *R)
 {
     size_t cap = 0;
@@ -183,16 +232,11 @@ static int make_jobs(run *R)
     R->jobs = malloc(cap * sizeof *R->jobs);
     if (!R->jobs)
         return -1;
-    for (int t = 0; t < TPCH_NTABLES; t++) {
-        if (t == TPCH_LINEITEM || !(wants(R, (tpch_table_id)t) ||
-                                     (t == TPCH_ORDERS && (R->mask & ORDERS_LINEITEM))))
-            continue;
-        uint64_t units = tpch_counts_units(&R->ctx->n, (tpch_table_id)t);
-        for (uint64_t first = 0; first < units; first += job_units[t]) {
-            uint64_t n = units - first < job_units[t] ? units - first : job_units[t];
-            R->jobs[R->njobs++] = (job){(tpch_table_id)t, first, n};
-        }
-    }
+    if (R->mask & ORDERS_LINEITEM)
+        add_jobs(R, TPCH_ORDERS);
+    for (int t = 0; t < TPCH_NTABLES; t++)
+        if (t != TPCH_ORDERS && t != TPCH_LINEITEM && wants(R, (tpch_table_id)t))
+            add_jobs(R, (tpch_table_id)t);
     return 0;
 }
 
@@ -236,6 +280,14 @@ static int close_outputs(run *R, int ok, char *err, size_t errlen)
             snprintf(err, errlen, "cannot write %s.tbl: %s", tpch_table_name((tpch_table_id)t),
                      strerror(errno));
             rc = -1;
+        }
+        finisher *f = &R->fin[t];
+        if (f->started) {
+            pthread_join(f->tid, NULL);
+            if (f->rc != 0 && rc == 0) {
+                snprintf(err, errlen, "%s", f->err);
+                rc = -1;
+            }
         }
         if (R->binw[t] && rc == 0)
             rc = tpch_binw_finish(R->binw[t], err, errlen);

@@ -68,23 +68,35 @@ void tpch_sink_add(tpch_sink *s, const tpch_ctx *c, const tpch_row *row)
     s->nrows++;
 }
 
+/* Rows are generated in small batches before being formatted, so the
+ * prefetches of their comment text (see gen_rows.c) have time to land. */
+#define ORDER_BATCH 8
+#define ROW_BATCH 16
+
 void tpch_chunk_gen(const tpch_ctx *c, tpch_table_id t, uint64_t first, uint64_t n,
                     tpch_sink *out, tpch_sink *lines)
 {
     if (t == TPCH_ORDERS || t == TPCH_LINEITEM) {
-        tpch_order_rows o;
-        for (uint64_t k = first; k < first + n; k++) {
-            tpch_order_gen(c, k, &o);
-            if (out)
-                tpch_sink_add(out, c, &o.order);
-            for (int j = 0; lines && j < o.nlines; j++)
-                tpch_sink_add(lines, c, &o.line[j]);
+        tpch_order_rows o[ORDER_BATCH];
+        for (uint64_t k = first; k < first + n; k += ORDER_BATCH) {
+            int b = first + n - k < ORDER_BATCH ? (int)(first + n - k) : ORDER_BATCH;
+            for (int i = 0; i < b; i++)
+                tpch_order_gen(c, k + (uint64_t)i, &o[i]);
+            for (int i = 0; i < b; i++) {
+                if (out)
+                    tpch_sink_add(out, c, &o[i].order);
+                for (int j = 0; lines && j < o[i].nlines; j++)
+                    tpch_sink_add(lines, c, &o[i].line[j]);
+            }
         }
         return;
     }
-    tpch_row row;
-    for (uint64_t r = first; r < first + n; r++) {
-        tpch_row_gen(c, t, r, &row);
-        tpch_sink_add(out, c, &row);
+    tpch_row row[ROW_BATCH];
+    for (uint64_t r = first; r < first + n; r += ROW_BATCH) {
+        int b = first + n - r < ROW_BATCH ? (int)(first + n - r) : ROW_BATCH;
+        for (int i = 0; i < b; i++)
+            tpch_row_gen(c, t, r + (uint64_t)i, &row[i]);
+        for (int i = 0; i < b; i++)
+            tpch_sink_add(out, c, &row[i]);
     }
 }
