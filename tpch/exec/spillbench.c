@@ -353,10 +353,33 @@ static void add_total(bench_row *t, const bench_row *r)
     t->sort_runs += r->sort_runs;
 }
 
+/* Reject a codec/level/block-size/temp-dir combination the library refuses,
+ * before spending time on data generation. */
+static void check_spill_config(const options *o)
+{
+    bf_space_options so;
+    bf_space_options_init(&so);
+    so.temp_dir = o->temp_dir;
+    so.codec = o->codec;
+    so.level = o->level;
+    so.block_size = o->block_size;
+    bf_space *space;
+    char err[256] = "";
+    int rc = bf_space_create(&so, &space, err, sizeof err);
+    if (rc == BF_EINVAL)
+        bad_flag("spill configuration refused: %s", err);
+    if (rc != 0) {
+        fprintf(stderr, "spillbench: cannot create a spill space: %s\n", err);
+        exit(1);
+    }
+    bf_space_destroy(space);
+}
+
 int main(int argc, char **argv)
 {
     options o;
     parse_args(argc, argv, &o);
+    check_spill_config(&o);
     progress_on = isatty(2);
 
     char data_dir[4096];

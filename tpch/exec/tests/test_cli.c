@@ -1,0 +1,86 @@
+/*
+ * test_cli.c - spillbench's command line: --help succeeds, every kind of
+ * bad flag exits with status 2 and one line on stderr, and a small real run
+ * writes a JSON report and a results file.
+ *
+ * usage: test_cli SPILLBENCH DATA_DIR WORK_DIR
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test_util.h"
+
+static const char *bench, *data, *work;
+
+/* Run spillbench with args; return its exit status, stderr line count in *lines. */
+static int run(const char *args, int *lines)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s >%s/out.txt 2>%s/err.txt", bench, args, work, work);
+    int st = system(cmd);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/err.txt", work);
+    FILE *f = fopen(path, "r");
+    *lines = 0;
+    if (f) {
+        int c;
+        while ((c = fgetc(f)) != EOF)
+            *lines += c == '\n';
+        fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool file_contains(const char *name, const char *needle)
+{
+    char path[4096], buf[65536];
+    snprintf(path, sizeof path, "%s/%s", work, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_cli SPILLBENCH DATA_DIR WORK_DIR\n");
+        return 2;
+    }
+    bench = argv[1];
+    data = argv[2];
+    work = argv[3];
+    int lines;
+    CHECK(run("--help", &lines) == 0);
+    CHECK(file_contains("out.txt", "--work-mem"));
+    static const char *const bad[] = {
+        "--codec=snappy",   "--work-mem=lots",  "--work-mem=1K",  "--block-size=3000",
+        "--block-size=2M",  "--queries=0",      "--queries=23",   "--queries=3,x",
+        "--sf=0",           "--sf=abc",         "--repeat=0",     "--format=xml",
+        "--level=fast",     "--bogus",          "stray",          "--codec",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = run(bad[i], &lines);
+        if (rc != 2 || lines != 1)
+            fprintf(stderr, "'%s': status %d, %d stderr lines\n", bad[i], rc, lines);
+        CHECK(rc == 2);
+        CHECK(lines == 1);
+    }
+    char args[4096];
+    snprintf(args, sizeof args,
+             "--sf=0.01 --data-dir=%s --queries=6,18 --work-mem=64K --block-size=4K "
+             "--codec=zstd --format=json --verify --results-dir=%s/res",
+             data, work);
+    CHECK(run(args, &lines) == 0);
+    CHECK(file_contains("out.txt", "\"total\""));
+    CHECK(file_contains("out.txt", "\"verify\": \"ok\""));
+    CHECK(file_contains("res/q6.tsv", "."));
+    return test_failures ? 1 : 0;
+}
