@@ -278,6 +278,79 @@ BF_API void bf_file_stats(const bf_file *file, bf_stats *out);
 /* The space a file belongs to. */
 BF_API bf_space *bf_file_space(const bf_file *file);
 
+/*
+ * File sets: named files that several spaces - in other threads or other
+ * processes - can open, as PostgreSQL's parallel hash join and parallel
+ * sort hand spill files from workers to the leader. A set is a directory;
+ * a named file is stored there as "<name>.<segment>" plus, once exported
+ * or closed, an index "<name>.idx" (docs/format.md) that holds the block
+ * map, so any opener seeks at the same cost as the writer.
+ *
+ * Names are 1..128 characters from [A-Za-z0-9_.-], not starting with '.'.
+ * All spaces using a set must have the same segment size. Closing a named
+ * file does not delete it: bf_file_delete_named or bf_fileset_destroy do.
+ * Coordination (who writes, when readers start) is the caller's, as with
+ * PostgreSQL's SharedFileSet: a file must not be written by two handles at
+ * once, nor read while another handle writes it.
+ */
+
+/* Create the set directory `dir` (mode 0700), or accept an existing one owned by the caller. */
+BF_API int bf_fileset_create(bf_space *space, const char *dir);
+
+/* Delete every file of the set and the directory itself. */
+BF_API int bf_fileset_destroy(bf_space *space, const char *dir);
+
+/*
+ * Create the named file `name` in set `dir`, empty and writable.
+ * Errors: BF_EEXIST when the name is taken, BF_EINVAL for a bad name, as
+ * bf_file_create otherwise.
+ */
+BF_API int bf_file_create_named(bf_space *space, const char *dir, const char *name,
+                                const bf_file_options *opts, bf_file **out);
+
+/*
+ * Flush a named file, persist its index, and make this handle read-only:
+ * from now on other spaces may open it. Errors: BF_EINVAL for an
+ * anonymous file, write errors.
+ */
+BF_API int bf_file_export(bf_file *file);
+
+#define BF_OPEN_READONLY 0
+#define BF_OPEN_READWRITE 1
+
+/*
+ * Open the named file `name` of set `dir` from its index: codec, level and
+ * block size are the file's own. Read-write handles may write anywhere,
+ * append at the end and truncate; closing one persists the new index.
+ * Errors: BF_ENOENT (no index: never exported/closed, or deleted),
+ * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
+ * segment files), BF_EINVAL (bad name or mode, or a space whose segment
+ * size differs from the file's).
+ */
+BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
+                              bf_file **out);
+
+/*
+ * Delete the named file's index and its own segments. Segments that other
+ * files spliced in with bf_file_append stay until the set is destroyed.
+ * Errors: BF_ENOENT when nothing by that name exists.
+ */
+BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *name);
+
+/*
+ * Concatenate `source` (a read-only named file: exported, or opened
+ * read-only) onto writable named file `target` of the same set, without
+ * copying or recompressing: the target's block map takes the source's
+ * extents where they are. The source's data starts at the first block
+ * boundary at or after the target's logical size (the bytes in between
+ * read as zeros); *start receives that logical offset, which callers add
+ * to offsets they kept in terms of the source (PostgreSQL aligns to 1 GiB
+ * segments; block alignment wastes less than one block). Both must have
+ * the same block size. The source handle stays valid and read-only; its
+ * segments must outlive the target (delete the set, not the source).
+ */
+BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
+
 #ifdef __cplusplus
 }
 #endif

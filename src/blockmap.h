@@ -2,8 +2,8 @@
  * blockmap.h - logical block number -> physical extent.
  *
  * One 16-byte entry per logical block up to the highest block ever
- * written: physical offset, extent length (with the raw flag in the top
- * bit) and capacity (bytes reserved at that offset, >= length). cap == 0
+ * written: part and physical offset, extent length (with the raw flag in
+ * the top bit) and capacity (bytes reserved at that offset, >= length). cap == 0
  * means a hole: no extent, reads as zeros. The array grows by 1/8 of its
  * size at a time, so it never holds more than ~18 bytes per block.
  */
@@ -15,6 +15,10 @@
 #include "buffile.h"
 
 #define BF_MAP_RAW 0x80000000u
+/* The top 16 bits of `off` name the part (0: the file's own segments; see fileset.c). */
+#define BF_MAP_PART_SHIFT 48
+#define BF_MAP_OFF_MASK ((UINT64_C(1) << BF_MAP_PART_SHIFT) - 1)
+#define BF_MAP_MAX_PARTS 0xffffu
 
 typedef struct bf_map_entry {
     uint64_t off;
@@ -37,6 +41,16 @@ static inline const bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkn
 static inline uint32_t bf_map_len(const bf_map_entry *e)
 {
     return e->len & ~BF_MAP_RAW;
+}
+
+static inline uint32_t bf_map_part(const bf_map_entry *e)
+{
+    return (uint32_t)(e->off >> BF_MAP_PART_SHIFT);
+}
+
+static inline uint64_t bf_map_off(const bf_map_entry *e)
+{
+    return e->off & BF_MAP_OFF_MASK;
 }
 
 /* Largest block number a map can hold (32-bit counts keep the file struct small). */

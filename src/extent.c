@@ -10,30 +10,9 @@
 #include <string.h>
 
 #include "crc32c.h"
+#include "le.h"
 
 static const unsigned char magic[3] = {'B', 'F', 'X'};
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno,
                    const void *data, uint32_t raw_len, unsigned char *scratch,
@@ -55,11 +34,11 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     hdr[3] = BF_EXTENT_VERSION;
     hdr[4] = (unsigned char)ops->id;
     hdr[5] = raw ? BF_EXTENT_FLAG_RAW : 0;
-    put32(hdr + 8, plen);
-    put32(hdr + 12, raw_len);
-    put64(hdr + 16, blkno);
+    bf_put32(hdr + 8, plen);
+    bf_put32(hdr + 12, raw_len);
+    bf_put64(hdr + 16, blkno);
     uint32_t crc = bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), payload, plen);
-    put32(hdr + 24, crc);
+    bf_put32(hdr + 24, crc);
 
     if (raw) {
         iov[0].iov_base = hdr;
@@ -97,11 +76,11 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     }
     info->codec = (bf_codec)ext[4];
     info->raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
-    info->payload_len = get32(ext + 8);
-    info->raw_len = get32(ext + 12);
-    info->blkno = get64(ext + 16);
+    info->payload_len = bf_get32(ext + 8);
+    info->raw_len = bf_get32(ext + 12);
+    info->blkno = bf_get64(ext + 16);
     if ((ext[5] & ~BF_EXTENT_FLAG_RAW) != 0 || ext[6] != 0 || ext[7] != 0 ||
-        get32(ext + 28) != 0) {
+        bf_get32(ext + 28) != 0) {
         *why = "reserved extent header bits set";
         return BF_ECORRUPT;
     }
@@ -116,10 +95,10 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     }
     unsigned char hdr[BF_EXTENT_HDR];
     memcpy(hdr, ext, BF_EXTENT_HDR);
-    put32(hdr + 24, 0);
+    bf_put32(hdr + 24, 0);
     uint32_t crc = bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), ext + BF_EXTENT_HDR,
                              info->payload_len);
-    if (crc != get32(ext + 24)) {
+    if (crc != bf_get32(ext + 24)) {
         *why = "extent checksum mismatch";
         return BF_ECORRUPT;
     }

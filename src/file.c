@@ -59,8 +59,28 @@ static void physical_set(bf_file *f, uint64_t end)
 
 static void live_add(bf_file *f, int64_t delta)
 {
-    f->live_bytes += (uint64_t)delta;
     f->space->live_now += (uint64_t)delta;
+}
+
+/* Bytes of live part-0 extents; computed, not stored, to keep the struct small. */
+static uint64_t live_bytes(const bf_file *f)
+{
+    uint64_t live = 0;
+    for (uint32_t b = 0; b < f->map.n; b++)
+        if (f->map.e[b].cap != 0 && bf_map_part(&f->map.e[b]) == 0)
+            live += bf_map_len(&f->map.e[b]);
+    return live;
+}
+
+/* The segment row holding extents of `part`, and the block delta of its headers. */
+static bf_seg *part_seg(bf_file *f, uint32_t part, uint64_t *delta)
+{
+    if (part == 0) {
+        *delta = 0;
+        return &f->seg;
+    }
+    *delta = f->named->parts[part - 1].blk_delta;
+    return &f->named->parts[part - 1].seg;
 }
 
 #define COUNT(f, field, n)                                                                     \
@@ -87,10 +107,10 @@ static int shrink_tail(bf_file *f)
 
 static void release_extent(bf_file *f, bf_map_entry *e)
 {
-    if (e->cap == 0)
-        return;
-    bf_free_put(&f->free, &f->space->alloc, e->off, e->cap);
-    live_add(f, -(int64_t)bf_map_len(e));
+    if (e->cap != 0 && bf_map_part(e) == 0) {
+        bf_free_put(&f->free, &f->space->alloc, e->off, e->cap);
+        live_add(f, -(int64_t)bf_map_len(e));
+    }
     memset(e, 0, sizeof(*e));
 }
 
@@ -194,14 +214,17 @@ static int block_load(bf_file *f, uint64_t blkno, unsigned char *dst)
         return BF_OK;
     }
     uint32_t len = bf_map_len(e);
-    int rc = bf_seg_read(&f->seg, e->off, sp->scratch, len);
+    uint64_t delta;
+    bf_seg *seg = part_seg(f, bf_map_part(e), &delta);
+    uint64_t off = bf_map_off(e);
+    int rc = bf_seg_read(seg, off, sp->scratch, len);
     if (rc != BF_OK)
         return rc;
     COUNT(f, physical_read, len);
     bf_extent_info info;
     const char *why = NULL;
     char path[4096];
-    rc = bf_extent_check(sp->scratch, len, blkno, f->block_size, &info, &why);
+    rc = bf_extent_check(sp->scratch, len, blkno - delta, f->block_size, &info, &why);
     if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
         rc = BF_ECORRUPT;
         why = "raw flag differs from the block map";
@@ -225,10 +248,10 @@ static int block_load(bf_file *f, uint64_t blkno, unsigned char *dst)
         }
     }
     if (rc != BF_OK) {
-        bf_seg_path(&f->seg, (uint32_t)(e->off / sp->segment_size), path, sizeof(path));
+        bf_seg_path(seg, (uint32_t)(off / sp->segment_size), path, sizeof(path));
         return bf_fail(sp, rc, "read", path, 0, "block %llu at offset %llu: %s",
-                       (unsigned long long)blkno,
-                       (unsigned long long)(e->off % sp->segment_size), why);
+                       (unsigned long long)blkno, (unsigned long long)(off % sp->segment_size),
+                       why);
     }
     memset(dst + info.raw_len, 0, f->block_size - info.raw_len);
     sp->blocks_read++;
@@ -532,7 +555,7 @@ void bf_file_stats(const bf_file *f, bf_stats *out)
     out->logical_peak = f->c.logical_peak;
     out->physical_bytes = f->phys_end;
     out->physical_peak = f->c.physical_peak;
-    out->dead_bytes = f->phys_end - f->live_bytes;
+    out->dead_bytes = f->phys_end - live_bytes(f);
     out->logical_written = f->c.logical_written;
     out->logical_read = f->c.logical_read;
     out->physical_written = f->c.physical_written;
@@ -544,6 +567,18 @@ void bf_file_stats(const bf_file *f, bf_stats *out)
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
+
+void bf_file_set_logical(bf_file *f, uint64_t size)
+{
+    logical_set(f, size);
+}
+
+void bf_file_adopt(bf_file *f, uint64_t size, uint64_t phys_end)
+{
+    logical_set(f, size);
+    physical_set(f, phys_end);
+    live_add(f, (int64_t)live_bytes(f));
+}
 
 void bf_file_options_init(bf_file_options *opts)
 {
@@ -593,7 +628,7 @@ int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
     f->block_size = bs;
     f->codec = (uint8_t)codec;
     f->level = level;
-    bf_seg_init(&f->seg, sp, sp->next_file_id++);
+    bf_seg_init(&f->seg, sp, sp->next_file_id++, NULL);
     f->next = sp->files;
     if (sp->files)
         sp->files->prev = f;
@@ -609,10 +644,17 @@ int bf_file_close(bf_file *f)
     if (f == NULL)
         return BF_OK;
     bf_space *sp = f->space;
-    int rc = bf_seg_remove(&f->seg);
+    int rc;
+    if (f->named != NULL) {
+        /* A named file outlives its handle: persist what a later opener needs. */
+        rc = f->readonly ? BF_OK : bf_named_persist(f);
+        bf_named_release(f);
+    } else {
+        rc = bf_seg_remove(&f->seg);
+    }
+    live_add(f, -(int64_t)live_bytes(f));
     logical_set(f, 0);
     physical_set(f, 0);
-    live_add(f, -(int64_t)f->live_bytes);
     if (f->prev)
         f->prev->next = f->next;
     else

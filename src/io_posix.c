@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
 static int posix_open(void *ctx, const char *path, int flags, mode_t mode)
@@ -61,5 +62,11 @@ static int posix_unlink(void *ctx, const char *path)
     return unlink(path);
 }
 
-const bf_io bf_posix_io = {posix_open,      posix_close,  posix_pwritev, posix_pread,
-                           posix_ftruncate, posix_unlink, NULL};
+static int posix_rename(void *ctx, const char *from, const char *to)
+{
+    (void)ctx;
+    return rename(from, to);
+}
+
+const bf_io bf_posix_io = {posix_open,   posix_close,  posix_pwritev, posix_pread,
+                           posix_ftruncate, posix_unlink, posix_rename, NULL};

@@ -16,17 +16,21 @@
 
 #include "space.h"
 
-void bf_seg_init(bf_seg *seg, struct bf_space *space, uint64_t id)
+void bf_seg_init(bf_seg *seg, struct bf_space *space, uint32_t id, const char *prefix)
 {
     memset(seg, 0, sizeof(*seg));
     seg->space = space;
+    seg->prefix = prefix;
     seg->id = id;
     seg->fd = -1;
 }
 
 void bf_seg_path(const bf_seg *seg, uint32_t segno, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/%llu.%u", seg->space->dir, (unsigned long long)seg->id, segno);
+    if (seg->prefix != NULL)
+        snprintf(buf, len, "%s.%u", seg->prefix, segno);
+    else
+        snprintf(buf, len, "%s/%u.%u", seg->space->dir, seg->id, segno);
 }
 
 static void lru_unlink(bf_seg *seg)
@@ -214,6 +218,11 @@ int bf_seg_truncate(bf_seg *seg, uint64_t end)
                        (unsigned long long)tail);
     }
     return status;
+}
+
+int bf_seg_reserve(bf_seg *seg)
+{
+    return seg_open(seg, 0, 1);
 }
 
 int bf_seg_remove(bf_seg *seg)

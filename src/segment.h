@@ -2,7 +2,9 @@
  * segment.h - the physical bytes of one file: a row of segment files.
  *
  * A file's physical address space is split into segments of
- * space->segment_size bytes, stored as "<dir>/<id>.<segno>". Segments are
+ * space->segment_size bytes, stored as "<prefix>.<segno>", where the prefix
+ * is "<space dir>/<id>" for an anonymous temp file and "<set dir>/<name>"
+ * for a named file of a file set. Segments are
  * created in order on first write; an extent never straddles two
  * segments (the allocator above guarantees it). At most one descriptor per
  * file is open, and the space caps descriptors over all files (LRU), so
@@ -19,14 +21,16 @@ struct bf_space;
 
 typedef struct bf_seg {
     struct bf_space *space;
-    uint64_t id;      /* file id within the space: names the segment files */
-    int fd;           /* -1 when closed */
-    uint32_t segno;   /* segment `fd` refers to */
-    uint32_t nsegs;   /* segments 0..nsegs-1 exist on disk */
+    const char *prefix; /* NULL: "<space dir>/<id>"; else owned by the caller */
     struct bf_seg *lru_prev, *lru_next;
+    uint32_t id;        /* anonymous file id within the space */
+    int fd;             /* -1 when closed */
+    uint32_t segno;     /* segment `fd` refers to */
+    uint32_t nsegs;     /* segments 0..nsegs-1 exist on disk */
 } bf_seg;
 
-void bf_seg_init(bf_seg *seg, struct bf_space *space, uint64_t id);
+/* An anonymous segment row named by `id`, or a named one when prefix != NULL. */
+void bf_seg_init(bf_seg *seg, struct bf_space *space, uint32_t id, const char *prefix);
 
 /* Format the path of segment `segno` into buf. */
 void bf_seg_path(const bf_seg *seg, uint32_t segno, char *buf, size_t len);
@@ -39,6 +43,9 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len);
 
 /* Shrink the physical bytes to `end`: later segments removed, the last one truncated. */
 int bf_seg_truncate(bf_seg *seg, uint64_t end);
+
+/* Create segment 0 now (O_EXCL), so a name is taken at once; BF_EEXIST if it exists. */
+int bf_seg_reserve(bf_seg *seg);
 
 /* Close the descriptor and delete every segment file. */
 int bf_seg_remove(bf_seg *seg);

@@ -49,7 +49,7 @@ struct bf_space {
     uint64_t logical_now, physical_now, live_now; /* sums over open files */
     uint64_t blocks_read;
     uint64_t files_created, files_open;
-    uint64_t next_file_id;
+    uint32_t next_file_id;
     struct bf_file *files; /* open files, doubly linked */
     /* descriptor cache: segments with an open fd, most recently used first */
     struct bf_seg *lru_head, *lru_tail;

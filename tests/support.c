@@ -199,9 +199,15 @@ static int f_unlink(void *ctx, const char *path)
     return bf_posix_io.unlink(NULL, path);
 }
 
+static int f_rename(void *ctx, const char *from, const char *to)
+{
+    (void)ctx;
+    return bf_posix_io.rename(NULL, from, to);
+}
+
 bf_io t_fault_io(t_faults *f)
 {
-    bf_io io = {f_open, f_close, f_pwritev, f_pread, f_ftruncate, f_unlink, f};
+    bf_io io = {f_open, f_close, f_pwritev, f_pread, f_ftruncate, f_unlink, f_rename, f};
     return io;
 }
 
@@ -263,4 +269,76 @@ bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
     if (rc != BF_OK)
         fail_msg("bf_space_create: %s", err);
     return sp;
+}
+
+static void image_reserve(t_image *m, uint64_t size)
+{
+    if (size <= m->cap && m->d != NULL)
+        return;
+    uint64_t cap = size * 2 + 1;
+    m->d = realloc(m->d, cap);
+    m->known = realloc(m->known, cap);
+    assert_non_null(m->d);
+    assert_non_null(m->known);
+    memset(m->d + m->cap, 0, cap - m->cap);
+    memset(m->known + m->cap, 1, cap - m->cap);
+    m->cap = cap;
+}
+
+void t_image_resize(t_image *m, uint64_t size)
+{
+    image_reserve(m, size);
+    if (size < m->size) {
+        memset(m->d + size, 0, m->size - size);
+        memset(m->known + size, 1, m->size - size);
+    }
+    m->size = size;
+}
+
+void t_image_write(t_image *m, uint64_t pos, const void *src, size_t len)
+{
+    if (len == 0)
+        return;
+    if (pos + len > m->size)
+        t_image_resize(m, pos + len);
+    memcpy(m->d + pos, src, len);
+    memset(m->known + pos, 1, len);
+}
+
+void t_image_forget(t_image *m, uint64_t pos, size_t len)
+{
+    if (pos >= m->size)
+        return;
+    if (len > m->size - pos)
+        len = (size_t)(m->size - pos);
+    memset(m->known + pos, 0, len);
+}
+
+void t_image_free(t_image *m)
+{
+    free(m->d);
+    free(m->known);
+    memset(m, 0, sizeof(*m));
+}
+
+void t_image_check(bf_file *f, const t_image *m, const char *what)
+{
+    const char *msg = bf_space_errmsg(bf_file_space(f));
+    if (bf_file_size(f) != m->size)
+        fail_msg("%s: size %llu, expected %llu", what, (unsigned long long)bf_file_size(f),
+                 (unsigned long long)m->size);
+    uint64_t pos = bf_file_tell(f);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    unsigned char *got = malloc(m->size + 1);
+    assert_non_null(got);
+    int64_t n = bf_file_read(f, got, m->size + 1);
+    if (n != (int64_t)m->size)
+        fail_msg("%s: read returned %lld of %llu bytes (%s)", what, (long long)n,
+                 (unsigned long long)m->size, msg);
+    for (uint64_t i = 0; i < m->size; i++)
+        if (m->known[i] && got[i] != m->d[i])
+            fail_msg("%s: byte %llu is %u, expected %u", what, (unsigned long long)i, got[i],
+                     m->d[i]);
+    free(got);
+    assert_int_equal(bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), BF_OK);
 }

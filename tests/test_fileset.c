@@ -1,0 +1,401 @@
+/*
+ * test_fileset.c - named files shared between spaces, threads and processes.
+ *
+ * A writer exports a compressed file; readers in other threads and in
+ * forked processes open it by name and read random blocks concurrently;
+ * several files are appended (spliced) into one and read across the
+ * seams; read-write reopen + append + truncate cycles run against an
+ * in-memory model; broken or missing indexes give clear errors; deleting
+ * the set removes everything.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "buffile.h"
+#include "support.h"
+
+static char parent[512], set[600];
+
+static int setup(void **state)
+{
+    (void)state;
+    t_temp_parent(parent, sizeof(parent), "fileset");
+    snprintf(set, sizeof(set), "%s/set", parent);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    t_rm_rf(parent);
+    return 0;
+}
+
+/* The reference contents of a file: deterministic from (seed, size). */
+static unsigned char *make_data(uint64_t seed, size_t size)
+{
+    unsigned char *d = malloc(size + 1);
+    t_rng r = {seed};
+    t_fill(&r, T_DATA_MIXED, d, size);
+    return d;
+}
+
+static bf_space *space(bf_codec codec)
+{
+    return t_space(parent, codec, 8192, NULL);
+}
+
+static void write_named(bf_space *sp, const char *name, const unsigned char *d, size_t size)
+{
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, name, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, size), BF_OK);
+    assert_int_equal(bf_file_export(f), BF_OK);
+    assert_int_equal(bf_file_write(f, "x", 1), BF_EREADONLY);
+    assert_int_equal(bf_file_close(f), BF_OK);
+}
+
+/* Read `n` random ranges from the named file and compare; returns the number that differed. */
+static int read_random(const char *name, const unsigned char *d, size_t size, uint64_t seed,
+                       int n)
+{
+    bf_space *sp = space(BF_CODEC_NONE); /* the file's own codec wins */
+    bf_file *f;
+    int bad = 0;
+    if (bf_file_open_named(sp, set, name, BF_OPEN_READONLY, &f) != BF_OK) {
+        bf_space_destroy(sp);
+        return n;
+    }
+    bad += bf_file_size(f) != size;
+    t_rng r = {seed};
+    static __thread unsigned char buf[70000];
+    for (int i = 0; i < n; i++) {
+        uint64_t off = t_below(&r, size);
+        size_t len = (size_t)t_below(&r, sizeof(buf));
+        if (bf_file_seek(f, (int64_t)off, BF_SEEK_SET) != BF_OK) {
+            bad++;
+            continue;
+        }
+        int64_t got = bf_file_read(f, buf, len);
+        size_t expect = size - off < len ? size - off : len;
+        bad += got != (int64_t)expect || memcmp(buf, d + off, expect) != 0;
+    }
+    bf_file_close(f);
+    bf_space_destroy(sp);
+    return bad;
+}
+
+typedef struct reader_arg {
+    const unsigned char *d;
+    size_t size;
+    uint64_t seed;
+    int bad;
+} reader_arg;
+
+static void *reader(void *p)
+{
+    reader_arg *a = p;
+    a->bad = read_random("shared", a->d, a->size, a->seed, 300);
+    return NULL;
+}
+
+static void test_export_threads_and_processes(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 4; c++) {
+        bf_space *w = space((bf_codec)c);
+        assert_int_equal(bf_fileset_create(w, set), BF_OK);
+        size_t size = 3 * 1024 * 1024 + 123;
+        unsigned char *d = make_data(100 + (uint64_t)c, size);
+        write_named(w, "shared", d, size);
+
+        pthread_t th[2];
+        reader_arg args[2] = {{d, size, 1, -1}, {d, size, 2, -1}};
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, reader, &args[i]), 0);
+        for (int i = 0; i < 2; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(args[i].bad, 0);
+        }
+        pid_t kids[2];
+        for (int i = 0; i < 2; i++) {
+            kids[i] = fork();
+            assert_true(kids[i] >= 0);
+            if (kids[i] == 0)
+                _exit(read_random("shared", d, size, 10 + (uint64_t)i, 300) == 0 ? 0 : 1);
+        }
+        for (int i = 0; i < 2; i++) {
+            int st;
+            assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
+            assert_true(WIFEXITED(st));
+            assert_int_equal(WEXITSTATUS(st), 0);
+        }
+        assert_int_equal(bf_fileset_destroy(w, set), BF_OK);
+        assert_int_equal(t_dir_entries(set), -1);
+        bf_space_destroy(w);
+        free(d);
+    }
+}
+
+static void test_append(void **state)
+{
+    (void)state;
+    bf_space *sp = space(BF_CODEC_LZ4);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    size_t sizes[3] = {100000, 8192 * 5, 777};
+    unsigned char *src[3];
+    char name[16];
+    for (int i = 0; i < 3; i++) {
+        src[i] = make_data(200 + (uint64_t)i, sizes[i]);
+        snprintf(name, sizeof(name), "worker%d", i);
+        write_named(sp, name, src[i], sizes[i]);
+    }
+    bf_file *t;
+    assert_int_equal(bf_file_create_named(sp, set, "leader", NULL, &t), BF_OK);
+    assert_int_equal(bf_file_write(t, "head", 4), BF_OK);
+    /* The model: appended data starts at the next block boundary, zeros in between. */
+    size_t msize = 4;
+    unsigned char *model = calloc(1, 1 << 20);
+    memcpy(model, "head", 4);
+    for (int i = 0; i < 3; i++) {
+        bf_file *s;
+        snprintf(name, sizeof(name), "worker%d", i);
+        assert_int_equal(bf_file_open_named(sp, set, name, BF_OPEN_READONLY, &s), BF_OK);
+        uint64_t start;
+        bf_stats before;
+        bf_space_stats(sp, &before);
+        assert_int_equal(bf_file_append(t, s, &start), BF_OK);
+        bf_stats after;
+        bf_space_stats(sp, &after);
+        assert_int_equal(after.physical_written, before.physical_written); /* nothing copied */
+        assert_int_equal(start % 8192, 0);
+        assert_true(start >= msize && start < msize + 8192);
+        memcpy(model + start, src[i], sizes[i]);
+        msize = start + sizes[i];
+        assert_int_equal(bf_file_size(t), msize);
+        assert_int_equal(bf_file_close(s), BF_OK);
+    }
+    /* Appending to the target after the splice lands in its own segments. */
+    assert_int_equal(bf_file_seek(t, 0, BF_SEEK_END), BF_OK);
+    assert_int_equal(bf_file_write(t, "tail", 4), BF_OK);
+    memcpy(model + msize, "tail", 4);
+    msize += 4;
+    /* Not allowed: a writable source, appending to itself, a file of another set. */
+    bf_file *w;
+    uint64_t start;
+    assert_int_equal(bf_file_create_named(sp, set, "writable", NULL, &w), BF_OK);
+    assert_int_equal(bf_file_append(t, w, &start), BF_EINVAL);
+    assert_int_equal(bf_file_append(t, t, &start), BF_EINVAL);
+    bf_file *anon;
+    assert_int_equal(bf_file_create(sp, NULL, &anon), BF_OK);
+    assert_int_equal(bf_file_append(t, anon, &start), BF_EINVAL);
+    assert_int_equal(bf_file_export(anon), BF_EINVAL);
+    bf_file_close(anon);
+    bf_file_close(w);
+    assert_int_equal(bf_file_export(t), BF_OK);
+    assert_int_equal(bf_file_close(t), BF_OK);
+
+    /* Another space reads across the seams, via the persisted index with its parts. */
+    bf_space *r = space(BF_CODEC_NONE);
+    bf_file *f;
+    assert_int_equal(bf_file_open_named(r, set, "leader", BF_OPEN_READONLY, &f), BF_OK);
+    assert_int_equal(bf_file_size(f), msize);
+    unsigned char *got = malloc(msize);
+    assert_int_equal(bf_file_read(f, got, msize), (int64_t)msize);
+    assert_memory_equal(got, model, msize);
+    for (size_t off = 0; off + 20000 < msize; off += 9973) { /* reads that straddle seams */
+        assert_int_equal(bf_file_seek(f, (int64_t)off, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, 20000), 20000);
+        assert_memory_equal(got, model + off, 20000);
+    }
+    bf_file_close(f);
+    bf_space_destroy(r);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    free(got);
+    free(model);
+    for (int i = 0; i < 3; i++)
+        free(src[i]);
+}
+
+static void test_reopen_append_truncate(void **state)
+{
+    (void)state;
+    /* Logical replication's pattern: reopen read-write, append, truncate back. */
+    bf_space *sp = space(BF_CODEC_ZSTD);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, "changes", NULL, &f), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK); /* closing persists an empty index */
+    size_t cap = 8 << 20, msize = 0;
+    unsigned char *model = calloc(1, cap), *buf = malloc(1 << 20);
+    t_rng r = {77};
+    uint64_t max_phys = 0;
+    for (int cycle = 0; cycle < 40; cycle++) {
+        assert_int_equal(bf_file_open_named(sp, set, "changes", BF_OPEN_READWRITE, &f), BF_OK);
+        assert_int_equal(bf_file_size(f), msize);
+        uint64_t remembered = msize;
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_END), BF_OK);
+        size_t len = (size_t)t_below(&r, 200000);
+        t_fill(&r, T_DATA_MIXED, buf, len);
+        assert_int_equal(bf_file_write(f, buf, len), BF_OK);
+        memcpy(model + msize, buf, len);
+        msize += len;
+        if (t_below(&r, 3) == 0) { /* the transaction aborted: back to where it began */
+            assert_int_equal(bf_file_truncate(f, remembered), BF_OK);
+            memset(model + remembered, 0, msize - remembered);
+            msize = remembered;
+        }
+        if (msize > 4 << 20) { /* keep it bounded: drop the second half */
+            assert_int_equal(bf_file_truncate(f, msize / 2), BF_OK);
+            memset(model + msize / 2, 0, msize - msize / 2);
+            msize /= 2;
+        }
+        bf_stats st;
+        bf_file_stats(f, &st);
+        if (st.physical_bytes > max_phys)
+            max_phys = st.physical_bytes;
+        assert_int_equal(bf_file_close(f), BF_OK);
+
+        bf_space *rs = space(BF_CODEC_NONE);
+        assert_int_equal(bf_file_open_named(rs, set, "changes", BF_OPEN_READONLY, &f), BF_OK);
+        unsigned char *got = malloc(msize + 1);
+        assert_int_equal(bf_file_read(f, got, msize + 1), (int64_t)msize);
+        assert_memory_equal(got, model, msize);
+        free(got);
+        assert_int_equal(bf_file_write(f, "x", 1), BF_EREADONLY);
+        assert_int_equal(bf_file_truncate(f, 0), BF_EREADONLY);
+        bf_file_close(f);
+        bf_space_destroy(rs);
+    }
+    /* Truncation frees physical space: the file never held much more than 4 MiB of data. */
+    assert_true(max_phys < 8u << 20);
+    assert_int_equal(bf_file_delete_named(sp, set, "changes"), BF_OK);
+    assert_int_equal(bf_file_delete_named(sp, set, "changes"), BF_ENOENT);
+    assert_int_equal(bf_file_open_named(sp, set, "changes", BF_OPEN_READONLY, &f), BF_ENOENT);
+    assert_int_equal(t_dir_entries(set), 0);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    free(model);
+    free(buf);
+}
+
+static void corrupt_file(const char *path, long off, int truncate_to)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    if (truncate_to >= 0) {
+        assert_int_equal(ftruncate(fileno(fp), truncate_to), 0);
+    } else {
+        fseek(fp, off, SEEK_SET);
+        int c = fgetc(fp);
+        fseek(fp, off, SEEK_SET);
+        fputc(c ^ 0x40, fp);
+    }
+    fclose(fp);
+}
+
+static void test_bad_index(void **state)
+{
+    (void)state;
+    bf_space *sp = space(BF_CODEC_LZ4);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    size_t size = 200000;
+    unsigned char *d = make_data(5, size);
+    char idx[700], seg[700], copy[2000];
+    snprintf(idx, sizeof(idx), "%s/f.idx", set);
+    snprintf(seg, sizeof(seg), "%s/f.0", set);
+    snprintf(copy, sizeof(copy), "cp %s %s/good.idx", idx, set);
+    bf_file *f;
+    write_named(sp, "f", d, size);
+    assert_int_equal(system(copy), 0);
+    snprintf(copy, sizeof(copy), "cp %s/good.idx %s", set, idx);
+
+    assert_int_equal(bf_file_create_named(sp, set, "f", NULL, &f), BF_EEXIST);
+    assert_int_equal(bf_file_open_named(sp, set, "nope", BF_OPEN_READONLY, &f), BF_ENOENT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "nope.idx"));
+    assert_int_equal(bf_file_open_named(sp, set, "../f", BF_OPEN_READONLY, &f), BF_EINVAL);
+    assert_int_equal(bf_file_open_named(sp, set, "f", 5, &f), BF_EINVAL);
+
+    corrupt_file(idx, 0, 40); /* truncated index */
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "f.idx"));
+    assert_int_equal(system(copy), 0);
+    corrupt_file(idx, 100, -1); /* flipped byte in the map */
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "checksum"));
+    assert_int_equal(system(copy), 0);
+    corrupt_file(seg, 0, 1000); /* segments shorter than the index says */
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "do not match"));
+    unlink(seg);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+
+    /* A space with another segment size cannot read the file's layout. */
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.segment_size = 1 << 20;
+    bf_space *other;
+    assert_int_equal(bf_space_create(&o, &other, NULL, 0), BF_OK);
+    assert_int_equal(bf_file_open_named(other, set, "good", BF_OPEN_READONLY, &f), BF_EINVAL);
+    bf_space_destroy(other);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
+static void test_segments_and_cost(void **state)
+{
+    (void)state;
+    /* Small segments: a named file spanning many segment files exports and reopens. */
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.segment_size = 64 * 1024;
+    o.codec = BF_CODEC_ZSTD;
+    bf_space *sp;
+    assert_int_equal(bf_space_create(&o, &sp, NULL, 0), BF_OK);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    size_t size = 2 * 1024 * 1024;
+    unsigned char *d = make_data(9, size);
+    write_named(sp, "big", d, size);
+    char idx[800];
+    snprintf(idx, sizeof(idx), "%s/big.idx", set);
+    struct stat st;
+    assert_int_equal(stat(idx, &st), 0);
+    /* 64 + 16 bytes per block + 4: 2 MiB / 8 KiB = 256 blocks. */
+    assert_int_equal(st.st_size, 64 + 256 * 16 + 4);
+    assert_true(t_dir_entries(set) > 10);
+    bf_file *f;
+    assert_int_equal(bf_file_open_named(sp, set, "big", BF_OPEN_READONLY, &f), BF_OK);
+    unsigned char *got = malloc(size);
+    assert_int_equal(bf_file_read(f, got, size), (int64_t)size);
+    assert_memory_equal(got, d, size);
+    bf_file_close(f);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    free(got);
+    free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_export_threads_and_processes),
+        cmocka_unit_test(test_append),
+        cmocka_unit_test(test_reopen_append_truncate),
+        cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_segments_and_cost),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
