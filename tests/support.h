@@ -67,4 +67,25 @@ void t_rm_rf(const char *path);
 bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
                   const bf_allocator *alloc);
 
+/*
+ * The expected contents of a file under failures: the bytes plus, per
+ * byte, whether it is known. A write that failed makes its range unknown
+ * (the API allows it to be partly in the file); everything else written
+ * or zeroed is known and must read back exactly.
+ */
+typedef struct t_image {
+    unsigned char *d, *known;
+    uint64_t size, cap;
+} t_image;
+
+/* Record an acknowledged write (grows the image like the file). */
+void t_image_write(t_image *m, uint64_t pos, const void *src, size_t len);
+/* Forget [pos, pos + len) below the image's size: a failed write may or may not be there. */
+void t_image_forget(t_image *m, uint64_t pos, size_t len);
+/* Set the size: shrinking drops bytes, growing adds known zeros (a hole). */
+void t_image_resize(t_image *m, uint64_t size);
+void t_image_free(t_image *m);
+/* Read the whole file and fail the test unless its size and every known byte match. */
+void t_image_check(bf_file *f, const t_image *m, const char *what);
+
 #endif
