@@ -1,15 +1,16 @@
 # ctest driver of oracle_sf001 (cmake -P): generate the .tbl data once, run every query in
-# spillbench, then let oracle.py compare.  Fails on the first step that fails.
+# spillbench under two configurations, and let oracle.py compare each run.  Fails on the
+# first step that fails.
 # Inputs: TPCHGEN SPILLBENCH PYTHON ORACLE SQLITE3 SF WORK.
 # The .tbl directory is reused only if its meta.txt (written last by tpchgen) names SF and
 # is newer than tpchgen, so a half-written, other-scale or older generator's directory is
 # regenerated; spillbench's binary data directory is dropped under the same rule (spillbench
-# regenerates it), so both sides always hold the current generator's data.  spillbench's
-# results directory is emptied first, so a query it no longer writes cannot pass on a
-# stale file.
+# regenerates it), so both sides always hold the current generator's data.  Each
+# spillbench results directory is emptied first, so a query it no longer writes cannot
+# pass on a stale file.
 set(tbl_dir ${WORK}/oracle-data)
 set(bin_dir ${WORK}/oracle-bin-data)
-set(results_dir ${WORK}/oracle-spillbench-results)
+set(results_root ${WORK}/oracle-spillbench-results)
 
 function(run_step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
@@ -37,10 +38,17 @@ if(NOT ${bin_dir}/meta.txt IS_NEWER_THAN ${SPILLBENCH})
   file(REMOVE_RECURSE ${bin_dir})
 endif()
 
-file(REMOVE_RECURSE ${results_dir})
-file(MAKE_DIRECTORY ${results_dir})
-run_step("spillbench" ${SPILLBENCH} --sf=${SF} --data-dir=${bin_dir} --queries=all
-         --codec=none --work-mem=4MB --results-dir=${results_dir})
-
-run_step("oracle.py" ${PYTHON} ${ORACLE} --tbl-dir=${tbl_dir} --results-dir=${results_dir}
-         --queries=all --sqlite3=${SQLITE3})
+# The issue's configuration (codec none, work_mem 4MB: nothing spills at SF 0.01), then
+# one where most operators spill through compressed buffile files, against the same oracle.
+foreach(config "none;4MB" "lz4;64K")
+  list(GET config 0 codec)
+  list(GET config 1 work_mem)
+  set(results_dir ${results_root}-${codec}-${work_mem})
+  file(REMOVE_RECURSE ${results_dir})
+  file(MAKE_DIRECTORY ${results_dir})
+  message(STATUS "spillbench --codec=${codec} --work-mem=${work_mem} against the oracle")
+  run_step("spillbench (${codec}, ${work_mem})" ${SPILLBENCH} --sf=${SF} --data-dir=${bin_dir}
+           --queries=all --codec=${codec} --work-mem=${work_mem} --results-dir=${results_dir})
+  run_step("oracle.py (${codec}, ${work_mem})" ${PYTHON} ${ORACLE} --tbl-dir=${tbl_dir}
+           --results-dir=${results_dir} --queries=all --sqlite3=${SQLITE3})
+endforeach()
