@@ -13,11 +13,13 @@
  * batch. When a split moves no tuple or all of them (one key dominates the
  * batch: skew) growth stops, as in PostgreSQL, and the batch is kept in
  * memory above the budget - correct, and reported by the counter.
- * Budget for tuples: work_mem minus the block buffers of the batch files
- * (open now, or to be opened: an inner and an outer file per later batch,
- * and the new inner files of the next doubling),
- * but never less than half of work_mem, so that batch-file buffers cannot
- * drive nbatch into an explosion.
+ * Budget for tuples: the space allowed (work_mem at first) minus the block
+ * buffers of the batch files (open now, or to be opened: an inner and an
+ * outer file per later batch, and the new inner files of the next
+ * doubling), never less than half of the space. When the file buffers of
+ * more batches would cost more than the space itself, the space doubles
+ * instead of nbatch (make_room), so a huge inner side ends with memory near
+ * the minimum of tuples + file buffers rather than with thousands of files.
  */
 #include "ops.h"
 
@@ -41,6 +43,7 @@ typedef struct hj {
     memacct m;
     htable ht;
     int nbatch, curbatch;
+    int64_t space_allowed;       /* table + batch-file buffers; starts at work_mem */
     bool grow_enabled, built, done, spilled;
     int nfiles;                  /* open spill files (each charged a block) */
     spillfile **ifiles, **ofiles;
@@ -87,10 +90,10 @@ static bool table_full(const hj *j, size_t cost)
     /* inner and outer files of the later batches, and the inner files a doubling opens */
     int64_t reserved = 2 * (int64_t)j->nbatch * bs;
     /* a split copies kept tuples into fresh chunks before freeing old ones: one chunk more */
-    int64_t budget = j->base.q->work_mem - (reserved > files ? reserved : files) -
+    int64_t budget = j->space_allowed - (reserved > files ? reserved : files) -
                      (int64_t)j->ht.chunk_size;
-    if (budget < j->base.q->work_mem / 2)
-        budget = j->base.q->work_mem / 2;
+    if (budget < j->space_allowed / 2)
+        budget = j->space_allowed / 2;
     return j->m.cur - files + (int64_t)cost > budget;
 }
 
@@ -134,12 +137,28 @@ static void grow_batches(hj *j)
     }
 }
 
+/*
+ * The table is full: double nbatch, unless the batch files' buffers after
+ * doubling (an inner and an outer file per batch) would cost more than the
+ * space allowed; then doubling the space is the cheaper way to go on
+ * (PostgreSQL 18 balances the same way), and memory stays near the
+ * minimum of table + file buffers instead of exploding with nbatch.
+ */
+static void make_room(hj *j)
+{
+    int64_t bs = j->base.q->block_size;
+    if (4 * (int64_t)j->nbatch * bs > j->space_allowed && j->space_allowed < INT64_MAX / 2)
+        j->space_allowed *= 2;
+    else
+        grow_batches(j);
+}
+
 /* Put an inner tuple of the current batch into memory, or route it onward. */
 static void insert_inner(hj *j, uint64_t hash, const tup *t)
 {
     int b = batch_of(j, hash);
     if (b == j->curbatch && j->grow_enabled && table_full(j, ht_insert_cost(&j->ht, tup_len(t)))) {
-        grow_batches(j);
+        make_room(j);
         b = batch_of(j, hash);
     }
     if (b != j->curbatch) {
@@ -319,6 +338,7 @@ op *op_hashjoin(qctx *q, op *outer, op *inner, jointype jt, int nkeys, const int
     mem_init(&j->m, q);
     ht_init(&j->ht, q, &j->m);
     j->nbatch = 1;
+    j->space_allowed = q->work_mem;
     j->grow_enabled = true;
     j->ifiles = q_calloc(q, 1, sizeof(spillfile *));
     j->ofiles = q_calloc(q, 1, sizeof(spillfile *));

@@ -1,8 +1,9 @@
 /*
  * test_hashjoin.c - hybrid hash join under a tiny work_mem with heavy skew:
- * 20000 inner rows share one key, so that batch cannot split; growth must
- * stop (skew), the batch stays in memory, and every join type must still
- * give the exact answer, computed here by counting.
+ * 20000 inner rows share one key, so their batch can never split. The join
+ * must still grow to many batches for the other keys, hold the skewed batch
+ * in memory in one piece (over budget: the counter's peak shows it), and
+ * give the exact answer for every join type, computed here by counting.
  *
  * Inner: 20000 rows with key 7, and keys 1000..20999 once each, interleaved,
  * so batches first split normally and then meet the unsplittable key.
@@ -62,18 +63,73 @@ static void run(jointype jt, int64_t want_rows, int64_t want_nulls)
         test_failures++;
     }
     qstats st = t.q.st;
+    int64_t op_peak = t.q.op_peak;
     tctx_close(&t, NULL);
-    printf("join type %d: rows=%lld nulls=%lld batches=%d skew_stop=%d\n", (int)jt,
-           (long long)rows, (long long)nulls, st.hj_max_batches, (int)st.hj_skew_stop);
+    printf("join type %d: rows=%lld nulls=%lld batches=%d skew_stop=%d op_peak=%lld\n", (int)jt,
+           (long long)rows, (long long)nulls, st.hj_max_batches, (int)st.hj_skew_stop,
+           (long long)op_peak);
     CHECK(rows == want_rows);
     CHECK(nulls == want_nulls);
     CHECK(st.hj_spilled == 1);
     CHECK(st.hj_max_batches >= 8);
+    /* 20000 rows of key 7 (20+ bytes of tuple, 24 of entry header each) held at once */
+    CHECK(op_peak >= (int64_t)N_SKEW * 44);
+}
+
+/* Inner: N_SKEW rows, all key 7; outer: keys 7, 8, 7, 9, 7. */
+static const tup *gen_one_key(void *arg, uint64_t i, tbuild *tb)
+{
+    (void)arg;
+    if (i >= N_SKEW)
+        return NULL;
+    tb_begin(tb, 2);
+    tb_i64(tb, 7);
+    tb_i64(tb, (int64_t)i);
+    return tb_end(tb);
+}
+
+static const tup *gen_few(void *arg, uint64_t i, tbuild *tb)
+{
+    (void)arg;
+    static const int64_t keys[] = {7, 8, 7, 9, 7};
+    if (i >= 5)
+        return NULL;
+    tb_begin(tb, 2);
+    tb_i64(tb, keys[i]);
+    tb_cstr(tb, "x");
+    return tb_end(tb);
+}
+
+/* A batch holding one key cannot split: the first split moves nothing, so
+ * growth stops for good (PostgreSQL's growEnabled = false) and the join
+ * finishes with the whole key in memory. */
+static void single_key(void)
+{
+    test_ctx t;
+    tctx_open(&t, BF_CODEC_ZSTD, 4096, 64 * 1024);
+    int64_t rows = 0;
+    if (setjmp(t.jb) == 0) {
+        int k = 0;
+        op *j = op_hashjoin(&t.q, op_generate(&t.q, 2, gen_few, NULL),
+                            op_generate(&t.q, 2, gen_one_key, NULL), JOIN_INNER, 1, &k, &k, NULL,
+                            NULL);
+        while (j->next(j))
+            rows++;
+    } else {
+        fprintf(stderr, "join failed: %s\n", t.q.errmsg);
+        test_failures++;
+    }
+    qstats st = t.q.st;
+    tctx_close(&t, NULL);
+    printf("single key: rows=%lld batches=%d skew_stop=%d\n", (long long)rows,
+           st.hj_max_batches, (int)st.hj_skew_stop);
+    CHECK(rows == 3 * N_SKEW);
     CHECK(st.hj_skew_stop);
 }
 
 int main(void)
 {
+    single_key();
     /* 6 outer rows with key 7 match 20000 rows each; 20000 unique keys match once */
     int64_t matched_outer = 6 + N_SKEW, unmatched = N_OUTER + 5 - matched_outer;
     run(JOIN_INNER, 6 * N_SKEW + N_SKEW, 0);
