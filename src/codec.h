@@ -15,6 +15,9 @@
 
 #include "buffile.h"
 
+/* Returned by compress/decompress when the codec's own allocation failed. */
+#define BF_CODEC_NOMEM (-2)
+
 typedef struct bf_codec_ops {
     bf_codec id;
     const char *name;
@@ -24,10 +27,12 @@ typedef struct bf_codec_ops {
     /* Create the context; *ctx may be set to NULL for stateless codecs. Returns a bf_status. */
     int (*ctx_create)(const bf_allocator *a, void **ctx);
     void (*ctx_destroy)(const bf_allocator *a, void *ctx);
-    /* Compressed length in 1..cap, 0 if it does not fit in cap, -1 on codec failure. */
+    /* Compressed length in 1..cap, 0 if it does not fit in cap, -1 on codec failure,
+       BF_CODEC_NOMEM when the codec could not allocate. */
     int64_t (*compress)(void *ctx, int32_t level, const void *src, size_t len, void *dst,
                         size_t cap);
-    /* 0 when exactly raw_len bytes were produced, -1 otherwise. */
+    /* 0 when exactly raw_len bytes were produced, BF_CODEC_NOMEM when the codec could
+       not allocate, -1 otherwise (bad input). */
     int (*decompress)(void *ctx, const void *src, size_t len, void *dst, size_t raw_len);
 } bf_codec_ops;
 

@@ -77,6 +77,8 @@ static int64_t zlib_compress(void *ctx, int32_t level, const void *src, size_t l
     int rc = deflate(&z->c, Z_FINISH);
     if (rc == Z_STREAM_END)
         return (int64_t)(cap - z->c.avail_out);
+    if (rc == Z_MEM_ERROR)
+        return BF_CODEC_NOMEM;
     return (rc == Z_OK || rc == Z_BUF_ERROR) ? 0 : -1;
 }
 
@@ -90,6 +92,8 @@ static int zlib_decompress(void *ctx, const void *src, size_t len, void *dst, si
     z->d.next_out = dst;
     z->d.avail_out = (uInt)raw_len;
     int rc = inflate(&z->d, Z_FINISH);
+    if (rc == Z_MEM_ERROR)
+        return BF_CODEC_NOMEM;
     return (rc == Z_STREAM_END && z->d.avail_out == 0 && z->d.avail_in == 0) ? 0 : -1;
 }
 

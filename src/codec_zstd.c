@@ -3,7 +3,9 @@
  *
  * One compression and one decompression context per space, allocated
  * through the space's allocator (ZSTD_customMem) so the memory they take is
- * visible to the caller's accounting.
+ * visible to the caller's accounting. zstd allocates its workspace lazily on
+ * the first block, so an allocation failure can surface there; it is
+ * reported as BF_CODEC_NOMEM, not as a codec failure.
  */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
@@ -58,15 +60,21 @@ static int64_t zstd_compress(void *ctx, int32_t level, const void *src, size_t l
 {
     zstd_ctx *z = ctx;
     size_t n = ZSTD_compressCCtx(z->c, dst, cap, src, len, level);
-    if (ZSTD_isError(n))
-        return ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall ? 0 : -1;
-    return (int64_t)n;
+    if (!ZSTD_isError(n))
+        return (int64_t)n;
+    switch (ZSTD_getErrorCode(n)) {
+    case ZSTD_error_dstSize_tooSmall: return 0;
+    case ZSTD_error_memory_allocation: return BF_CODEC_NOMEM;
+    default: return -1;
+    }
 }
 
 static int zstd_decompress(void *ctx, const void *src, size_t len, void *dst, size_t raw_len)
 {
     zstd_ctx *z = ctx;
     size_t n = ZSTD_decompressDCtx(z->d, dst, raw_len, src, len);
+    if (ZSTD_isError(n) && ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
+        return BF_CODEC_NOMEM;
     return (!ZSTD_isError(n) && n == raw_len) ? 0 : -1;
 }
 

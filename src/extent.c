@@ -23,6 +23,8 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     int64_t clen = raw_len > 1 ? ops->compress(ctx, level, data, raw_len, scratch + BF_EXTENT_HDR,
                                                raw_len - 1)
                                : 0;
+    if (clen == BF_CODEC_NOMEM)
+        return BF_ENOMEM;
     if (clen < 0)
         return BF_ECODEC;
     int raw = clen == 0;

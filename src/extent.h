@@ -39,7 +39,7 @@ typedef struct bf_extent_info {
  * header; if the payload would not be smaller than the data, store raw.
  * On return iov[0..*iovcnt) describes the extent bytes (pointing into
  * scratch and, for raw, into `data`), *info what was chosen.
- * Returns BF_OK or BF_ECODEC (codec failure).
+ * Returns BF_OK, BF_ENOMEM (the codec could not allocate) or BF_ECODEC.
  */
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno,
                    const void *data, uint32_t raw_len, unsigned char *scratch,

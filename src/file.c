@@ -166,8 +166,8 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data)
                         &info);
     COUNT(f, compress_ns, now_ns() - t0);
     if (rc != BF_OK)
-        return bf_fail(sp, rc, "compress", NULL, 0, "%s failed on block %llu", ops->name,
-                       (unsigned long long)blkno);
+        return bf_fail(sp, rc, "compress", NULL, 0, "%s on block %llu: %s", ops->name,
+                       (unsigned long long)blkno, bf_strerror(rc));
     uint32_t len = BF_EXTENT_HDR + info.payload_len;
 
     rc = bf_map_ensure(&f->map, &sp->alloc, (uint32_t)blkno);
@@ -239,12 +239,16 @@ static int block_load(bf_file *f, uint64_t blkno, unsigned char *dst)
             if (rc != BF_OK)
                 return rc;
             uint64_t t0 = now_ns();
-            if (bf_codec_ops_get(info.codec)->decompress(ctx, payload, info.payload_len, dst,
-                                                         info.raw_len) != 0) {
+            int d = bf_codec_ops_get(info.codec)->decompress(ctx, payload, info.payload_len, dst,
+                                                             info.raw_len);
+            COUNT(f, decompress_ns, now_ns() - t0);
+            if (d == BF_CODEC_NOMEM) {
+                rc = BF_ENOMEM;
+                why = "out of memory in the decompressor";
+            } else if (d != 0) {
                 rc = BF_ECORRUPT;
                 why = "payload does not decompress to the recorded length";
             }
-            COUNT(f, decompress_ns, now_ns() - t0);
         }
     }
     if (rc != BF_OK) {
@@ -337,35 +341,39 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
     const unsigned char *p = data;
     unsigned shift = shift_of(f->block_size);
     uint32_t bs = f->block_size;
-    while (len > 0) {
+    uint64_t start = f->pos;
+    size_t left = len;
+    while (left > 0) {
         uint64_t blkno = f->pos >> shift;
         uint32_t off = (uint32_t)(f->pos & (bs - 1));
-        size_t n = bs - off < len ? bs - off : len;
+        size_t n = bs - off < left ? bs - off : left;
         if (n == bs && blkno != f->buf_blk) {
             /* A whole block: compress straight from the caller's memory. */
             uint64_t old_size = f->size;
             if (f->pos + bs > f->size)
                 logical_set(f, f->pos + bs);
             rc = block_store(f, blkno, p);
-            if (rc != BF_OK) {
+            if (rc != BF_OK)
                 logical_set(f, old_size);
-                return rc;
-            }
         } else {
             int covered = off == 0 && n == bs;
             rc = buf_switch(f, blkno, !covered && (blkno << shift) < f->size);
-            if (rc != BF_OK)
-                return rc;
-            memcpy(f->buf + off, p, n);
-            f->buf_dirty = 1;
-            if (f->pos + n > f->size)
-                logical_set(f, f->pos + n);
+            if (rc == BF_OK) {
+                memcpy(f->buf + off, p, n);
+                f->buf_dirty = 1;
+                if (f->pos + n > f->size)
+                    logical_set(f, f->pos + n);
+            }
+        }
+        if (rc != BF_OK) {
+            f->pos = start; /* the call failed: the position says so */
+            return rc;
         }
         f->pos += n;
         p += n;
-        len -= n;
-        COUNT(f, logical_written, n);
+        left -= n;
     }
+    COUNT(f, logical_written, len);
     return BF_OK;
 }
 
@@ -521,19 +529,18 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
     uint64_t old_size = f->size;
     if (end > f->size)
         logical_set(f, end);
-    if (blkno == f->buf_blk) {
-        /* Keep the buffer authoritative: a failed store leaves it dirty. */
-        memcpy(f->buf, buf, f->block_size);
-        f->buf_dirty = 1;
-        rc = buf_flush(f);
-    } else {
-        rc = block_store(f, blkno, buf);
-        if (rc != BF_OK)
-            logical_set(f, old_size);
+    rc = block_store(f, blkno, buf);
+    if (rc != BF_OK) {
+        /* The previous contents (on disk, or in a dirty buffer) stay as they were. */
+        logical_set(f, old_size);
+        return rc;
     }
-    if (rc == BF_OK)
-        COUNT(f, logical_written, f->block_size);
-    return rc;
+    if (blkno == f->buf_blk) {
+        memcpy(f->buf, buf, f->block_size);
+        f->buf_dirty = 0;
+    }
+    COUNT(f, logical_written, f->block_size);
+    return BF_OK;
 }
 
 int bf_file_discard_block(bf_file *f, uint64_t blkno)
