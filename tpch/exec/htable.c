@@ -47,11 +47,6 @@ void ht_reset(htable *h)
     h->nentries = 0;
 }
 
-void ht_free(htable *h)
-{
-    ht_reset(h);
-}
-
 size_t ht_insert_cost(const htable *h, size_t payload)
 {
     size_t sz = sizeof(htentry) + ALIGN8(payload);

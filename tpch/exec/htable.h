@@ -43,7 +43,6 @@ typedef struct htable {
 void ht_init(htable *h, qctx *q, memacct *m);
 /* Free everything (the table stays usable, empty). */
 void ht_reset(htable *h);
-void ht_free(htable *h);
 /* Add an entry with `payload` bytes of room; returns the payload pointer. */
 void *ht_insert(htable *h, uint64_t hash, size_t payload);
 /* First entry of the chain that may hold `hash` (compare e->hash yourself). */

@@ -47,11 +47,6 @@ void lt_destroy(ltset *s)
     free(s);
 }
 
-uint64_t lt_nblocks(const ltset *s)
-{
-    return s->nblocks;
-}
-
 static void free_push(ltset *s, uint64_t b)
 {
     if (s->nfree == s->capfree) {

@@ -40,9 +40,6 @@ typedef struct ltreader {
 
 ltset *lt_create(qctx *q, memacct *m);
 void lt_destroy(ltset *s);
-/* Blocks ever allocated (the file's length in blocks). */
-uint64_t lt_nblocks(const ltset *s);
-
 void ltw_start(ltset *s, ltwriter *w);
 void ltw_write(ltwriter *w, const void *p, size_t len);
 /* Finish the tape; returns its first block (-1 for an empty tape). */

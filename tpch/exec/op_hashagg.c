@@ -225,7 +225,7 @@ static void hagg_close(op *self)
     for (int i = 0; i < a->npend; i++)
         spill_close(&a->m, a->pend[i].f);
     free(a->pend);
-    ht_free(&a->ht);
+    ht_reset(&a->ht);
     tb_free(&a->tb);
     tb_free(&a->kb);
 }

@@ -316,7 +316,7 @@ static void hj_close(op *self)
     }
     free(j->ifiles);
     free(j->ofiles);
-    ht_free(&j->ht);
+    ht_reset(&j->ht);
     tb_free(&j->tb);
 }
 
