@@ -130,6 +130,8 @@ typedef struct bf_space_options {
     uint64_t segment_size;     /* bytes per segment file; multiple of 4096, >= 1 MiB */
     uint32_t max_open_fds;     /* descriptors the space keeps open at most; 0 = auto */
     const bf_allocator *allocator; /* NULL: malloc/realloc/free; copied */
+    uint64_t io_limit;         /* model a slower disk: temp I/O bytes per second, reads and
+                                  writes together (token bucket); 0 = unthrottled */
 } bf_space_options;
 
 /* Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit. */

@@ -204,8 +204,67 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data)
     return BF_OK;
 }
 
-/* Read block `blkno` into `dst` (block_size bytes; zeros for holes and past the data). */
-static int block_load(bf_file *f, uint64_t blkno, unsigned char *dst)
+/*
+ * Find the bytes of the extent of block `blkno` (`len` bytes at `off` of
+ * `seg`): in the read-ahead buffer if it holds them; else, when the stream
+ * API (`stream`) reads the file block after block and the following
+ * extents are physically contiguous, read them all with one pread into the
+ * read-ahead buffer; else read just this extent into the scratch buffer.
+ * Block-API readers (sort tapes) jump between tapes and never read ahead.
+ */
+static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uint64_t off,
+                        uint32_t len, const unsigned char **ext)
+{
+    bf_space *sp = f->space;
+    int sequential = stream && sp->seq_file == f && sp->seq_blk + 1 == blkno;
+    sp->seq_file = f;
+    sp->seq_blk = blkno;
+    if (!sequential)
+        sp->ra_seg = NULL; /* read-ahead serves one sequential pass, nothing else */
+    if (sp->ra_seg == seg && off >= sp->ra_off && off + len <= sp->ra_off + sp->ra_len) {
+        *ext = sp->ra + (off - sp->ra_off);
+        return BF_OK;
+    }
+    uint64_t end = off + len;
+    if (sequential) {
+        uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+        uint32_t part = seg == &f->seg ? 0 : bf_map_part(&f->map.e[blkno]);
+        for (uint64_t b = blkno + 1; b < f->map.n; b++) {
+            const bf_map_entry *e = &f->map.e[b];
+            uint64_t eoff = bf_map_off(e);
+            uint64_t eend = eoff + bf_map_len(e);
+            if (e->cap == 0 || bf_map_part(e) != part || eoff < end || eoff - end > 4096 ||
+                eend > seg_end || eend - off > BF_READAHEAD)
+                break;
+            end = eend;
+        }
+    }
+    if (end > off + len) {
+        if (sp->ra == NULL)
+            sp->ra = bf_malloc(&sp->alloc, BF_READAHEAD);
+        /* Any failure of the larger read falls back to this extent alone, so a
+           problem further on is reported for the block that has it. */
+        if (sp->ra != NULL && bf_seg_read(seg, off, sp->ra, (size_t)(end - off)) == BF_OK) {
+            COUNT(f, physical_read, end - off);
+            sp->ra_seg = seg;
+            sp->ra_off = off;
+            sp->ra_len = (size_t)(end - off);
+            *ext = sp->ra;
+            return BF_OK;
+        }
+    }
+    int rc = bf_seg_read(seg, off, sp->scratch, len);
+    if (rc == BF_OK)
+        COUNT(f, physical_read, len);
+    *ext = sp->scratch;
+    return rc;
+}
+
+/*
+ * Read block `blkno` into `dst` (block_size bytes; zeros for holes and past
+ * the data). `stream`: a read through the stream API, which may read ahead.
+ */
+static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->space;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
@@ -217,20 +276,20 @@ static int block_load(bf_file *f, uint64_t blkno, unsigned char *dst)
     uint64_t delta;
     bf_seg *seg = part_seg(f, bf_map_part(e), &delta);
     uint64_t off = bf_map_off(e);
-    int rc = bf_seg_read(seg, off, sp->scratch, len);
+    const unsigned char *ext = NULL;
+    int rc = extent_fetch(f, blkno, stream, seg, off, len, &ext);
     if (rc != BF_OK)
         return rc;
-    COUNT(f, physical_read, len);
     bf_extent_info info;
     const char *why = NULL;
     char path[4096];
-    rc = bf_extent_check(sp->scratch, len, blkno - delta, f->block_size, &info, &why);
+    rc = bf_extent_check(ext, len, blkno - delta, f->block_size, &info, &why);
     if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
         rc = BF_ECORRUPT;
         why = "raw flag differs from the block map";
     }
     if (rc == BF_OK) {
-        const unsigned char *payload = sp->scratch + BF_EXTENT_HDR;
+        const unsigned char *payload = ext + BF_EXTENT_HDR;
         if (info.raw) {
             memcpy(dst, payload, info.raw_len);
         } else {
@@ -280,12 +339,16 @@ static void buf_drop(bf_file *f)
     f->buf_dirty = 0;
 }
 
+/* How buf_switch fills the buffer. */
+enum { FILL_ZERO, FILL_LOAD, FILL_STREAM };
+
 /*
  * Make the buffer hold block `blkno`: flush the current one (an error
- * leaves it in place), then load the block, or just zero the buffer when
- * the caller will overwrite all of it (`load` false).
+ * leaves it in place), then load the block (FILL_STREAM: for the stream
+ * reader, which may read ahead), or just zero it when the caller will
+ * overwrite all of it (FILL_ZERO).
  */
-static int buf_switch(bf_file *f, uint64_t blkno, int load)
+static int buf_switch(bf_file *f, uint64_t blkno, int fill)
 {
     if (f->buf_blk == blkno)
         return BF_OK;
@@ -300,8 +363,8 @@ static int buf_switch(bf_file *f, uint64_t blkno, int load)
             return bf_fail(f->space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
     }
-    if (load) {
-        rc = block_load(f, blkno, f->buf);
+    if (fill != FILL_ZERO) {
+        rc = block_load(f, blkno, fill == FILL_STREAM, f->buf);
         if (rc != BF_OK)
             return rc;
     } else {
@@ -357,7 +420,8 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
                 logical_set(f, old_size);
         } else {
             int covered = off == 0 && n == bs;
-            rc = buf_switch(f, blkno, !covered && (blkno << shift) < f->size);
+            int load = !covered && (blkno << shift) < f->size;
+            rc = buf_switch(f, blkno, load ? FILL_LOAD : FILL_ZERO);
             if (rc == BF_OK) {
                 memcpy(f->buf + off, p, n);
                 f->buf_dirty = 1;
@@ -395,9 +459,9 @@ int64_t bf_file_read(bf_file *f, void *data, size_t len)
         size_t n = bs - off < len - done ? bs - off : len - done;
         int rc;
         if (n == bs && blkno != f->buf_blk) {
-            rc = block_load(f, blkno, p + done);
+            rc = block_load(f, blkno, 1, p + done);
         } else {
-            rc = buf_switch(f, blkno, 1);
+            rc = buf_switch(f, blkno, FILL_STREAM);
             if (rc == BF_OK)
                 memcpy(p + done, f->buf + off, n);
         }
@@ -458,7 +522,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
     uint32_t tail = (uint32_t)(size & (f->block_size - 1));
     if (tail != 0) {
         /* The new last block must read as zeros past the new end. */
-        rc = buf_switch(f, keep - 1, 1);
+        rc = buf_switch(f, keep - 1, FILL_LOAD);
         if (rc != BF_OK)
             return rc;
         memset(f->buf + tail, 0, f->block_size - tail);
@@ -511,7 +575,7 @@ int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
         memcpy(buf, f->buf, f->block_size);
         return BF_OK;
     }
-    int rc = block_load(f, blkno, buf);
+    int rc = block_load(f, blkno, 0, buf);
     if (rc == BF_OK)
         COUNT(f, logical_read, f->block_size);
     return rc;

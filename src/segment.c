@@ -59,8 +59,16 @@ static void lru_push(bf_seg *seg)
     sp->lru_head = seg;
 }
 
+/* The read-ahead buffer must never outlive, or hide a change to, the bytes it copied. */
+static void forget_readahead(bf_seg *seg)
+{
+    if (seg->space->ra_seg == seg)
+        seg->space->ra_seg = NULL;
+}
+
 void bf_seg_close(bf_seg *seg)
 {
+    forget_readahead(seg);
     if (seg->fd < 0)
         return;
     lru_unlink(seg);
@@ -129,6 +137,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     struct bf_space *sp = seg->space;
     uint32_t segno = (uint32_t)(off / sp->segment_size);
     uint64_t soff = off % sp->segment_size;
+    forget_readahead(seg);
     int rc = seg_open(seg, segno, 1);
     if (rc != BF_OK)
         return rc;
@@ -196,6 +205,7 @@ int bf_seg_truncate(bf_seg *seg, uint64_t end)
     struct bf_space *sp = seg->space;
     uint32_t keep = (uint32_t)((end + sp->segment_size - 1) / sp->segment_size);
     char path[4096];
+    forget_readahead(seg);
     int status = BF_OK;
     while (seg->nsegs > keep) {
         uint32_t last = seg->nsegs - 1;

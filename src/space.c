@@ -20,6 +20,7 @@
 #include "alloc.h"
 #include "codec.h"
 #include "file.h"
+#include "io_throttle.h"
 
 void bf_space_options_init(bf_space_options *o)
 {
@@ -103,11 +104,17 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->temp_limit = o.temp_limit;
     sp->segment_size = o.segment_size;
     sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
+    if (o.io_limit != 0 && bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io,
+                                            &sp->throttle) != BF_OK) {
+        bf_free(a, sp);
+        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
+    }
 
     const char *parent = o.temp_dir ? o.temp_dir : bf_default_temp_parent();
     size_t dlen = strlen(parent) + 64;
     sp->dir = bf_malloc(a, dlen);
     if (sp->dir == NULL) {
+        bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
     }
@@ -118,6 +125,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         int st = reject(errbuf, errlen, bf_status_from_errno(e),
                         "create space directory under %s: %s", parent, strerror(e));
         bf_free(a, sp->dir);
+        bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return st;
     }
@@ -137,6 +145,8 @@ void bf_space_destroy(bf_space *sp)
     rmdir(sp->dir);
     bf_allocator a = sp->alloc;
     bf_free(&a, sp->scratch);
+    bf_free(&a, sp->ra);
+    bf_throttle_free(&a, sp->throttle);
     bf_free(&a, sp->dir);
     bf_free(&a, sp);
 }

@@ -54,6 +54,14 @@ struct bf_space {
     /* descriptor cache: segments with an open fd, most recently used first */
     struct bf_seg *lru_head, *lru_tail;
     uint32_t fds_open, fds_max;
+    /* read-ahead: consecutive extents of one segment row read with one pread */
+    unsigned char *ra;
+    const struct bf_seg *ra_seg; /* whose bytes ra holds; NULL: none */
+    uint64_t ra_off;             /* physical offset of ra[0] */
+    size_t ra_len;
+    const void *seq_file;        /* last block loaded, to recognise sequential reads */
+    uint64_t seq_blk;
+    void *throttle;              /* io_throttle state when io_limit is set */
     char errmsg[BF_ERRMSG_MAX];
 };
 
@@ -65,6 +73,9 @@ int bf_space_reserve_scratch(struct bf_space *space, size_t size);
 
 /* The space's context for codec `ops`, created on first use. */
 int bf_space_codec_ctx(struct bf_space *space, bf_codec codec, void **ctx);
+
+/* Bytes read ahead at most in one pread when a file is read sequentially. */
+#define BF_READAHEAD (256u * 1024u)
 
 /* Replace the I/O table (tests: fault injection). Only while no file is open. */
 void bf_space_set_io(struct bf_space *space, const bf_io *io);

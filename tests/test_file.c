@@ -6,11 +6,13 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "buffile.h"
+#include "space.h"
 #include "support.h"
 
 static char parent[512];
@@ -239,6 +241,63 @@ static void test_partial_block_rmw(void **state)
     bf_space_destroy(sp);
 }
 
+static void test_readahead(void **state)
+{
+    (void)state;
+    /* A sequential stream read fetches consecutive extents with few preads, and a write in
+       the middle of the stream is seen by the reads after it. */
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
+    t_faults faults = {0};
+    bf_io io = t_fault_io(&faults);
+    bf_space_set_io(sp, &io);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char data[64 * 8192], got[8192];
+    t_rng r = {21};
+    t_fill(&r, T_DATA_TEXT, data, sizeof(data));
+    assert_int_equal(bf_file_write(f, data, sizeof(data)), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    uint64_t reads_before = faults.reads;
+    for (int b = 0; b < 64; b++) {
+        if (b == 20) {
+            /* Rewrite block 30 into the space block 31 freed: both lie in what the last
+               read-ahead fetched, which must not be served for them any more. */
+            assert_int_equal(bf_file_discard_block(f, 31), BF_OK);
+            memset(data + 31 * 8192, 0, 8192);
+            memcpy(data + 30 * 8192, data + 40 * 8192, 8192);
+            assert_int_equal(bf_file_write_block(f, 30, data + 30 * 8192), BF_OK);
+        }
+        assert_int_equal(bf_file_read(f, got, 8192), 8192);
+        assert_memory_equal(got, data + (size_t)b * 8192, 8192);
+    }
+    uint64_t preads = faults.reads - reads_before;
+    printf("64 blocks read sequentially with %llu preads\n", (unsigned long long)preads);
+    assert_true(preads <= 12);
+    bf_space_destroy(sp);
+}
+
+static void test_io_limit(void **state)
+{
+    (void)state;
+    /* The throttled table moves the same bytes (its timing is measured by benchmarks). */
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.io_limit = 1000ull * 1000 * 1000;
+    bf_space *sp;
+    assert_int_equal(bf_space_create(&o, &sp, NULL, 0), BF_OK);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char data[300000], got[300000];
+    t_rng r = {22};
+    t_fill(&r, T_DATA_MIXED, data, sizeof(data));
+    assert_int_equal(bf_file_write(f, data, sizeof(data)), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, data, sizeof(data));
+    bf_space_destroy(sp);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -253,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_space_options),   cmocka_unit_test(test_file_overrides),
         cmocka_unit_test(test_holes_and_eof),   cmocka_unit_test(test_seek_rules),
         cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
+        cmocka_unit_test(test_readahead),       cmocka_unit_test(test_io_limit),
         cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
