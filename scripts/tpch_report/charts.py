@@ -1,0 +1,200 @@
+"""The report's PNG charts (matplotlib, Agg backend, 110 dpi).
+
+Invariants: one colour per codec/level in every chart (CODEC_COLOURS, then a fallback
+palette in first-seen order), so a reader can compare charts at a glance; every chart has a
+title, axis labels with units and a legend; a missing value (query without spill, missing
+baseline) is drawn as no bar, never as zero.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .matrix import size_label  # noqa: E402
+from .results import query_order  # noqa: E402
+
+DPI = 110
+CODEC_COLOURS = {
+    "lz4": "#2ca02c",
+    "zstd-1": "#9ecae1", "zstd-3": "#4292c6", "zstd-9": "#08519c",
+    "zlib-1": "#fdae6b", "zlib-6": "#d94801",
+}
+FALLBACK = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+BLOCK_MARKERS = ["o", "s", "^", "D", "v", "P"]
+
+
+_extra_colours = {}
+
+
+def colour(label):
+    if label in CODEC_COLOURS:
+        return CODEC_COLOURS[label]
+    if label not in _extra_colours:
+        _extra_colours[label] = FALLBACK[len(_extra_colours) % len(FALLBACK)]
+    return _extra_colours[label]
+
+
+def _grouped_bars(ax, groups, series, values, width_total=0.82):
+    """Bars for each group (x) and series (colour); values[(group, series)] may be None."""
+    n = max(len(series), 1)
+    width = width_total / n
+    for i, s in enumerate(series):
+        xs, ys = [], []
+        for g_i, g in enumerate(groups):
+            v = values.get((g, s))
+            if v is not None:
+                xs.append(g_i - width_total / 2 + width * (i + 0.5))
+                ys.append(v)
+        ax.bar(xs, ys, width=width, color=colour(s), label=s, edgecolor="white", linewidth=0.3)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def _finish(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def _setting_text(cmps):
+    c = cmps[0].cell
+    return f"SF {c.sf}, work_mem {size_label(c.work_mem)}, {size_label(c.block)} blocks"
+
+
+def time_ratio_chart(cmps, path):
+    """Per spilling query and codec: query time / time with codec none; plus the geomean and
+    the control geomean over the queries that spill nothing (the noise yardstick)."""
+    queries = sorted({q for c in cmps for q in c.spilling()}, key=query_order)
+    groups = queries + ["geomean", "control"]
+    series = [c.cell.codec_label for c in cmps]
+    values = {}
+    for c in cmps:
+        for q in queries:
+            values[(q, c.cell.codec_label)] = c.time_ratio(q)
+        values[("geomean", c.cell.codec_label)] = c.geomean_time_ratio()
+        values[("control", c.cell.codec_label)] = c.geomean_time_ratio_control()
+    fig, ax = plt.subplots(figsize=(12, 4.6))
+    _grouped_bars(ax, groups, series, values)
+    ax.axhline(1.0, color="black", linewidth=0.9)
+    ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_ylabel("query time / time with codec none")
+    ax.set_xlabel("query (only queries that spill); geomean over them; control = geomean over "
+                  "the queries that spill nothing (machine noise)")
+    ax.set_title(f"Time relative to no compression, {_setting_text(cmps)} "
+                 "(below 1 = faster)")
+    ax.legend(title="codec", ncol=len(series), loc="upper left", fontsize=8, title_fontsize=8)
+    top = max([v for v in values.values() if v is not None] + [1.2])
+    ax.set_ylim(0, top * 1.18)
+    _finish(fig, path)
+
+
+def space_saved_chart(cmps, path):
+    """Per spilling query and codec: % of the logical spill bytes that never reached disk."""
+    queries = sorted({q for c in cmps for q in c.spilling()}, key=query_order)
+    groups = queries + ["total"]
+    series = [c.cell.codec_label for c in cmps]
+    values = {}
+    for c in cmps:
+        for q in queries:
+            s = c.saved(q)
+            values[(q, c.cell.codec_label)] = None if s is None else 100 * s
+        t = c.total_saved()
+        values[("total", c.cell.codec_label)] = None if t is None else 100 * t
+    fig, ax = plt.subplots(figsize=(12, 4.6))
+    _grouped_bars(ax, groups, series, values)
+    ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("temp space saved (% of bytes spilled)")
+    ax.set_xlabel("query (only queries that spill; total over all queries)")
+    ax.set_title(f"Temp space saved by compression, {_setting_text(cmps)} "
+                 "(1 - physical / logical bytes)")
+    ax.legend(title="codec", ncol=len(series), loc="lower left", fontsize=8, title_fontsize=8,
+              framealpha=0.95)
+    _finish(fig, path)
+
+
+def tradeoff_chart(cmps, path):
+    """Scatter per work_mem panel: x = space saved over the suite, y = geomean time cost over
+    the spilling queries; colour = codec/level, marker = block size."""
+    wms = sorted({c.cell.work_mem for c in cmps})
+    blocks = sorted({c.cell.block for c in cmps})
+    marker = {b: BLOCK_MARKERS[i % len(BLOCK_MARKERS)] for i, b in enumerate(blocks)}
+    fig, axes = plt.subplots(1, len(wms), figsize=(5.2 * len(wms), 5.0), sharey=True,
+                             squeeze=False)
+    ys_all = [100 * (c.geomean_time_ratio() - 1) for c in cmps if c.geomean_time_ratio()]
+    lo, hi = min(ys_all + [0]), max(ys_all + [0])
+    pad = (hi - lo) * 0.12 + 2
+    for ax, wm in zip(axes[0], wms):
+        for c in (c for c in cmps if c.cell.work_mem == wm):
+            g, s = c.geomean_time_ratio(), c.total_saved()
+            if g is None or s is None:
+                continue
+            x, y = 100 * s, 100 * (g - 1)
+            ax.scatter(x, y, s=60, color=colour(c.cell.codec_label), marker=marker[c.cell.block],
+                       edgecolor="black", linewidth=0.5, zorder=3)
+            text = c.cell.codec_label + ("" if len(blocks) == 1 else f" {size_label(c.cell.block)}")
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7.5)
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xlim(0, 100)
+        ax.set_ylim(lo - pad, hi + pad)
+        ax.grid(alpha=0.3)
+        ax.set_title(f"work_mem {size_label(wm)}")
+        ax.set_xlabel("temp space saved over all queries (%)")
+    axes[0][0].set_ylabel("time cost vs none: geomean over spilling queries (%)")
+    handles = [plt.Line2D([], [], linestyle="", marker=marker[b], color="grey",
+                          markeredgecolor="black", label=f"{size_label(b)} blocks")
+               for b in blocks]
+    if len(blocks) > 1:
+        axes[0][0].legend(handles=handles, loc="upper left", fontsize=8)
+    fig.suptitle(f"Trade-off map, SF {cmps[0].cell.sf}: space saved against time cost per "
+                 "codec/level/block size (lower right is better)")
+    _finish(fig, path)
+
+
+def block_size_chart(cmps, path):
+    """For one work_mem: saved % and geomean time ratio per codec, bars per block size."""
+    blocks_of = {}
+    for c in cmps:
+        blocks_of.setdefault(c.cell.codec_label, set()).add(c.cell.block)
+    codecs = [label for label, bs in blocks_of.items() if len(bs) > 1]
+    cmps = [c for c in cmps if c.cell.codec_label in codecs]
+    blocks = sorted({c.cell.block for c in cmps})
+    labels = [f"{size_label(b)} blocks" for b in blocks]
+    saved_v, time_v, peak_v = {}, {}, {}
+    for c in cmps:
+        key = (c.cell.codec_label, f"{size_label(c.cell.block)} blocks")
+        s = c.total_saved()
+        saved_v[key] = None if s is None else 100 * s
+        time_v[key] = c.geomean_time_ratio()
+        p = c.total_peak_ratio()
+        peak_v[key] = None if p is None else 100 * p
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    block_colours = ["#9ecae1", "#3182bd", "#08306b", "#6a51a3", "#54278f", "#3f007d"]
+    for ax, vals, ylabel, title in (
+            (axes[0], saved_v, "space saved over all queries (%)", "Temp space saved"),
+            (axes[1], peak_v, "peak temp bytes, % of none's peak", "Peak temp space"),
+            (axes[2], time_v, "time / none (geomean, spilling queries)", "Time relative to none")):
+        width = 0.8 / len(labels)
+        for i, lab in enumerate(labels):
+            xs = [j - 0.4 + width * (i + 0.5) for j, cod in enumerate(codecs)
+                  if vals.get((cod, lab)) is not None]
+            ys = [vals[(cod, lab)] for cod in codecs if vals.get((cod, lab)) is not None]
+            ax.bar(xs, ys, width=width, label=lab, color=block_colours[i % len(block_colours)])
+        ax.set_xticks(range(len(codecs)))
+        ax.set_xticklabels(codecs)
+        ax.set_xlabel("codec")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    axes[2].axhline(1.0, color="black", linewidth=0.8)
+    axes[0].set_ylim(0, 100)
+    axes[0].legend(fontsize=8, loc="lower left")
+    c = cmps[0].cell
+    fig.suptitle(f"Block size, SF {c.sf}, work_mem {size_label(c.work_mem)} "
+                 "(each codec against none at the same block size)")
+    _finish(fig, path)
