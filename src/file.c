@@ -146,34 +146,71 @@ static int extent_place(bf_file *f, uint32_t need, bf_chunk *ch, uint64_t *grow)
 
 /* ---- block store and load --------------------------------------------- */
 
-/* Compress and write block `blkno` from `data`; bytes at or past size are not stored. */
-static int block_store(bf_file *f, uint64_t blkno, const void *data)
+/*
+ * Compress block `blkno` from `data` into `at` (room for header + block):
+ * iov describes the extent (header and payload in `at`, or header in `at`
+ * and the raw payload still in `data`). Bytes at or past size are not stored.
+ */
+static int block_pack(bf_file *f, uint64_t blkno, const void *data, unsigned char *at,
+                      struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
     bf_space *sp = f->space;
-    uint64_t start = blkno * f->block_size;
-    uint64_t left = f->size - start;
+    uint64_t left = f->size - blkno * f->block_size;
     uint32_t raw_len = left < f->block_size ? (uint32_t)left : f->block_size;
     const bf_codec_ops *ops = bf_codec_ops_get((bf_codec)f->codec);
     void *ctx;
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
     if (rc != BF_OK)
         return rc;
-    struct iovec iov[2];
-    int iovcnt;
-    bf_extent_info info;
     uint64_t t0 = now_ns();
-    rc = bf_extent_pack(ops, ctx, f->level, blkno, data, raw_len, sp->scratch, iov, &iovcnt,
-                        &info);
+    rc = bf_extent_pack(ops, ctx, f->level, blkno, data, raw_len, at, iov, iovcnt, info);
     COUNT(f, compress_ns, now_ns() - t0);
     if (rc != BF_OK)
         return bf_fail(sp, rc, "compress", NULL, 0, "%s on block %llu: %s", ops->name,
                        (unsigned long long)blkno, bf_strerror(rc));
-    uint32_t len = BF_EXTENT_HDR + info.payload_len;
+    return BF_OK;
+}
 
-    rc = bf_map_ensure(&f->map, &sp->alloc, (uint32_t)blkno);
+/* The extent of `blkno` has been written at `off`: point the map at it, free the old one. */
+static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
+                         const bf_extent_info *info)
+{
+    uint32_t len = BF_EXTENT_HDR + info->payload_len;
+    bf_map_entry *e = &f->map.e[blkno];
+    release_extent(f, e);
+    e->off = off;
+    e->len = len | (info->raw ? BF_MAP_RAW : 0);
+    e->cap = cap;
+    live_add(f, len);
+    COUNT(f, physical_written, len);
+    if (info->raw)
+        COUNT(f, blocks_raw, 1);
+    else
+        COUNT(f, blocks_compressed, 1);
+}
+
+static int map_room(bf_file *f, uint64_t last_blkno)
+{
+    int rc = bf_map_ensure(&f->map, &f->space->alloc, (uint32_t)last_blkno);
     if (rc != BF_OK)
-        return bf_fail(sp, rc, "write", NULL, 0, "block map for %llu blocks",
-                       (unsigned long long)blkno + 1);
+        return bf_fail(f->space, rc, "write", NULL, 0, "block map for %llu blocks",
+                       (unsigned long long)last_blkno + 1);
+    return BF_OK;
+}
+
+/* Compress and write block `blkno` from `data`, into free space or at the end. */
+static int block_store(bf_file *f, uint64_t blkno, const void *data)
+{
+    bf_space *sp = f->space;
+    struct iovec iov[2];
+    int iovcnt;
+    bf_extent_info info;
+    int rc = block_pack(f, blkno, data, sp->scratch, iov, &iovcnt, &info);
+    if (rc == BF_OK)
+        rc = map_room(f, blkno);
+    if (rc != BF_OK)
+        return rc;
+    uint32_t len = BF_EXTENT_HDR + info.payload_len;
     bf_chunk ch;
     uint64_t grow;
     rc = extent_place(f, len, &ch, &grow);
@@ -190,18 +227,67 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data)
             bf_free_put(&f->free, &sp->alloc, f->phys_end, (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
     }
-    bf_map_entry *e = &f->map.e[blkno];
-    release_extent(f, e);
-    e->off = ch.off;
-    e->len = len | (info.raw ? BF_MAP_RAW : 0);
-    e->cap = ch.cap;
-    live_add(f, len);
-    COUNT(f, physical_written, len);
-    if (info.raw)
-        COUNT(f, blocks_raw, 1);
-    else
-        COUNT(f, blocks_compressed, 1);
+    block_commit(f, blkno, ch.off, ch.cap, &info);
     return BF_OK;
+}
+
+/* At most this many blocks, and this many bytes, go into one batched write. */
+#define BATCH_BLOCKS 32u
+#define BATCH_BYTES (256u * 1024u)
+
+/*
+ * Store up to `n` whole blocks from the caller's memory as consecutive
+ * extents at the physical end with one pwritev: a sequential spill written
+ * in large chunks costs one system call per chunk, not one per block.
+ * Returns the number of blocks stored, 0 when the batch does not apply
+ * (free space to reuse, a segment or temp-limit boundary near: the caller
+ * stores one block the ordinary way), or a negative status. All or none
+ * of the batch is committed, so a failure loses nothing acknowledged.
+ */
+static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *data, uint32_t n)
+{
+    bf_space *sp = f->space;
+    uint32_t bs = f->block_size;
+    if (n > BATCH_BLOCKS)
+        n = BATCH_BLOCKS;
+    if ((uint64_t)n * bs > BATCH_BYTES)
+        n = BATCH_BYTES / bs;
+    if (n < 2 || f->free.n != 0)
+        return 0;
+    int rc = bf_space_reserve_scratch(sp, (size_t)n * (BF_EXTENT_HDR + bs));
+    if (rc == BF_OK)
+        rc = map_room(f, blkno + n - 1);
+    if (rc != BF_OK)
+        return rc;
+    struct iovec iov[2 * BATCH_BLOCKS];
+    bf_extent_info info[BATCH_BLOCKS];
+    int iovcnt = 0;
+    size_t used = 0, total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int cnt;
+        rc = block_pack(f, blkno + i, data + (size_t)i * bs, sp->scratch + used, iov + iovcnt,
+                        &cnt, &info[i]);
+        if (rc != BF_OK)
+            return rc;
+        used += BF_EXTENT_HDR + (info[i].raw ? 0 : info[i].payload_len);
+        total += BF_EXTENT_HDR + info[i].payload_len;
+        iovcnt += cnt;
+    }
+    uint64_t off = f->phys_end;
+    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    if (off + total > seg_end ||
+        (sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit))
+        return 0;
+    rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
+    if (rc != BF_OK)
+        return rc;
+    physical_set(f, off + total);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = BF_EXTENT_HDR + info[i].payload_len;
+        block_commit(f, blkno + i, off, len, &info[i]);
+        off += len;
+    }
+    return (int)n;
 }
 
 /*
@@ -411,13 +497,27 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
         uint32_t off = (uint32_t)(f->pos & (bs - 1));
         size_t n = bs - off < left ? bs - off : left;
         if (n == bs && blkno != f->buf_blk) {
-            /* A whole block: compress straight from the caller's memory. */
+            /* Whole blocks: compress straight from the caller's memory, several per write. */
             uint64_t old_size = f->size;
-            if (f->pos + bs > f->size)
-                logical_set(f, f->pos + bs);
-            rc = block_store(f, blkno, p);
-            if (rc != BF_OK)
-                logical_set(f, old_size);
+            uint64_t whole = left / bs;
+            if (f->buf_blk > blkno && f->buf_blk - blkno < whole)
+                whole = f->buf_blk - blkno; /* stop before the buffered block */
+            if (whole > BATCH_BLOCKS)
+                whole = BATCH_BLOCKS;
+            if (f->pos + whole * bs > f->size)
+                logical_set(f, f->pos + whole * bs); /* block_pack stores up to the size */
+            uint64_t stored = 0;
+            rc = blocks_store_batch(f, blkno, p, (uint32_t)whole);
+            if (rc == 0) {
+                rc = block_store(f, blkno, p);
+                stored = rc == BF_OK;
+            } else if (rc > 0) {
+                stored = (uint64_t)rc;
+                rc = BF_OK;
+            }
+            uint64_t reached = f->pos + stored * bs;
+            logical_set(f, reached > old_size ? reached : old_size);
+            n = (size_t)(stored * bs);
         } else {
             int covered = off == 0 && n == bs;
             int load = !covered && (blkno << shift) < f->size;

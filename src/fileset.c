@@ -205,8 +205,12 @@ int bf_named_persist(bf_file *f)
     char tmp[4096], final[4096];
     snprintf(tmp, sizeof(tmp), "%.*s.idx.tmp", (int)pl, nm->prefix);
     snprintf(final, sizeof(final), "%.*s.idx", (int)pl, nm->prefix);
-    int fd = sp->io.open(sp->io.ctx, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                         S_IRUSR | S_IWUSR);
+    /* O_EXCL: never write through something planted at that name (a link to another
+       file); a stale temp index left by a crash is removed first. */
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = sp->io.open(sp->io.ctx, tmp, flags, S_IRUSR | S_IWUSR);
+    if (fd < 0 && errno == EEXIST && sp->io.unlink(sp->io.ctx, tmp) == 0)
+        fd = sp->io.open(sp->io.ctx, tmp, flags, S_IRUSR | S_IWUSR);
     if (fd < 0) {
         int e = errno;
         bf_free(&sp->alloc, buf);

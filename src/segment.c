@@ -141,7 +141,9 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     int rc = seg_open(seg, segno, 1);
     if (rc != BF_OK)
         return rc;
-    struct iovec local[4];
+    struct iovec local[BF_SEG_IOV_MAX];
+    if (iovcnt > BF_SEG_IOV_MAX)
+        return bf_fail(sp, BF_EINVAL, "write", NULL, 0, "%d iovecs in one write", iovcnt);
     int n = iovcnt;
     memcpy(local, iov, (size_t)iovcnt * sizeof(*iov));
     struct iovec *v = local;

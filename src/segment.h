@@ -35,6 +35,9 @@ void bf_seg_init(bf_seg *seg, struct bf_space *space, uint32_t id, const char *p
 /* Format the path of segment `segno` into buf. */
 void bf_seg_path(const bf_seg *seg, uint32_t segno, char *buf, size_t len);
 
+/* Most iovecs one bf_seg_write takes (a batch of 32 raw extents needs 64). */
+#define BF_SEG_IOV_MAX 64
+
 /* Write all bytes of `iov` at physical offset `off` (within one segment). */
 int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total);
 

@@ -5,6 +5,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,40 @@ static void test_readahead(void **state)
     bf_space_destroy(sp);
 }
 
+static void test_batched_writes(void **state)
+{
+    (void)state;
+    /* Large aligned writes go out as one pwritev per batch of blocks, all or nothing. */
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
+    t_faults faults = {0};
+    bf_io io = t_fault_io(&faults);
+    bf_space_set_io(sp, &io);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char data[1 << 20], got[1 << 20];
+    t_rng r = {23};
+    t_fill(&r, T_DATA_MIXED, data, sizeof(data));
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(bf_file_write(f, data + i * 131072, 131072), BF_OK);
+    assert_int_equal(faults.writes, 4); /* 16 blocks per call, one pwritev each */
+    faults.fail_write_at = 5;
+    faults.fail_errno = ENOSPC;
+    assert_int_equal(bf_file_write(f, data + 4 * 131072, 131072), BF_ENOSPC);
+    assert_int_equal(bf_file_tell(f), 4 * 131072);
+    assert_int_equal(bf_file_size(f), 4 * 131072); /* nothing of the failed batch committed */
+    faults.fail_write_at = 0;
+    for (int i = 4; i < 8; i++)
+        assert_int_equal(bf_file_write(f, data + i * 131072, 131072), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, data, sizeof(data));
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_int_equal(st.blocks_raw + st.blocks_compressed, 128);
+    assert_int_equal(st.logical_written, sizeof(data));
+    bf_space_destroy(sp);
+}
+
 static void test_io_limit(void **state)
 {
     (void)state;
@@ -313,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_holes_and_eof),   cmocka_unit_test(test_seek_rules),
         cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
         cmocka_unit_test(test_readahead),       cmocka_unit_test(test_io_limit),
+        cmocka_unit_test(test_batched_writes),
         cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
