@@ -1,0 +1,139 @@
+/*
+ * fuzz_common.c - helpers shared by the fuzz targets (see fuzz.h).
+ *
+ * Everything a target creates lives under one per-process directory in
+ * the build tree's test-tmp, so an aborted run leaves its litter in one
+ * place and a clean run leaves none.
+ */
+#include "fuzz.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support.h"
+
+void fuzz_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "fuzz property failed: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    abort();
+}
+
+static char parent[512];
+
+static void remove_parent(void)
+{
+    t_rm_rf(parent);
+}
+
+const char *fuzz_parent(void)
+{
+    if (parent[0] == '\0') {
+        mkdir(BF_TEST_TMP, 0700);
+        snprintf(parent, sizeof(parent), "%s/bf-fuzz-%ld", BF_TEST_TMP, (long)getpid());
+        t_rm_rf(parent);
+        if (mkdir(parent, 0700) != 0)
+            fuzz_fail("cannot create %s", parent);
+        atexit(remove_parent);
+    }
+    return parent;
+}
+
+bf_space *fuzz_space(bf_codec codec, uint32_t block_size, uint64_t segment_size,
+                     const bf_allocator *alloc)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = fuzz_parent();
+    o.codec = codec;
+    o.block_size = block_size;
+    o.segment_size = segment_size;
+    o.allocator = alloc;
+    bf_space *sp = NULL;
+    char err[256] = "";
+    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
+        fuzz_fail("bf_space_create: %s", err);
+    return sp;
+}
+
+void fuzz_data(uint64_t seed, unsigned char *buf, size_t len)
+{
+    /* Cheap on purpose (t_fill's text rows cost too much per fuzz run): runs of random
+       bytes, of a repeated phrase and of zeros, so blocks compress to varying degrees. */
+    static const char phrase[] = "1996-03-13|DELIVER IN PERSON|TRUCK|furiously regular ";
+    t_rng r = {seed};
+    size_t i = 0;
+    while (i < len) {
+        size_t run = 1 + (size_t)t_below(&r, 2048);
+        if (run > len - i)
+            run = len - i;
+        uint64_t kind = t_below(&r, 3);
+        for (size_t k = 0; k < run; k++)
+            buf[i + k] = kind == 0   ? (unsigned char)t_next(&r)
+                         : kind == 1 ? (unsigned char)phrase[(i + k) % (sizeof(phrase) - 1)]
+                                     : 0;
+        i += run;
+    }
+}
+
+void fuzz_put_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    if (fd < 0 || (len > 0 && write(fd, data, len) != (ssize_t)len) || close(fd) != 0)
+        fuzz_fail("cannot write %s", path);
+}
+
+unsigned char *fuzz_get_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    unsigned char *buf = malloc(cap);
+    size_t r;
+    while (buf != NULL && (r = fread(buf + n, 1, cap - n, fp)) > 0) {
+        n += r;
+        if (n == cap) {
+            unsigned char *b = realloc(buf, cap * 2);
+            if (b == NULL)
+                free(buf);
+            buf = b;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    *len = n;
+    return buf;
+}
+
+void fuzz_seed(const char *dir, const char *name, uint8_t flags, const void *body, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    unsigned char *buf = malloc(len + 1);
+    if (buf == NULL)
+        fuzz_fail("out of memory");
+    buf[0] = flags;
+    if (len > 0)
+        memcpy(buf + 1, body, len);
+    fuzz_put_file(path, buf, len + 1);
+    free(buf);
+}
+
+int fuzz_codecs(bf_codec out[4])
+{
+    int n = 0;
+    for (int c = BF_CODEC_NONE; c <= BF_CODEC_ZLIB; c++)
+        if (bf_codec_available((bf_codec)c))
+            out[n++] = (bf_codec)c;
+    return n;
+}

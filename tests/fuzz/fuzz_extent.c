@@ -1,0 +1,180 @@
+/*
+ * fuzz_extent.c - arbitrary bytes as an extent (the decoder of extent.c).
+ *
+ * Input: a flag byte, then the extent bytes.
+ *   bits 0-1  block size: 4 KiB, 8 KiB, 64 KiB, 1 MiB
+ *   bit 2     fix the CRC first, so forged headers and payloads get past
+ *             the checksum and reach the field checks and the decompressors
+ *   bit 3     expect the block number the header names (else bits 4-7)
+ * Properties: bf_extent_check accepts only what it promises (lengths,
+ * raw length <= block size, built-in codec, block number), never reads
+ * outside the bytes; an accepted payload fed to its decompressor with an
+ * exact-size output buffer yields raw_len bytes or an error, never an
+ * overrun. Round trip: the input bytes as block data, packed with every
+ * codec, check, decompress to themselves, and any single flipped bit or a
+ * cut is refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "codec.h"
+#include "crc32c.h"
+#include "extent.h"
+#include "fuzz.h"
+#include "le.h"
+#include "support.h"
+
+static const uint32_t block_sizes[4] = {4096, 8192, 65536, 1u << 20};
+
+static void *codec_ctx(bf_codec c)
+{
+    static void *ctx[4];
+    static int made[4];
+    if (!made[c]) {
+        if (bf_codec_ops_get(c)->ctx_create(&bf_default_allocator, &ctx[c]) != BF_OK)
+            fuzz_fail("cannot create the %s context", bf_codec_name(c));
+        made[c] = 1;
+    }
+    return ctx[c];
+}
+
+static void fix_crc(unsigned char *ext, size_t len)
+{
+    bf_put32(ext + 24, 0);
+    bf_put32(ext + 24, bf_crc32c(bf_crc32c(0, ext, BF_EXTENT_HDR), ext + BF_EXTENT_HDR,
+                                 len - BF_EXTENT_HDR));
+}
+
+static void check_decoder(const unsigned char *ext, size_t len, uint64_t expect, uint32_t bs)
+{
+    bf_extent_info info;
+    const char *why = NULL;
+    int rc = bf_extent_check(ext, len, expect, bs, &info, &why);
+    if (rc != BF_OK) {
+        FUZZ_CHECK(rc == BF_ECORRUPT && why != NULL && why[0] != '\0',
+                   "refusal %d without a reason", rc);
+        return;
+    }
+    FUZZ_CHECK((uint64_t)info.payload_len + BF_EXTENT_HDR == len, "accepted a length mismatch");
+    FUZZ_CHECK(info.raw_len >= 1 && info.raw_len <= bs, "accepted raw length %u", info.raw_len);
+    FUZZ_CHECK(info.blkno == expect, "accepted another block's extent");
+    FUZZ_CHECK(!info.raw || info.payload_len == info.raw_len, "raw extent with wrong length");
+    if (info.raw)
+        return;
+    const bf_codec_ops *ops = bf_codec_ops_get(info.codec);
+    FUZZ_CHECK(ops != NULL, "accepted codec %d that is not built in", (int)info.codec);
+    unsigned char *out = malloc(info.raw_len);
+    FUZZ_CHECK(out != NULL, "out of memory");
+    int d = ops->decompress(codec_ctx(info.codec), ext + BF_EXTENT_HDR, info.payload_len, out,
+                            info.raw_len);
+    FUZZ_CHECK(d == 0 || d == -1, "%s decompress returned %d", ops->name, d);
+    free(out);
+}
+
+static void round_trip(const unsigned char *data, uint32_t raw_len, uint64_t blkno, uint32_t bs)
+{
+    bf_codec codecs[4];
+    int n = fuzz_codecs(codecs);
+    unsigned char *scratch = malloc(BF_EXTENT_HDR + (size_t)raw_len);
+    unsigned char *ext = malloc(BF_EXTENT_HDR + (size_t)raw_len);
+    unsigned char *out = malloc(raw_len);
+    FUZZ_CHECK(scratch && ext && out, "out of memory");
+    for (int c = 0; c < n; c++) {
+        const bf_codec_ops *ops = bf_codec_ops_get(codecs[c]);
+        struct iovec iov[2];
+        int iovcnt;
+        bf_extent_info info;
+        int rc = bf_extent_pack(ops, codec_ctx(codecs[c]), ops->default_level, blkno, data,
+                                raw_len, scratch, iov, &iovcnt, &info);
+        FUZZ_CHECK(rc == BF_OK, "%s pack failed: %d", ops->name, rc);
+        size_t len = 0;
+        for (int i = 0; i < iovcnt; i++) {
+            memcpy(ext + len, iov[i].iov_base, iov[i].iov_len);
+            len += iov[i].iov_len;
+        }
+        FUZZ_CHECK(len == BF_EXTENT_HDR + info.payload_len, "%s: iovecs and header differ",
+                   ops->name);
+        FUZZ_CHECK(info.payload_len <= raw_len, "%s: extent grew", ops->name);
+        bf_extent_info got;
+        const char *why = NULL;
+        rc = bf_extent_check(ext, len, blkno, bs, &got, &why);
+        FUZZ_CHECK(rc == BF_OK, "%s: own extent refused: %s", ops->name, why);
+        if (got.raw)
+            memcpy(out, ext + BF_EXTENT_HDR, raw_len);
+        else
+            FUZZ_CHECK(ops->decompress(codec_ctx(codecs[c]), ext + BF_EXTENT_HDR,
+                                       got.payload_len, out, raw_len) == 0,
+                       "%s: own payload does not decompress", ops->name);
+        FUZZ_CHECK(memcmp(out, data, raw_len) == 0, "%s: round trip changed the data",
+                   ops->name);
+        /* One flipped bit, chosen by the data, must be caught (CRC-32C finds all of them). */
+        size_t bit = (raw_len * 2654435761u + data[0]) % (len * 8);
+        ext[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        FUZZ_CHECK(bf_extent_check(ext, len, blkno, bs, &got, &why) == BF_ECORRUPT,
+                   "%s: flipped bit %zu accepted", ops->name, bit);
+        ext[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+        FUZZ_CHECK(bf_extent_check(ext, len - 1, blkno, bs, &got, &why) == BF_ECORRUPT,
+                   "%s: cut extent accepted", ops->name);
+    }
+    free(scratch);
+    free(ext);
+    free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    uint8_t flags = data[0];
+    uint32_t bs = block_sizes[flags & 3];
+    size_t len = size - 1;
+    unsigned char *ext = malloc(len ? len : 1);
+    FUZZ_CHECK(ext != NULL, "out of memory");
+    if (len > 0)
+        memcpy(ext, data + 1, len);
+    if ((flags & 4) && len >= BF_EXTENT_HDR)
+        fix_crc(ext, len);
+    uint64_t expect = (flags & 8) && len >= 24 ? bf_get64(ext + 16) : (uint64_t)(flags >> 4);
+    check_decoder(ext, len, expect, bs);
+    free(ext);
+    if (len > 0)
+        round_trip(data + 1, (uint32_t)(len < bs ? len : bs), expect, bs);
+    return 0;
+}
+
+/* Seeds: real extents of every codec (compressed and raw), with and without CRC fixing. */
+int fuzz_write_seeds(const char *dir)
+{
+    bf_codec codecs[4];
+    int n = fuzz_codecs(codecs);
+    static unsigned char data[8192], scratch[BF_EXTENT_HDR + 8192], ext[BF_EXTENT_HDR + 8192];
+    for (int c = 0; c < n; c++) {
+        for (int kind = 0; kind < 2; kind++) {
+            const bf_codec_ops *ops = bf_codec_ops_get(codecs[c]);
+            uint32_t raw_len = kind == 0 ? 4096 : 700;
+            t_rng rng = {100 + (uint64_t)c};
+            t_fill(&rng, T_DATA_TEXT, data, raw_len);
+            if (kind == 1)
+                for (uint32_t i = 0; i < raw_len; i++)
+                    data[i] = (unsigned char)(i * 7u + (unsigned)c);
+            struct iovec iov[2];
+            int iovcnt;
+            bf_extent_info info;
+            if (bf_extent_pack(ops, codec_ctx(codecs[c]), ops->default_level, 5, data, raw_len,
+                               scratch, iov, &iovcnt, &info) != BF_OK)
+                return 1;
+            size_t len = 0;
+            for (int i = 0; i < iovcnt; i++) {
+                memcpy(ext + len, iov[i].iov_base, iov[i].iov_len);
+                len += iov[i].iov_len;
+            }
+            char name[64];
+            snprintf(name, sizeof(name), "%s-%s", ops->name, kind == 0 ? "text" : "ramp");
+            /* 4 KiB blocks; expect block 5 from the header; bit 2 varies with the seed. */
+            fuzz_seed(dir, name, (uint8_t)(0x08 | (kind == 0 ? 0x04 : 0x00)), ext, len);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,206 @@
+/*
+ * fuzz_index.c - arbitrary bytes as the persisted index of a named file.
+ *
+ * Input: a flag byte, then the bytes that replace "<set>/f.idx".
+ *   bits 0-1  codec (index into the codecs built in)
+ *   bit 2     fix the trailing CRC first, so forged fields get past the
+ *             checksum and reach the field checks, the map and the reads
+ *   bit 3     open read-write (else read-only)
+ *   bits 4-7  where the read-write run writes
+ * Each run builds a set: "g" (3 blocks, exported) appended onto "f"
+ * (6.5 blocks), so f's index has a spliced part; f is closed, its index
+ * replaced by the input and f opened. Properties: open succeeds or says
+ * BF_ECORRUPT/BF_EINVAL with a message; the unmodified index opens and
+ * reads back exactly; blocks of an accepted index read back or report
+ * BF_ECORRUPT; a read-write handle can write, truncate and close, and the
+ * index it persists opens again with what was written; the set is then
+ * destroyed without leftovers and all memory is returned.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "fuzz.h"
+#include "le.h"
+#include "support.h"
+
+#define BS 4096u
+#define SEG 16384u
+#define F_SIZE (6 * BS + 2000)
+#define G_SIZE (3 * BS)
+#define START (7 * BS) /* g starts at the block boundary after f */
+#define TOTAL (START + G_SIZE)
+#define MAX_READ_BLOCKS 64u
+
+static unsigned char expect[TOTAL];
+
+static void must(bf_space *sp, int rc, const char *what)
+{
+    FUZZ_CHECK(rc == BF_OK, "%s: %d %s", what, rc, bf_space_errmsg(sp));
+}
+
+static bf_codec codec_of(uint8_t flags)
+{
+    bf_codec codecs[4];
+    int n = fuzz_codecs(codecs);
+    return codecs[(flags & 3) % n];
+}
+
+/* Build the set in `set` and return the bytes of f's index (malloc'ed). */
+static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len)
+{
+    memset(expect, 0, sizeof(expect));
+    fuzz_data(11, expect, F_SIZE);
+    fuzz_data(12, expect + START, G_SIZE);
+    must(sp, bf_fileset_create(sp, set), "fileset_create");
+    bf_file *f, *g;
+    must(sp, bf_file_create_named(sp, set, "g", NULL, &g), "create g");
+    must(sp, bf_file_write(g, expect + START, G_SIZE), "write g");
+    must(sp, bf_file_export(g), "export g");
+    must(sp, bf_file_create_named(sp, set, "f", NULL, &f), "create f");
+    must(sp, bf_file_write(f, expect, F_SIZE), "write f");
+    uint64_t start;
+    must(sp, bf_file_append(f, g, &start), "append");
+    FUZZ_CHECK(start == START, "append started at %llu", (unsigned long long)start);
+    must(sp, bf_file_close(f), "close f");
+    must(sp, bf_file_close(g), "close g");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/f.idx", set);
+    unsigned char *idx = fuzz_get_file(path, idx_len);
+    FUZZ_CHECK(idx != NULL, "no index at %s", path);
+    return idx;
+}
+
+/* Read the first blocks of an accepted file: data or BF_ECORRUPT/BF_EIO, exact if `exact`. */
+static void read_blocks(bf_space *sp, bf_file *f, int exact)
+{
+    static unsigned char got[BF_BLOCK_SIZE_MAX];
+    uint32_t bs = bf_file_block_size(f);
+    uint64_t nblk = (bf_file_size(f) + bs - 1) / bs;
+    for (uint64_t b = 0; b < nblk && b < MAX_READ_BLOCKS; b++) {
+        int rc = bf_file_read_block(f, b, got);
+        if (exact) {
+            must(sp, rc, "read_block of the unmodified index");
+            size_t n = (b + 1) * bs <= TOTAL ? bs : TOTAL - b * bs;
+            FUZZ_CHECK(memcmp(got, expect + b * bs, n) == 0, "block %llu differs",
+                       (unsigned long long)b);
+        } else {
+            FUZZ_CHECK(rc == BF_OK || rc == BF_ECORRUPT || rc == BF_EIO, "read_block: %d %s", rc,
+                       bf_space_errmsg(sp));
+        }
+    }
+}
+
+/* Write, truncate and close a read-write handle; the result must open again. */
+static void rewrite(bf_space *sp, const char *set, bf_file *f, uint8_t flags)
+{
+    static unsigned char data[2 * BS], got[2 * BS];
+    uint32_t bs = bf_file_block_size(f);
+    uint64_t size = bf_file_size(f);
+    uint64_t pos = size == 0 ? 0 : (size / 16) * (flags >> 4) % size;
+    if (pos > 64ull * bs)
+        pos = 64ull * bs;
+    fuzz_data(flags, data, sizeof(data));
+    must(sp, bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), "seek");
+    int rc = bf_file_write(f, data, sizeof(data));
+    /* Loading the partial block around pos may meet a forged extent. */
+    FUZZ_CHECK(rc == BF_OK || rc == BF_ECORRUPT || rc == BF_EIO, "write: %d %s", rc,
+               bf_space_errmsg(sp));
+    int wrote = rc == BF_OK;
+    uint64_t end = pos + sizeof(data);
+    uint64_t new_size = end > size ? end : size;
+    rc = bf_file_truncate(f, new_size + (flags & 0x10 ? 0 : bs / 2));
+    FUZZ_CHECK(rc == BF_OK || rc == BF_ECORRUPT || rc == BF_EIO, "truncate: %d %s", rc,
+               bf_space_errmsg(sp));
+    must(sp, bf_file_close(f), "close read-write");
+    bf_file *again;
+    must(sp, bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &again),
+         "reopen what the library persisted");
+    if (wrote) {
+        must(sp, bf_file_seek(again, (int64_t)pos, BF_SEEK_SET), "seek");
+        FUZZ_CHECK(bf_file_read(again, got, sizeof(got)) == (int64_t)sizeof(got) &&
+                       memcmp(got, data, sizeof(got)) == 0,
+                   "written bytes at %llu do not read back after reopen: %s",
+                   (unsigned long long)pos, bf_space_errmsg(sp));
+    }
+    must(sp, bf_file_close(again), "close reopened");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    uint8_t flags = data[0];
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = fuzz_space(codec_of(flags), BS, SEG, &cnt.hooks);
+    char set[4096], path[4200];
+    snprintf(set, sizeof(set), "%s/set", fuzz_parent());
+    size_t orig_len;
+    unsigned char *orig = build(sp, set, &orig_len);
+
+    size_t len = size - 1;
+    unsigned char *idx = malloc(len ? len : 1);
+    FUZZ_CHECK(idx != NULL, "out of memory");
+    if (len > 0)
+        memcpy(idx, data + 1, len);
+    if ((flags & 4) && len >= 4)
+        bf_put32(idx + len - 4, bf_crc32c(0, idx, len - 4));
+    int exact = len == orig_len && memcmp(idx, orig, len) == 0;
+    snprintf(path, sizeof(path), "%s/f.idx", set);
+    fuzz_put_file(path, idx, len);
+
+    int mode = flags & 8 ? BF_OPEN_READWRITE : BF_OPEN_READONLY;
+    bf_file *f = NULL;
+    int rc = bf_file_open_named(sp, set, "f", mode, &f);
+    if (exact)
+        must(sp, rc, "open with the unmodified index");
+    if (rc != BF_OK) {
+        FUZZ_CHECK(rc == BF_ECORRUPT || rc == BF_EINVAL, "open: %d %s", rc, bf_space_errmsg(sp));
+        FUZZ_CHECK(bf_space_errmsg(sp)[0] != '\0', "refusal %d without a message", rc);
+        FUZZ_CHECK(f == NULL, "failed open returned a handle");
+    } else {
+        if (exact)
+            FUZZ_CHECK(bf_file_size(f) == TOTAL, "size %llu",
+                       (unsigned long long)bf_file_size(f));
+        read_blocks(sp, f, exact);
+        if (mode == BF_OPEN_READWRITE)
+            rewrite(sp, set, f, flags);
+        else
+            must(sp, bf_file_close(f), "close read-only");
+    }
+    must(sp, bf_fileset_destroy(sp, set), "fileset_destroy");
+    FUZZ_CHECK(t_dir_entries(set) == -1, "set directory left behind");
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", bf_space_dir(sp));
+    bf_space_destroy(sp);
+    FUZZ_CHECK(t_dir_entries(dir) == -1, "space directory left after destroy");
+    FUZZ_CHECK(cnt.live_bytes == 0, "%lld bytes not freed", (long long)cnt.live_bytes);
+    free(idx);
+    free(orig);
+    return 0;
+}
+
+/* Seeds: f's real index for every codec, read-only and read-write, CRC fixing on and off. */
+int fuzz_write_seeds(const char *dir)
+{
+    bf_codec codecs[4];
+    int n = fuzz_codecs(codecs);
+    char set[4096];
+    snprintf(set, sizeof(set), "%s/set", fuzz_parent());
+    for (int c = 0; c < n; c++) {
+        bf_space *sp = fuzz_space(codecs[c], BS, SEG, NULL);
+        size_t len;
+        unsigned char *idx = build(sp, set, &len);
+        for (int v = 0; v < 2; v++) {
+            char name[64];
+            snprintf(name, sizeof(name), "%s-%s", bf_codec_name(codecs[c]), v ? "rw" : "ro");
+            fuzz_seed(dir, name, (uint8_t)(c | (v ? 0x08 | 0x04 | 0x70 : 0)), idx, len);
+        }
+        free(idx);
+        bf_fileset_destroy(sp, set);
+        bf_space_destroy(sp);
+    }
+    return 0;
+}
