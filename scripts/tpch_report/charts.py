@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter  # noqa: E402
 
 from .matrix import size_label  # noqa: E402
 from .results import query_order  # noqa: E402
@@ -117,41 +118,72 @@ def space_saved_chart(cmps, path):
     _finish(fig, path)
 
 
-def tradeoff_chart(cmps, path):
-    """Scatter per work_mem panel: x = space saved over the suite, y = geomean time cost over
-    the spilling queries; colour = codec/level, marker = block size."""
+def _time_cost(c):
+    g = c.geomean_time_ratio()
+    return None if g is None else 100 * (g - 1)
+
+
+def _codec_cost(c):
+    s = c.codec_share()
+    return None if s is None else 100 * s
+
+
+# metric -> (cost function, y label, title, log scale): codec time is always positive and
+# spans two orders of magnitude between lz4 and zstd-9, so it is drawn on a log axis.
+TRADEOFF_Y = {
+    "time": (_time_cost, "time cost vs none: geomean over spilling queries (%)",
+             "space saved against time cost", False),
+    "codec": (_codec_cost, "codec time, % of none's summed query time (log)",
+              "space saved against time spent in the codec (robust to load)", True),
+}
+
+
+def tradeoff_chart(cmps, path, metric="time"):
+    """Scatter per work_mem panel: x = space saved over the suite, y = the cost named by
+    metric (TRADEOFF_Y); colour = codec/level, marker = block size."""
+    cost, ylabel, what, log = TRADEOFF_Y[metric]
     wms = sorted({c.cell.work_mem for c in cmps})
     blocks = sorted({c.cell.block for c in cmps})
     marker = {b: BLOCK_MARKERS[i % len(BLOCK_MARKERS)] for i, b in enumerate(blocks)}
-    fig, axes = plt.subplots(1, len(wms), figsize=(5.2 * len(wms), 5.0), sharey=True,
-                             squeeze=False)
-    ys_all = [100 * (c.geomean_time_ratio() - 1) for c in cmps if c.geomean_time_ratio()]
+    fig, axes = plt.subplots(1, len(wms), figsize=(max(5.2 * len(wms), 8.5), 5.0),
+                             sharey=True, squeeze=False)
+    ys_all = [cost(c) for c in cmps if cost(c) is not None]
     lo, hi = min(ys_all + [0]), max(ys_all + [0])
     pad = (hi - lo) * 0.12 + 2
+    xs_all = [100 * c.total_saved() for c in cmps if c.total_saved() is not None]
+    x_lo = max(0, int(min(xs_all + [100]) - 10) // 10 * 10)
     for ax, wm in zip(axes[0], wms):
         for c in (c for c in cmps if c.cell.work_mem == wm):
-            g, s = c.geomean_time_ratio(), c.total_saved()
-            if g is None or s is None:
+            y, s = cost(c), c.total_saved()
+            if y is None or s is None:
                 continue
-            x, y = 100 * s, 100 * (g - 1)
+            x = 100 * s
             ax.scatter(x, y, s=60, color=colour(c.cell.codec_label), marker=marker[c.cell.block],
                        edgecolor="black", linewidth=0.5, zorder=3)
             text = c.cell.codec_label + ("" if len(blocks) == 1 else f" {size_label(c.cell.block)}")
             ax.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7.5)
-        ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_xlim(0, 100)
-        ax.set_ylim(lo - pad, hi + pad)
+        ax.set_xlim(x_lo, 100)
+        if log:
+            ax.set_yscale("log")
+            ax.set_ylim(max(min(ys_all or [1]) / 1.6, 0.01), max(ys_all or [1]) * 1.6)
+            ax.yaxis.set_major_locator(FixedLocator(
+                [m * 10 ** e for e in range(-2, 4) for m in (1, 2, 5)]))
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.set_minor_locator(NullLocator())
+        else:
+            ax.axhline(0, color="black", linewidth=0.8)
+            ax.set_ylim(lo - pad, hi + pad)
         ax.grid(alpha=0.3)
         ax.set_title(f"work_mem {size_label(wm)}")
         ax.set_xlabel("temp space saved over all queries (%)")
-    axes[0][0].set_ylabel("time cost vs none: geomean over spilling queries (%)")
+    axes[0][0].set_ylabel(ylabel)
     handles = [plt.Line2D([], [], linestyle="", marker=marker[b], color="grey",
                           markeredgecolor="black", label=f"{size_label(b)} blocks")
                for b in blocks]
     if len(blocks) > 1:
         axes[0][0].legend(handles=handles, loc="upper left", fontsize=8)
-    fig.suptitle(f"Trade-off map, SF {cmps[0].cell.sf}: space saved against time cost per "
-                 "codec/level/block size (lower right is better)")
+    fig.suptitle(f"Trade-off map, SF {cmps[0].cell.sf}: {what}\n"
+                 "one point per codec/level/block size; lower right is better")
     _finish(fig, path)
 
 

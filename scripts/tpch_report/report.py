@@ -85,7 +85,7 @@ def _summary_table(base, cmps):
     return _table(["codec", "time s (sum)", "time / none (sum)",
                    "geomean time / none (spilling)", "control: geomean (non-spilling)",
                    "logical MB", "physical MB", "saved", "peak temp MB", "peak / none",
-                   "codec CPU s"], rows)
+                   "codec s"], rows)
 
 
 def _time_table(base, cmps):
@@ -216,9 +216,10 @@ def _draw(out_dir, found, cmps_by_setting):
     main = results.main_block(found)
     all_cmps = [c for cmps in cmps_by_setting.values() for c in cmps]
     if all_cmps:
-        rel = "charts/tradeoff.png"
-        charts.tradeoff_chart(all_cmps, os.path.join(out_dir, rel))
-        drawn["tradeoff"] = rel
+        for metric, rel in (("time", "charts/tradeoff.png"),
+                            ("codec", "charts/tradeoff-codec-time.png")):
+            charts.tradeoff_chart(all_cmps, os.path.join(out_dir, rel), metric)
+            drawn["tradeoff-" + metric] = rel
     for (block, wm), cmps in cmps_by_setting.items():
         if block != main or not cmps:
             continue
@@ -295,11 +296,15 @@ def write(out_dir, spec, cells, args, temp_dir, data_dir):
     L += _machine_section(m)
 
     L += ["## Summary", ""]
-    if "tradeoff" in drawn:
-        L += [f"![trade-off map]({drawn['tradeoff']})", "",
+    if "tradeoff-time" in drawn:
+        L += [f"![trade-off map]({drawn['tradeoff-time']})", "",
               "Each point is one codec/level (and block size) at one work_mem: x = share of "
               "the suite's spilled bytes saved, y = geomean time cost over the spilling queries "
-              "against none (negative = compression made spilling queries faster).", ""]
+              "against none (negative = compression made spilling queries faster).", "",
+              f"![trade-off map, codec time]({drawn['tradeoff-codec']})", "",
+              "The same points with y = time spent in the codec (compress + decompress, summed "
+              "over all queries) as a share of none's summed query time: what the codec itself "
+              "costs, without the noise of comparing two wall-clock runs.", ""]
     for block, wm in settings:
         base = bases[(block, wm)]
         if base is None:

@@ -97,6 +97,12 @@ class Comparison:
         return geomean(self.time_ratio(q) for q in self.queries()
                        if q in self.base.queries and q not in spilling)
 
+    def codec_share(self):
+        """Codec time (compress + decompress, summed over the queries) as a fraction of none's
+        summed query time: the cost of the codec itself, far less sensitive to the machine's
+        load drifting between cells than the difference of two wall times."""
+        return ratio(self.res.total["codec_ms"] / 1000, self.base.total["seconds"])
+
     def total_time_ratio(self):
         return ratio(self.res.total["seconds"], self.base.total["seconds"])
 

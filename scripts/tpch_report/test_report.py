@@ -1,6 +1,7 @@
-"""Tests of tpch-report's logic on a tiny fake matrix (no real spillbench, a few seconds).
+"""Tests of tpch-report's logic on a tiny fake matrix (no real spillbench; 10-30 s, mostly drawing).
 
-Run: /usr/bin/python3 -m unittest discover -s scripts/tpch_report -t scripts
+Run: PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m unittest discover -s scripts/tpch_report \
+     -t scripts
 A fake spillbench (a Python script written into a temp dir) produces cells from the hand-made
 table FAKE below, so the ratios, geomeans, cache and report can be checked against numbers
 worked out by hand.
@@ -159,6 +160,7 @@ class FakeRun(unittest.TestCase):
         self.assertAlmostEqual(lz4.peak_ratio("Q9"), 0.25)
         self.assertIsNone(lz4.peak_ratio("Q1"))
         self.assertAlmostEqual(lz4.total_peak_ratio(), 20 / 50)
+        self.assertAlmostEqual(lz4.codec_share(), 0.003 / 7.0)         # 3 x 1 ms / 7 s
         z4 = cmps[("zstd-3", 4 << 20)]
         self.assertEqual(z4.spilling(), ["Q9"])                    # Q3 spills only at 1MB
         self.assertAlmostEqual(z4.geomean_time_ratio(), 2.0)
@@ -190,7 +192,8 @@ class FakeRun(unittest.TestCase):
         self.assertIn("| Q3 | 100.0 | 100.0 | 40.0 (60.0%) | 25.0 (75.0%) |", md)
         self.assertIn("Spilling queries (1): Q9.", md)
         self.assertIn("**holds**", md)
-        for name in ("tradeoff.png", "time-ratio-wm1MB-b8K.png", "space-saved-wm4MB-b8K.png"):
+        for name in ("tradeoff.png", "tradeoff-codec-time.png", "time-ratio-wm1MB-b8K.png",
+                     "space-saved-wm4MB-b8K.png"):
             with open(os.path.join(self.out, "charts", name), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             self.assertIn(f"(charts/{name})", md)
