@@ -35,6 +35,8 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
     so.codec = cfg->codec;
     so.level = cfg->level;
     so.block_size = cfg->block_size;
+    so.temp_limit = cfg->temp_limit;
+    so.io_limit = cfg->io_limit;
     bf_space *space = NULL;
     char err[256] = "";
     if (bf_space_create(&so, &space, err, sizeof err) != 0) {

@@ -20,6 +20,8 @@ typedef struct run_config {
     uint32_t block_size;
     int64_t work_mem;     /* bytes; <= 0 unlimited */
     const char *temp_dir; /* NULL: $TMPDIR or /tmp */
+    uint64_t temp_limit;  /* physical spill bytes allowed; 0 = no limit */
+    uint64_t io_limit;    /* modelled temp-device bandwidth, bytes/s; 0 = unthrottled */
 } run_config;
 
 typedef struct run_result {

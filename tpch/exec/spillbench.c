@@ -30,6 +30,8 @@ typedef struct options {
     int32_t level;
     uint32_t block_size;
     int64_t work_mem;
+    int64_t temp_limit;
+    int64_t io_limit;
     double sf;
     bool queries[TPCH_NQUERIES + 1];
     const char *temp_dir;
@@ -59,6 +61,9 @@ static void usage(FILE *f)
             "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
             "  --queries=all|N,N,...       queries to run (default all)\n"
             "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
+            "  --temp-limit=SIZE           fail a query whose spill files exceed SIZE on disk\n"
+            "  --io-limit=RATE             model a slower temp disk: RATE bytes/s for spill\n"
+            "                              reads and writes together, e.g. 200MB/s\n"
             "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
             "                              generated there if DIR/meta.txt is missing\n"
             "  --repeat=N                  run each query N times, report the median time\n"
@@ -221,6 +226,18 @@ static void parse_args(int argc, char **argv, options *o)
             parse_queries(val, o);
         } else if (strcmp(name, "--temp-dir") == 0) {
             o->temp_dir = val;
+        } else if (strcmp(name, "--temp-limit") == 0) {
+            if (!parse_size(val, &size) || size <= 0)
+                bad_flag("--temp-limit: '%s' is not a size (e.g. 100MB)", val);
+            o->temp_limit = size;
+        } else if (strcmp(name, "--io-limit") == 0) {
+            char rate[64];
+            size_t vl = strlen(val);
+            snprintf(rate, sizeof rate, "%.*s", (int)(vl > 2 && strcmp(val + vl - 2, "/s") == 0
+                                                          ? vl - 2 : vl), val);
+            if (!parse_size(rate, &size) || size <= 0)
+                bad_flag("--io-limit: '%s' is not a rate (e.g. 200MB/s)", val);
+            o->io_limit = size;
         } else if (strcmp(name, "--data-dir") == 0) {
             o->data_dir = val;
         } else if (strcmp(name, "--results-dir") == 0) {
@@ -411,8 +428,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    run_config cfg = {o.codec, o.level, o.block_size, o.work_mem, o.temp_dir};
-    run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, o.block_size, 0, o.temp_dir};
+    run_config cfg = {o.codec,    o.level,    o.block_size, o.work_mem, o.temp_dir,
+                      (uint64_t)o.temp_limit, (uint64_t)o.io_limit};
+    run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, o.block_size, 0, o.temp_dir, 0, 0};
     bench_row rows[TPCH_NQUERIES], total;
     memset(&total, 0, sizeof total);
     int nrows = 0, nq = 0, done = 0, status = 0;

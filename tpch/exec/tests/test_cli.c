@@ -1,7 +1,8 @@
 /*
  * test_cli.c - spillbench's command line: --help succeeds, every kind of
- * bad flag exits with status 2 and one line on stderr, and a small real run
- * writes a JSON report and a results file.
+ * bad flag exits with status 2 and one line on stderr, a small real run
+ * writes a JSON report and a results file, a query over --temp-limit fails
+ * cleanly without leaving temp files, and --io-limit keeps results equal.
  *
  * usage: test_cli SPILLBENCH DATA_DIR WORK_DIR
  */
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
         "--block-size=2M",  "--queries=0",      "--queries=23",   "--queries=3,x",
         "--sf=0",           "--sf=abc",         "--repeat=0",     "--format=xml",
         "--level=fast",     "--bogus",          "stray",          "--codec",
+        "--temp-limit=lots", "--temp-limit=0",  "--io-limit=fast", "--io-limit=0/s",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = run(bad[i], &lines);
@@ -82,5 +84,23 @@ int main(int argc, char **argv)
     CHECK(file_contains("out.txt", "\"total\""));
     CHECK(file_contains("out.txt", "\"verify\": \"ok\""));
     CHECK(file_contains("res/q6.tsv", "."));
+
+    /* A query over the temp limit fails with the limit error and leaves no temp files. */
+    snprintf(args, sizeof args, "mkdir -p %s/tmp && rm -rf %s/tmp/buffile-*", work, work);
+    CHECK(system(args) == 0);
+    snprintf(args, sizeof args,
+             "--sf=0.01 --data-dir=%s --queries=18 --work-mem=64K --temp-limit=64K "
+             "--temp-dir=%s/tmp",
+             data, work);
+    CHECK(run(args, &lines) == 1);
+    CHECK(file_contains("err.txt", "temp file limit reached"));
+    snprintf(args, sizeof args, "test -z \"$(ls %s/tmp)\"", work);
+    CHECK(system(args) == 0);
+    /* The modelled slow disk changes time, never results. */
+    snprintf(args, sizeof args,
+             "--sf=0.01 --data-dir=%s --queries=18 --work-mem=64K --io-limit=400MB/s --verify",
+             data);
+    CHECK(run(args, &lines) == 0);
+    CHECK(file_contains("out.txt", " ok "));
     return test_failures ? 1 : 0;
 }
