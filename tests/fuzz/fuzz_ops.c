@@ -133,9 +133,29 @@ static void disarm(rig *r)
     bf_space_set_temp_limit(r->sp, 0);
 }
 
+/* What the runs of this process did, printed at exit: the figures of docs/reliability.md. */
+static struct {
+    uint64_t runs, ops, armed, enospc, eio, enomem, elimit;
+} tally;
+
+static void print_tally(void)
+{
+    fprintf(stderr,
+            "fuzz_ops: %llu runs, %llu operations, %llu faults armed; calls failed by them: "
+            "%llu ENOSPC, %llu EIO, %llu ENOMEM, %llu ELIMIT\n",
+            (unsigned long long)tally.runs, (unsigned long long)tally.ops,
+            (unsigned long long)tally.armed, (unsigned long long)tally.enospc,
+            (unsigned long long)tally.eio, (unsigned long long)tally.enomem,
+            (unsigned long long)tally.elimit);
+}
+
 /* A failure must be one the armed faults can cause, and say what happened. */
 static void check_failure(const rig *r, int64_t rc, int can, const char *op)
 {
+    tally.enospc += rc == BF_ENOSPC;
+    tally.eio += rc == BF_EIO;
+    tally.enomem += rc == BF_ENOMEM;
+    tally.elimit += rc == BF_ELIMIT;
     const char *msg = bf_space_errmsg(r->sp);
     int ok = (rc == BF_ENOSPC && (can & CAN_WRITE)) || (rc == BF_EIO && (can & CAN_WRITE)) ||
              (rc == BF_EIO && (can & CAN_READ)) || (rc == BF_ENOMEM && (can & CAN_ALLOC)) ||
@@ -284,6 +304,7 @@ static void op_block(rig *r, int op, reader *in, int can)
 static void op_fault(rig *r, int op, reader *in)
 {
     uint32_t n = 1 + rd8(in) % 8;
+    tally.armed++;
     if (op == 8) {
         static const int errs[3] = {ENOSPC, EIO, ENOSPC};
         uint32_t kind = rd8(in) % 3;
@@ -313,6 +334,7 @@ static void step(rig *r, reader *in)
 {
     int op = (int)(rd8(in) % 14);
     int can = armed(r);
+    tally.ops++;
     switch (op) {
     case 0: op_write(r, in, can); break;
     case 1: op_read(r, in, can); break;
@@ -353,6 +375,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const uint32_t sizes[4] = {4096, 8192, 65536, 4096};
     reader in = {data, size};
     uint32_t cfg = rd8(&in);
+    if (tally.runs++ == 0)
+        atexit(print_tally);
     bf_codec codecs[4];
     int nc = fuzz_codecs(codecs);
     rig *r = calloc(1, sizeof(*r));
