@@ -17,28 +17,10 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "bench_util.h"
 #include "buffile.h"
 #include "codec.h"
 #include "tpch_gen.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void die(const char *msg)
-{
-    fprintf(stderr, "bench_blocks: %s\n", msg);
-    exit(1);
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next(void)
@@ -56,11 +38,11 @@ static unsigned char *load_rows(const char *tmp, size_t bytes)
     if (stat(path, &st) != 0 || (size_t)st.st_size < bytes)
         if (tpch_generate((double)bytes / 7e8 + 0.01, dir, TPCH_FMT_TBL, 1u << TPCH_LINEITEM, 0,
                           NULL, NULL, err, sizeof(err)) != 0)
-            die(err);
+            bench_die("bench_blocks", err);
     unsigned char *buf = malloc(bytes);
     int fd = open(path, O_RDONLY);
     if (buf == NULL || fd < 0 || read(fd, buf, bytes) != (ssize_t)bytes)
-        die("cannot load the generated rows");
+        bench_die("bench_blocks", "cannot load the generated rows");
     close(fd);
     return buf;
 }
@@ -81,13 +63,13 @@ static void one_run(bf_codec codec, const char *tmp, const unsigned char *data, 
     bf_space *sp;
     char err[256];
     if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        die(err);
+        bench_die("bench_blocks", err);
     bf_file *f;
     if (bf_file_create(sp, NULL, &f) != BF_OK)
-        die(bf_space_errmsg(sp));
+        bench_die("bench_blocks", bf_space_errmsg(sp));
     for (size_t b = 0; b < nblk; b++)
         if (bf_file_write_block(f, b, data + b * bs) != BF_OK)
-            die(bf_space_errmsg(sp));
+            bench_die("bench_blocks", bf_space_errmsg(sp));
     unsigned char *buf = malloc(bs);
     size_t *where = malloc(nblk * sizeof(size_t)); /* which data block each file block holds */
     for (size_t b = 0; b < nblk; b++)
@@ -95,40 +77,40 @@ static void one_run(bf_codec codec, const char *tmp, const unsigned char *data, 
     bf_stats before, after;
     bf_file_stats(f, &before);
     uint64_t seed = rng;
-    double t0 = now_s();
+    double t0 = bench_now();
     for (int i = 0; i < ops; i++) {
         size_t b = next() % nblk, src = next() % nblk;
         if (bf_file_read_block(f, b, buf) != BF_OK || bf_file_discard_block(f, b) != BF_OK ||
             bf_file_write_block(f, b, data + src * bs) != BF_OK)
-            die(bf_space_errmsg(sp));
+            bench_die("bench_blocks", bf_space_errmsg(sp));
         where[b] = src;
     }
-    t->lib = now_s() - t0;
+    t->lib = bench_now() - t0;
     bf_file_stats(f, &after);
     t->physical = after.physical_written - before.physical_written;
     for (size_t b = 0; b < nblk; b += 97) /* spot check */
         if (bf_file_read_block(f, b, buf) != BF_OK || memcmp(buf, data + where[b] * bs, bs))
-            die("read back differs");
+            bench_die("bench_blocks", "read back differs");
     bf_space_destroy(sp);
 
     /* The raw codec: the same decompressions (of what the blocks held) and compressions. */
     const bf_codec_ops *ops_ = bf_codec_ops_get(codec);
     void *ctx;
     if (ops_->ctx_create(&bf_default_allocator, &ctx) != BF_OK)
-        die("codec context");
+        bench_die("bench_blocks", "codec context");
     unsigned char *comp = malloc(bs + 64), *out = malloc(bs);
     rng = seed;
-    t0 = now_s();
+    t0 = bench_now();
     for (int i = 0; i < ops; i++) {
         size_t b = next() % nblk, src = next() % nblk;
         int64_t n = ops_->compress(ctx, o.level == BF_LEVEL_DEFAULT ? ops_->default_level
                                                                     : o.level,
                                    data + b * bs, bs, comp, bs - 1);
         if (n > 0 && ops_->decompress(ctx, comp, (size_t)n, out, bs) != 0)
-            die("codec round trip");
+            bench_die("bench_blocks", "codec round trip");
         (void)src;
     }
-    t->codec = now_s() - t0;
+    t->codec = bench_now() - t0;
     ops_->ctx_destroy(&bf_default_allocator, ctx);
 
     /* Plain random pread + pwrite moving the same number of compressed bytes. */
@@ -137,18 +119,18 @@ static void one_run(bf_codec codec, const char *tmp, const unsigned char *data, 
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
     size_t avg = (size_t)(t->physical / (uint64_t)ops);
     if (fd < 0 || avg == 0)
-        die("plain file");
+        bench_die("bench_blocks", "plain file");
     for (size_t b = 0; b < nblk; b++)
         if (pwrite(fd, data + b * bs, avg, (off_t)(b * avg)) != (ssize_t)avg)
-            die("plain pwrite");
-    t0 = now_s();
+            bench_die("bench_blocks", "plain pwrite");
+    t0 = bench_now();
     for (int i = 0; i < ops; i++) {
         size_t b = next() % nblk;
         if (pread(fd, comp, avg, (off_t)(b * avg)) != (ssize_t)avg ||
             pwrite(fd, data + b * bs, avg, (off_t)(b * avg)) != (ssize_t)avg)
-            die("plain I/O");
+            bench_die("bench_blocks", "plain I/O");
     }
-    t->io = now_s() - t0;
+    t->io = bench_now() - t0;
     close(fd);
     unlink(path);
     free(buf);
@@ -181,7 +163,7 @@ int main(int argc, char **argv)
         }
     }
     if (mib == 0 || ops < 1 || repeat < 1 || repeat > 99)
-        die("bad arguments");
+        bench_die("bench_blocks", "bad arguments");
     size_t nblk = (mib << 20) / bs;
     unsigned char *data = load_rows(tmp, nblk * bs);
     printf("# logtape-like: %zu blocks of %u bytes, %d x (read, discard, rewrite), median of %d\n",
@@ -197,9 +179,8 @@ int main(int argc, char **argv)
             v[1][r] = t.codec;
             v[2][r] = t.io;
         }
-        for (int k = 0; k < 3; k++)
-            qsort(v[k], (size_t)repeat, sizeof(double), cmp_double);
-        double lib = v[0][repeat / 2], codec = v[1][repeat / 2], io = v[2][repeat / 2];
+        double lib = bench_median(v[0], repeat), codec = bench_median(v[1], repeat),
+               io = bench_median(v[2], repeat);
         printf("%-6s | %9.3f %9.3f %9.3f | %12.1f | %7.2fx\n", bf_codec_name((bf_codec)c), lib,
                codec, io, lib * 1e6 / ops, lib / (codec + io));
         fflush(stdout);

@@ -9,20 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "buffile.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void check(int rc, bf_space *sp)
 {
@@ -78,9 +66,9 @@ int main(int argc, char **argv)
         memset(chunk + n, ' ', sizeof(chunk) - n);
         check(bf_file_write(f, chunk, sizeof(chunk)), w);
     }
-    double t0 = now_s();
+    double t0 = bench_now();
     check(bf_file_export(f), w);
-    double export_s = now_s() - t0;
+    double export_s = bench_now() - t0;
     char idx[4200];
     snprintf(idx, sizeof(idx), "%s/big.idx", set);
     struct stat st;
@@ -88,12 +76,12 @@ int main(int argc, char **argv)
     double opens[7];
     for (int i = 0; i < 7; i++) {
         bf_file *g;
-        t0 = now_s();
+        t0 = bench_now();
         check(bf_file_open_named(r, set, "big", BF_OPEN_READONLY, &g), r);
-        opens[i] = now_s() - t0;
+        opens[i] = bench_now() - t0;
         bf_file_close(g);
     }
-    qsort(opens, 7, sizeof(double), cmp_double);
+    double med = bench_median(opens, 7); /* sorts opens */
     bf_stats fs;
     bf_file_stats(f, &fs);
     printf("logical %zu MiB, %u-byte blocks, lz4: physical %.1f MiB\n", mib, bs,
@@ -102,7 +90,7 @@ int main(int argc, char **argv)
            (double)st.st_size / 1048576.0 / ((double)mib / 1024.0));
     printf("export (flush + write index): %.2f ms\n", export_s * 1e3);
     printf("open by name in another space: median %.2f ms of 7 (min %.2f, max %.2f)\n",
-           opens[3] * 1e3, opens[0] * 1e3, opens[6] * 1e3);
+           med * 1e3, opens[0] * 1e3, opens[6] * 1e3);
     bf_file_close(f);
     check(bf_fileset_destroy(w, set), w);
     bf_space_destroy(w);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "bench_util.h"
 #include "buffile.h"
 #include "codec.h"
 #include "tpch_gen.h"
@@ -27,31 +28,6 @@ typedef struct cfg {
     uint32_t block_size;
     const char *temp_dir;
 } cfg;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void die(const char *msg)
-{
-    fprintf(stderr, "bench_seq: %s\n", msg);
-    exit(1);
-}
 
 /* Lineitem rows as .tbl text: generated once into the temp dir, then loaded. */
 static unsigned char *load_rows(const cfg *c, size_t *len)
@@ -64,13 +40,13 @@ static unsigned char *load_rows(const cfg *c, size_t *len)
     if (stat(path, &st) != 0 || (size_t)st.st_size < c->mib << 20) {
         if (tpch_generate(sf, dir, TPCH_FMT_TBL, 1u << TPCH_LINEITEM, 0, NULL, NULL, err,
                           sizeof(err)) != 0)
-            die(err);
+            bench_die("bench_seq", err);
     }
     *len = c->mib << 20;
     unsigned char *buf = malloc(*len);
     int fd = open(path, O_RDONLY);
     if (buf == NULL || fd < 0 || read(fd, buf, *len) != (ssize_t)*len)
-        die("cannot load the generated lineitem rows");
+        bench_die("bench_seq", "cannot load the generated lineitem rows");
     close(fd);
     return buf;
 }
@@ -92,31 +68,31 @@ static void run_library(const cfg *c, bf_codec codec, int32_t level, const unsig
     bf_space *sp;
     char err[256];
     if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        die(err);
+        bench_die("bench_seq", err);
     bf_file *f;
     if (bf_file_create(sp, NULL, &f) != BF_OK)
-        die(bf_space_errmsg(sp));
+        bench_die("bench_seq", bf_space_errmsg(sp));
     const size_t chunk = 65536;
-    double t0 = now_s();
+    double t0 = bench_now();
     for (size_t off = 0; off < len; off += chunk)
         if (bf_file_write(f, data + off, len - off < chunk ? len - off : chunk) != BF_OK)
-            die(bf_space_errmsg(sp));
+            bench_die("bench_seq", bf_space_errmsg(sp));
     if (bf_file_flush(f) != BF_OK)
-        die(bf_space_errmsg(sp));
-    double t1 = now_s();
+        bench_die("bench_seq", bf_space_errmsg(sp));
+    double t1 = bench_now();
     if (bf_file_seek(f, 0, BF_SEEK_SET) != BF_OK)
-        die(bf_space_errmsg(sp));
+        bench_die("bench_seq", bf_space_errmsg(sp));
     static unsigned char buf[65536];
     size_t got = 0;
     int64_t n;
     while ((n = bf_file_read(f, buf, chunk)) > 0) {
         if (memcmp(buf, data + got, (size_t)n) != 0)
-            die("read back differs");
+            bench_die("bench_seq", "read back differs");
         got += (size_t)n;
     }
-    double t2 = now_s();
+    double t2 = bench_now();
     if (n < 0 || got != len)
-        die("short read back");
+        bench_die("bench_seq", "short read back");
     bf_stats st;
     bf_file_stats(f, &st);
     r->lib_write = t1 - t0;
@@ -132,20 +108,20 @@ static void run_codec(const cfg *c, bf_codec codec, int32_t level, const unsigne
     const bf_codec_ops *ops = bf_codec_ops_get(codec);
     void *ctx;
     if (ops->ctx_create(&bf_default_allocator, &ctx) != BF_OK)
-        die("codec context");
+        bench_die("bench_seq", "codec context");
     size_t bs = c->block_size, nblk = len / bs;
     unsigned char *comp = malloc(len + nblk), *out = malloc(bs);
     uint32_t *clen = malloc(nblk * sizeof(uint32_t));
     if (comp == NULL || out == NULL || clen == NULL)
-        die("out of memory");
+        bench_die("bench_seq", "out of memory");
     memset(comp, 0, len + nblk); /* fault the pages in outside the timed loop */
     /* Timed: compress every block into one small reused buffer, as the library does. */
     unsigned char *hot = malloc(bs);
-    double t0 = now_s();
+    double t0 = bench_now();
     for (size_t b = 0; b < nblk; b++)
         if (ops->compress(ctx, level, data + b * bs, bs, hot, bs - 1) < 0)
-            die("raw codec compression failed");
-    double t_comp = now_s() - t0;
+            bench_die("bench_seq", "raw codec compression failed");
+    double t_comp = bench_now() - t0;
     free(hot);
     /* Untimed: keep every compressed block for the decompression pass. */
     size_t pos = 0;
@@ -154,16 +130,16 @@ static void run_codec(const cfg *c, bf_codec codec, int32_t level, const unsigne
         clen[b] = (uint32_t)(n > 0 ? n : 0);
         pos += clen[b];
     }
-    double t1 = now_s();
+    double t1 = bench_now();
     pos = 0;
     for (size_t b = 0; b < nblk; b++) {
         if (clen[b] == 0)
             memcpy(out, data + b * bs, bs); /* a raw block is a copy for the library too */
         else if (ops->decompress(ctx, comp + pos, clen[b], out, bs) != 0)
-            die("raw codec round trip failed");
+            bench_die("bench_seq", "raw codec round trip failed");
         pos += clen[b];
     }
-    double t2 = now_s();
+    double t2 = bench_now();
     r->codec_comp = t_comp;
     r->codec_decomp = t2 - t1;
     ops->ctx_destroy(&bf_default_allocator, ctx);
@@ -184,21 +160,21 @@ static void run_plain_io(const cfg *c, const unsigned char *data, size_t len, ui
     snprintf(path, sizeof(path), "%s/bench-seq-plain.%ld", c->temp_dir, (long)getpid());
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
     if (fd < 0)
-        die("cannot create the plain I/O file");
+        bench_die("bench_seq", "cannot create the plain I/O file");
     static unsigned char buf[65536];
-    double t0 = now_s();
+    double t0 = bench_now();
     for (uint64_t off = 0; off < bytes; off += 65536) {
         size_t n = bytes - off < 65536 ? (size_t)(bytes - off) : 65536;
         if (pwrite(fd, data + off % (len - 65536), n, (off_t)off) != (ssize_t)n)
-            die("plain pwrite failed");
+            bench_die("bench_seq", "plain pwrite failed");
     }
-    double t1 = now_s();
+    double t1 = bench_now();
     for (uint64_t off = 0; off < bytes; off += 65536) {
         size_t n = bytes - off < 65536 ? (size_t)(bytes - off) : 65536;
         if (pread(fd, buf, n, (off_t)off) != (ssize_t)n)
-            die("plain pread failed");
+            bench_die("bench_seq", "plain pread failed");
     }
-    double t2 = now_s();
+    double t2 = bench_now();
     close(fd);
     unlink(path);
     r->io_write = t1 - t0;
@@ -262,7 +238,7 @@ int main(int argc, char **argv)
         }
         double m[6];
         for (int j = 0; j < 6; j++)
-            m[j] = median(v[j], c.repeat);
+            m[j] = bench_median(v[j], c.repeat);
         double mb = (double)len / 1e6;
         /* Library time against codec time plus plain I/O of the compressed bytes. */
         double overhead = (m[0] + m[1]) / (m[2] + m[3] + m[4] + m[5]);

@@ -35,26 +35,28 @@ static unsigned shift_of(uint32_t block_size)
 
 /* ---- accounting ------------------------------------------------------- */
 
+/* Move a file's current value to `v`, keeping the space's sum and both peaks. */
+static void track(uint64_t *cur, uint64_t *file_peak, uint64_t *space_now, uint64_t *space_peak,
+                  uint64_t v)
+{
+    *space_now = *space_now - *cur + v;
+    *cur = v;
+    if (v > *file_peak)
+        *file_peak = v;
+    if (*space_now > *space_peak)
+        *space_peak = *space_now;
+}
+
 static void logical_set(bf_file *f, uint64_t size)
 {
     bf_space *sp = f->space;
-    sp->logical_now = sp->logical_now - f->size + size;
-    f->size = size;
-    if (size > f->c.logical_peak)
-        f->c.logical_peak = size;
-    if (sp->logical_now > sp->c.logical_peak)
-        sp->c.logical_peak = sp->logical_now;
+    track(&f->size, &f->c.logical_peak, &sp->logical_now, &sp->c.logical_peak, size);
 }
 
 static void physical_set(bf_file *f, uint64_t end)
 {
     bf_space *sp = f->space;
-    sp->physical_now = sp->physical_now - f->phys_end + end;
-    f->phys_end = end;
-    if (end > f->c.physical_peak)
-        f->c.physical_peak = end;
-    if (sp->physical_now > sp->c.physical_peak)
-        sp->c.physical_peak = sp->physical_now;
+    track(&f->phys_end, &f->c.physical_peak, &sp->physical_now, &sp->c.physical_peak, end);
 }
 
 static void live_add(bf_file *f, int64_t delta)
@@ -721,20 +723,7 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
 
 void bf_file_stats(const bf_file *f, bf_stats *out)
 {
-    memset(out, 0, sizeof(*out));
-    out->logical_bytes = f->size;
-    out->logical_peak = f->c.logical_peak;
-    out->physical_bytes = f->phys_end;
-    out->physical_peak = f->c.physical_peak;
-    out->dead_bytes = f->phys_end - live_bytes(f);
-    out->logical_written = f->c.logical_written;
-    out->logical_read = f->c.logical_read;
-    out->physical_written = f->c.physical_written;
-    out->physical_read = f->c.physical_read;
-    out->blocks_compressed = f->c.blocks_compressed;
-    out->blocks_raw = f->c.blocks_raw;
-    out->compress_ns = f->c.compress_ns;
-    out->decompress_ns = f->c.decompress_ns;
+    bf_stats_fill(out, &f->c, f->size, f->phys_end, live_bytes(f));
 }
 
 /* ---- lifecycle -------------------------------------------------------- */

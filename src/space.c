@@ -171,23 +171,29 @@ void bf_space_set_io(bf_space *sp, const bf_io *io)
     sp->io = *io;
 }
 
-void bf_space_stats(const bf_space *sp, bf_stats *out)
+void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,
+                   uint64_t live)
 {
     memset(out, 0, sizeof(*out));
-    out->logical_bytes = sp->logical_now;
-    out->logical_peak = sp->c.logical_peak;
-    out->physical_bytes = sp->physical_now;
-    out->physical_peak = sp->c.physical_peak;
-    out->dead_bytes = sp->physical_now - sp->live_now;
-    out->logical_written = sp->c.logical_written;
-    out->logical_read = sp->c.logical_read;
-    out->physical_written = sp->c.physical_written;
-    out->physical_read = sp->c.physical_read;
-    out->blocks_compressed = sp->c.blocks_compressed;
-    out->blocks_raw = sp->c.blocks_raw;
+    out->logical_bytes = logical;
+    out->logical_peak = c->logical_peak;
+    out->physical_bytes = physical;
+    out->physical_peak = c->physical_peak;
+    out->dead_bytes = physical - live;
+    out->logical_written = c->logical_written;
+    out->logical_read = c->logical_read;
+    out->physical_written = c->physical_written;
+    out->physical_read = c->physical_read;
+    out->blocks_compressed = c->blocks_compressed;
+    out->blocks_raw = c->blocks_raw;
+    out->compress_ns = c->compress_ns;
+    out->decompress_ns = c->decompress_ns;
+}
+
+void bf_space_stats(const bf_space *sp, bf_stats *out)
+{
+    bf_stats_fill(out, &sp->c, sp->logical_now, sp->physical_now, sp->live_now);
     out->blocks_read = sp->blocks_read;
-    out->compress_ns = sp->c.compress_ns;
-    out->decompress_ns = sp->c.decompress_ns;
     out->files_created = sp->files_created;
     out->files_open = sp->files_open;
 }

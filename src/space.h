@@ -65,6 +65,10 @@ struct bf_space {
     char errmsg[BF_ERRMSG_MAX];
 };
 
+/* Fill the bf_stats fields that files and spaces share, from counters and current sizes. */
+void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,
+                   uint64_t live);
+
 /* $TMPDIR, or /tmp when unset or empty. */
 const char *bf_default_temp_parent(void);
 

@@ -21,6 +21,17 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void run_space_options(const run_config *cfg, bf_space_options *so)
+{
+    bf_space_options_init(so);
+    so->temp_dir = cfg->temp_dir;
+    so->codec = cfg->codec;
+    so->level = cfg->level;
+    so->block_size = cfg->block_size;
+    so->temp_limit = cfg->temp_limit;
+    so->io_limit = cfg->io_limit;
+}
+
 int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -30,13 +41,7 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
         return -1;
     }
     bf_space_options so;
-    bf_space_options_init(&so);
-    so.temp_dir = cfg->temp_dir;
-    so.codec = cfg->codec;
-    so.level = cfg->level;
-    so.block_size = cfg->block_size;
-    so.temp_limit = cfg->temp_limit;
-    so.io_limit = cfg->io_limit;
+    run_space_options(cfg, &so);
     bf_space *space = NULL;
     char err[256] = "";
     if (bf_space_create(&so, &space, err, sizeof err) != 0) {

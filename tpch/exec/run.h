@@ -36,6 +36,9 @@ typedef struct run_result {
     char err[600];        /* non-empty when the run failed */
 } run_result;
 
+/* The buffile space options a run under `cfg` uses. */
+void run_space_options(const run_config *cfg, bf_space_options *so);
+
 /* 0 on success; -1 with r->err set. Free r->text with sb_free. */
 int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_result *r);
 

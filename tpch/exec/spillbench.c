@@ -372,14 +372,10 @@ static void add_total(bench_row *t, const bench_row *r)
 
 /* Reject a codec/level/block-size/temp-dir combination the library refuses,
  * before spending time on data generation. */
-static void check_spill_config(const options *o)
+static void check_spill_config(const run_config *cfg)
 {
     bf_space_options so;
-    bf_space_options_init(&so);
-    so.temp_dir = o->temp_dir;
-    so.codec = o->codec;
-    so.level = o->level;
-    so.block_size = o->block_size;
+    run_space_options(cfg, &so);
     bf_space *space;
     char err[256] = "";
     int rc = bf_space_create(&so, &space, err, sizeof err);
@@ -396,7 +392,9 @@ int main(int argc, char **argv)
 {
     options o;
     parse_args(argc, argv, &o);
-    check_spill_config(&o);
+    run_config cfg = {o.codec,    o.level,    o.block_size, o.work_mem, o.temp_dir,
+                      (uint64_t)o.temp_limit, (uint64_t)o.io_limit};
+    check_spill_config(&cfg);
     progress_on = isatty(2);
 
     char data_dir[4096];
@@ -428,8 +426,6 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    run_config cfg = {o.codec,    o.level,    o.block_size, o.work_mem, o.temp_dir,
-                      (uint64_t)o.temp_limit, (uint64_t)o.io_limit};
     run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, o.block_size, 0, o.temp_dir, 0, 0};
     bench_row rows[TPCH_NQUERIES], total;
     memset(&total, 0, sizeof total);
