@@ -115,10 +115,13 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
         return bad(why, "bad block size in index");
     if (bf_codec_name((bf_codec)idx->codec) == NULL)
         return bad(why, "unknown codec in index");
-    if (idx->segment_size == 0 || idx->nparts >= BF_MAP_MAX_PARTS ||
-        idx->nblocks > BF_MAP_MAX_BLOCK ||
+    /* Every product below stays far from 2^64 once these bounds hold. */
+    if (idx->segment_size == 0 || idx->segment_size % 4096 != 0 ||
+        idx->segment_size > (UINT64_C(1) << 40) || idx->nparts >= BF_MAP_MAX_PARTS ||
+        idx->nblocks > BF_MAP_MAX_BLOCK || idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
         (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs ||
-        idx->phys_end > (uint64_t)idx->nsegs * idx->segment_size)
+        idx->phys_end > (uint64_t)idx->nsegs * idx->segment_size ||
+        idx->phys_end > BF_MAP_OFF_MASK)
         return bad(why, "inconsistent sizes in index header");
     if (idx->parts == NULL)
         return BF_OK;
@@ -136,7 +139,8 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
             return bad(why, "index truncated in its parts");
         pt->name = (const char *)p + 24;
         if (!bf_name_valid(pt->name, pt->name_len) ||
-            pt->bytes > (uint64_t)pt->nsegs * idx->segment_size)
+            pt->bytes > (uint64_t)pt->nsegs * idx->segment_size || pt->bytes > BF_MAP_OFF_MASK ||
+            pt->blk_delta > BF_MAP_MAX_BLOCK)
             return bad(why, "bad part in index");
         p += part_size(pt->name_len);
     }
