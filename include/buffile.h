@@ -115,6 +115,11 @@ typedef struct bf_stats {
     uint64_t decompress_ns;          /* codec CPU time decompressing */
     uint64_t files_created;          /* space only: files created over its life */
     uint64_t files_open;             /* space only: files open now */
+    uint64_t memory_bytes;           /* heap held now: a file's struct, block buffer, block
+                                        map and free list; for a space, that of its open
+                                        files plus its scratch and read-ahead buffers (codec
+                                        contexts are not included: count them with the
+                                        allocator hooks) */
 } bf_stats;
 
 typedef struct bf_space bf_space;
@@ -276,6 +281,15 @@ BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
 
 /* Statistics of this file. */
 BF_API void bf_file_stats(const bf_file *file, bf_stats *out);
+
+/*
+ * Write the buffered block if it was modified, and free the block buffer:
+ * a file that only waits to be read back (a hash-join batch, an aggregate
+ * partition, a frozen sort tape) then costs its struct and block map
+ * alone. The next access allocates the buffer again. Errors: write errors
+ * (the buffer is then kept).
+ */
+BF_API int bf_file_release_buffer(bf_file *file);
 
 /* The space a file belongs to. */
 BF_API bf_space *bf_file_space(const bf_file *file);

@@ -31,6 +31,7 @@ typedef struct bf_extent_info {
     uint32_t payload_len;
     uint32_t raw_len;
     uint64_t blkno;
+    uint64_t codec_ns; /* pack: time spent in the codec's compress call */
 } bf_extent_info;
 
 /*

@@ -15,18 +15,11 @@
 #include "file.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "codec.h"
 #include "extent.h"
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned shift_of(uint32_t block_size)
 {
@@ -164,9 +157,9 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, unsigned cha
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
     if (rc != BF_OK)
         return rc;
-    uint64_t t0 = now_ns();
     rc = bf_extent_pack(ops, ctx, f->level, blkno, data, raw_len, at, iov, iovcnt, info);
-    COUNT(f, compress_ns, now_ns() - t0);
+    if (f->codec != BF_CODEC_NONE)
+        COUNT(f, compress_ns, info->codec_ns);
     if (rc != BF_OK)
         return bf_fail(sp, rc, "compress", NULL, 0, "%s on block %llu: %s", ops->name,
                        (unsigned long long)blkno, bf_strerror(rc));
@@ -385,10 +378,10 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
             rc = bf_space_codec_ctx(sp, info.codec, &ctx);
             if (rc != BF_OK)
                 return rc;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = bf_now_ns();
             int d = bf_codec_ops_get(info.codec)->decompress(ctx, payload, info.payload_len, dst,
                                                              info.raw_len);
-            COUNT(f, decompress_ns, now_ns() - t0);
+            COUNT(f, decompress_ns, bf_now_ns() - t0);
             if (d == BF_CODEC_NOMEM) {
                 rc = BF_ENOMEM;
                 why = "out of memory in the decompressor";
@@ -721,9 +714,31 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
     return shrink_tail(f);
 }
 
+uint64_t bf_file_memory(const bf_file *f)
+{
+    uint64_t m = sizeof(*f) + (f->buf ? f->block_size : 0) +
+                 (uint64_t)f->map.cap * sizeof(bf_map_entry) +
+                 (uint64_t)f->free.cap * sizeof(bf_chunk);
+    if (f->named != NULL)
+        m += sizeof(*f->named) + (uint64_t)f->named->nparts * sizeof(bf_part);
+    return m;
+}
+
 void bf_file_stats(const bf_file *f, bf_stats *out)
 {
     bf_stats_fill(out, &f->c, f->size, f->phys_end, live_bytes(f));
+    out->memory_bytes = bf_file_memory(f);
+}
+
+int bf_file_release_buffer(bf_file *f)
+{
+    int rc = buf_flush(f);
+    if (rc != BF_OK)
+        return rc;
+    buf_drop(f);
+    bf_free(&f->space->alloc, f->buf);
+    f->buf = NULL;
+    return BF_OK;
 }
 
 /* ---- lifecycle -------------------------------------------------------- */

@@ -64,6 +64,9 @@ struct bf_file {
     bf_counters c;
 };
 
+/* Heap bytes the file holds (struct, buffer, map, free list, named state). */
+uint64_t bf_file_memory(const struct bf_file *f);
+
 /* Set the logical size, keeping the space's totals and peaks. */
 void bf_file_set_logical(struct bf_file *f, uint64_t size);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 typedef struct throttle {
     bf_io inner;
@@ -19,18 +20,11 @@ typedef struct throttle {
     uint64_t busy_until_ns;
 } throttle;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void charge(throttle *t, ssize_t n)
 {
     if (n <= 0)
         return;
-    uint64_t now = mono_ns();
+    uint64_t now = bf_now_ns();
     uint64_t start = t->busy_until_ns > now ? t->busy_until_ns : now;
     t->busy_until_ns = start + (uint64_t)((double)n * 1e9 / (double)t->rate);
     int saved = errno;

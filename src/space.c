@@ -196,6 +196,9 @@ void bf_space_stats(const bf_space *sp, bf_stats *out)
     out->blocks_read = sp->blocks_read;
     out->files_created = sp->files_created;
     out->files_open = sp->files_open;
+    out->memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
+    for (const bf_file *f = sp->files; f != NULL; f = f->next)
+        out->memory_bytes += bf_file_memory(f);
 }
 
 int bf_space_reserve_scratch(bf_space *sp, size_t size)

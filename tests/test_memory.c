@@ -105,12 +105,57 @@ static void test_codec_state_is_per_space(void **state)
     t_rm_rf(parent);
 }
 
+static void test_memory_figure_and_release(void **state)
+{
+    (void)state;
+    /* bf_stats.memory_bytes moves exactly as the allocator sees per-file memory move,
+       and releasing buffers gives back one block per file. */
+    char parent[512];
+    t_temp_parent(parent, sizeof(parent), "memory-figure");
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, &cnt.hooks);
+    static unsigned char data[20000], got[20000];
+    t_rng r = {3};
+    t_fill(&r, T_DATA_TEXT, data, sizeof(data));
+    bf_file *first;
+    assert_int_equal(bf_file_create(sp, NULL, &first), BF_OK);
+    assert_int_equal(bf_file_write(first, data, sizeof(data)), BF_OK); /* contexts exist now */
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    int64_t gap = cnt.live_bytes - (int64_t)st.memory_bytes;
+    bf_file *files[100];
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(bf_file_create(sp, NULL, &files[i]), BF_OK);
+        assert_int_equal(bf_file_write(files[i], data, sizeof(data)), BF_OK);
+    }
+    bf_space_stats(sp, &st);
+    assert_int_equal(cnt.live_bytes - (int64_t)st.memory_bytes, gap);
+    uint64_t before = st.memory_bytes;
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(bf_file_release_buffer(files[i]), BF_OK);
+    bf_space_stats(sp, &st);
+    assert_int_equal(before - st.memory_bytes, 100 * 8192);
+    assert_int_equal(cnt.live_bytes - (int64_t)st.memory_bytes, gap);
+    for (int i = 0; i < 100; i += 9) { /* data written before the release reads back */
+        assert_int_equal(bf_file_seek(files[i], 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(files[i], got, sizeof(got)), (int64_t)sizeof(got));
+        assert_memory_equal(got, data, sizeof(data));
+    }
+    bf_file_stats(files[0], &st);
+    assert_true(st.memory_bytes >= 8192 && st.memory_bytes < 8192 + 1024);
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+    t_rm_rf(parent);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_struct_size),
         cmocka_unit_test(test_ten_thousand_files),
         cmocka_unit_test(test_codec_state_is_per_space),
+        cmocka_unit_test(test_memory_figure_and_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

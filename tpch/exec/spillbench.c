@@ -392,8 +392,13 @@ int main(int argc, char **argv)
 {
     options o;
     parse_args(argc, argv, &o);
-    run_config cfg = {o.codec,    o.level,    o.block_size, o.work_mem, o.temp_dir,
-                      (uint64_t)o.temp_limit, (uint64_t)o.io_limit};
+    run_config cfg = {.codec = o.codec,
+                      .level = o.level,
+                      .block_size = o.block_size,
+                      .work_mem = o.work_mem,
+                      .temp_dir = o.temp_dir,
+                      .temp_limit = (uint64_t)o.temp_limit,
+                      .io_limit = (uint64_t)o.io_limit};
     check_spill_config(&cfg);
     progress_on = isatty(2);
 
@@ -426,7 +431,10 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, o.block_size, 0, o.temp_dir, 0, 0};
+    run_config plain = {.codec = BF_CODEC_NONE,
+                        .level = BF_LEVEL_DEFAULT,
+                        .block_size = o.block_size,
+                        .temp_dir = o.temp_dir};
     bench_row rows[TPCH_NQUERIES], total;
     memset(&total, 0, sizeof total);
     int nrows = 0, nq = 0, done = 0, status = 0;

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     }
     strbuf base[TPCH_NQUERIES + 1];
     memset(base, 0, sizeof base);
-    run_config plain = {BF_CODEC_NONE, BF_LEVEL_DEFAULT, 8192, 0, NULL};
+    run_config plain = {.codec = BF_CODEC_NONE, .level = BF_LEVEL_DEFAULT, .block_size = 8192};
     for (int q = 1; q <= TPCH_NQUERIES; q++) {
         run_result r;
         if (run_query(db, q, &plain, &r) != 0) {
@@ -60,8 +60,10 @@ int main(int argc, char **argv)
     qstats small = {0};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         for (size_t k = 0; k < sizeof codecs / sizeof codecs[0]; k++) {
-            run_config cfg = {codecs[k], BF_LEVEL_DEFAULT, configs[c].block_size,
-                              configs[c].work_mem, NULL};
+            run_config cfg = {.codec = codecs[k],
+                              .level = BF_LEVEL_DEFAULT,
+                              .block_size = configs[c].block_size,
+                              .work_mem = configs[c].work_mem};
             int differ = 0;
             uint64_t spilled = 0;
             for (int q = 1; q <= TPCH_NQUERIES; q++) {
