@@ -254,6 +254,15 @@ void t_rm_rf(const char *path)
     rmdir(path);
 }
 
+bf_space *t_space_opts(const bf_space_options *o)
+{
+    bf_space *sp = NULL;
+    char err[256] = "";
+    if (bf_space_create(o, &sp, err, sizeof(err)) != BF_OK)
+        fail_msg("bf_space_create: %s", err);
+    return sp;
+}
+
 bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
                   const bf_allocator *alloc)
 {
@@ -263,12 +272,7 @@ bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
     o.codec = codec;
     o.block_size = block_size;
     o.allocator = alloc;
-    bf_space *sp = NULL;
-    char err[256] = "";
-    int rc = bf_space_create(&o, &sp, err, sizeof(err));
-    if (rc != BF_OK)
-        fail_msg("bf_space_create: %s", err);
-    return sp;
+    return t_space_opts(&o);
 }
 
 static void image_reserve(t_image *m, uint64_t size)

@@ -63,6 +63,28 @@ int t_dir_entries(const char *path);
 /* Remove a directory tree made by a test (regular files and empty dirs only). */
 void t_rm_rf(const char *path);
 
+/* Create a space from options; fails the test (with the library's message) on error. */
+bf_space *t_space_opts(const bf_space_options *o);
+
+/*
+ * The per-program parent directory of the test's spaces: defines `parent`
+ * and cmocka group setup/teardown that create it fresh and remove it.
+ */
+#define T_PARENT_FIXTURE(tag)                                                                  \
+    static char parent[512];                                                                   \
+    static int setup(void **state)                                                             \
+    {                                                                                          \
+        (void)state;                                                                           \
+        t_temp_parent(parent, sizeof(parent), tag);                                            \
+        return 0;                                                                              \
+    }                                                                                          \
+    static int teardown(void **state)                                                          \
+    {                                                                                          \
+        (void)state;                                                                           \
+        t_rm_rf(parent);                                                                       \
+        return 0;                                                                              \
+    }
+
 /* Create a space in parent with the codec/block size; asserts success. */
 bf_space *t_space(const char *parent, bf_codec codec, uint32_t block_size,
                   const bf_allocator *alloc);

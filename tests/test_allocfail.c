@@ -24,21 +24,7 @@
 #define BS 4096u
 #define NCODECS 4
 
-static char parent[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "allocfail");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("allocfail")
 
 typedef struct run {
     uint64_t fail_at;

@@ -28,21 +28,7 @@
 #define BS 4096u
 #define SMALL_SEG 16384u
 
-static char parent[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "cleanup");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("cleanup")
 
 static bf_space *small_seg_space(const bf_allocator *alloc)
 {
@@ -53,11 +39,7 @@ static bf_space *small_seg_space(const bf_allocator *alloc)
     o.codec = BF_CODEC_NONE;
     o.segment_size = SMALL_SEG;
     o.allocator = alloc;
-    bf_space *sp;
-    char err[256] = "";
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        fail_msg("bf_space_create: %s", err);
-    return sp;
+    return t_space_opts(&o);
 }
 
 /* A file of `nblocks` incompressible blocks: with codec none, 3 extents per small segment. */

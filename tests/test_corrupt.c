@@ -34,21 +34,7 @@
 /* The smallest segment size for 4 KiB blocks: a few extents per segment, gaps at the ends. */
 #define SMALL_SEG 16384u
 
-static char parent[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "corrupt");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("corrupt")
 
 static bf_space *space_with(bf_codec codec, uint64_t segment_size)
 {
@@ -58,11 +44,7 @@ static bf_space *space_with(bf_codec codec, uint64_t segment_size)
     o.codec = codec;
     o.block_size = BS;
     o.segment_size = segment_size;
-    bf_space *sp;
-    char err[256] = "";
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        fail_msg("bf_space_create: %s", err);
-    return sp;
+    return t_space_opts(&o);
 }
 
 /* A file of `nblocks` whole blocks written with the block API (the buffer stays empty). */

@@ -26,21 +26,7 @@
 #define STEPS 80
 #define MAX_N 40
 
-static char parent[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "faults");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("faults")
 
 /* A space whose I/O goes through the fault table, with one file. */
 typedef struct rig {

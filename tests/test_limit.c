@@ -23,21 +23,7 @@
 #define BS 4096u
 #define EXT (BS + BF_EXTENT_HDR)
 
-static char parent[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "limit");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("limit")
 
 static bf_space *limited_space(bf_codec codec, uint64_t limit)
 {
@@ -47,11 +33,7 @@ static bf_space *limited_space(bf_codec codec, uint64_t limit)
     o.codec = codec;
     o.block_size = BS;
     o.temp_limit = limit;
-    bf_space *sp;
-    char err[256] = "";
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        fail_msg("bf_space_create: %s", err);
-    return sp;
+    return t_space_opts(&o);
 }
 
 static uint64_t space_physical(const bf_space *sp)

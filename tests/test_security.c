@@ -84,11 +84,7 @@ static bf_space *small_space(void)
     o.block_size = BS;
     o.codec = BF_CODEC_NONE;
     o.segment_size = SMALL_SEG;
-    bf_space *sp;
-    char err[256] = "";
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        fail_msg("bf_space_create: %s", err);
-    return sp;
+    return t_space_opts(&o);
 }
 
 static void assert_refused(bf_space *sp, int rc, const char *path)

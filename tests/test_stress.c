@@ -31,21 +31,7 @@
 #include "space.h"
 #include "support.h"
 
-static char parent[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "stress");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("stress")
 
 static double now_s(void)
 {
@@ -65,11 +51,7 @@ static bf_space *make_space(bf_codec codec, uint32_t bs, uint64_t seg, uint32_t 
     o.segment_size = seg;
     o.max_open_fds = max_fds;
     o.allocator = alloc;
-    bf_space *sp;
-    char err[256] = "";
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        fail_msg("bf_space_create: %s", err);
-    return sp;
+    return t_space_opts(&o);
 }
 
 /*
