@@ -27,15 +27,6 @@ static bool li_pred(const tup *r, void *arg)
     return tup_i64(r, 3) > cut;
 }
 
-static const tup *revenue(const tup *r, tbuild *tb, void *arg)
-{
-    (void)arg;
-    tb_begin(tb, 2);
-    tb_copy(tb, r, 0);
-    tb_i64(tb, disc_price(tup_i64(r, 1), tup_i64(r, 2)));
-    return tb_end(tb);
-}
-
 static op *plan(qctx *q)
 {
     cut = date_days(1995, 3, 15);
@@ -45,7 +36,7 @@ static op *plan(qctx *q)
     op *oc = hj1(q, ord, cust, JOIN_SEMI, 1, 0); /* ok, ck, od, sp */
     op *li = op_scan(q, TPCH_LINEITEM, "l_orderkey,l_extendedprice,l_discount,l_shipdate",
                      li_pred, NULL);
-    op *lr = op_project(q, li, 2, revenue, NULL);   /* ok, rev */
+    op *lr = op_project(q, li, 2, key_revenue, NULL);   /* ok, rev */
     op *j = hj1(q, lr, oc, JOIN_INNER, 0, 0);        /* ok, rev, ok, ck, od, sp */
     op *a = op_hashagg(q, j, COLS(0, 4, 5), AGGS({AGG_SUM, 1})); /* ok, od, sp, rev */
     op *top = op_sort(q, a, SKEYS({3, SK_I64, true}, {1, SK_I64, false}, {0, SK_I64, false}),

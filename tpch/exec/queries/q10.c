@@ -22,15 +22,6 @@ static bool returned(const tup *r, void *arg)
     return s_eq(r, 3, "R");
 }
 
-static const tup *revenue(const tup *r, tbuild *tb, void *arg)
-{
-    (void)arg;
-    tb_begin(tb, 2);
-    tb_copy(tb, r, 0);
-    tb_i64(tb, disc_price(tup_i64(r, 1), tup_i64(r, 2)));
-    return tb_end(tb);
-}
-
 static op *plan(qctx *q)
 {
     lo = date_days(1993, 10, 1);
@@ -40,7 +31,7 @@ static op *plan(qctx *q)
                         op_scan(q, TPCH_LINEITEM,
                                 "l_orderkey,l_extendedprice,l_discount,l_returnflag", returned,
                                 NULL),
-                        2, revenue, NULL);        /* ok, rev */
+                        2, key_revenue, NULL);        /* ok, rev */
     op *j1 = hj1(q, li, ord, JOIN_INNER, 0, 0);   /* ok, rev, ok, ck, od */
     op *cn = hj1(q,
                  op_scan(q, TPCH_CUSTOMER,

@@ -15,15 +15,6 @@ static bool li_pred(const tup *r, void *arg)
     return d >= lo && d < hi;
 }
 
-static const tup *revenue(const tup *r, tbuild *tb, void *arg)
-{
-    (void)arg;
-    tb_begin(tb, 2);
-    tb_copy(tb, r, 0);
-    tb_i64(tb, disc_price(tup_i64(r, 1), tup_i64(r, 2)));
-    return tb_end(tb);
-}
-
 /* pk, rev, pk, type -> promo rev, rev */
 static const tup *promo(const tup *r, tbuild *tb, void *arg)
 {
@@ -53,7 +44,7 @@ static op *plan(qctx *q)
     op *li = op_project(q,
                         op_scan(q, TPCH_LINEITEM,
                                 "l_partkey,l_extendedprice,l_discount,l_shipdate", li_pred, NULL),
-                        2, revenue, NULL);
+                        2, key_revenue, NULL);
     op *part = op_scan(q, TPCH_PART, "p_partkey,p_type", NULL, NULL);
     op *j = hj1(q, li, part, JOIN_INNER, 0, 0);
     op *a = op_hashagg(q, op_project(q, j, 2, promo, NULL), 0, NULL,

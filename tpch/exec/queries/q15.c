@@ -16,21 +16,12 @@ static bool li_pred(const tup *r, void *arg)
     return d >= lo && d < hi;
 }
 
-static const tup *revenue(const tup *r, tbuild *tb, void *arg)
-{
-    (void)arg;
-    tb_begin(tb, 2);
-    tb_copy(tb, r, 0);
-    tb_i64(tb, disc_price(tup_i64(r, 1), tup_i64(r, 2)));
-    return tb_end(tb);
-}
-
 /* supplier_no, total_revenue */
 static op *revenue0(qctx *q)
 {
     op *li = op_scan(q, TPCH_LINEITEM, "l_suppkey,l_extendedprice,l_discount,l_shipdate",
                      li_pred, NULL);
-    return op_hashagg(q, op_project(q, li, 2, revenue, NULL), COLS(0), AGGS({AGG_SUM, 1}));
+    return op_hashagg(q, op_project(q, li, 2, key_revenue, NULL), COLS(0), AGGS({AGG_SUM, 1}));
 }
 
 static bool is_top(const tup *r, void *arg)

@@ -100,3 +100,12 @@ int64_t q_scalar(qctx *q, op *o, int col, bool *isnull)
         ;
     return v;
 }
+
+const tup *key_revenue(const tup *r, tbuild *tb, void *arg)
+{
+    (void)arg;
+    tb_begin(tb, 2);
+    tb_copy(tb, r, 0);
+    tb_i64(tb, disc_price(tup_i64(r, 1), tup_i64(r, 2)));
+    return tb_end(tb);
+}

@@ -46,4 +46,7 @@ static inline int64_t disc_price(int64_t ep, int64_t disc)
     return ep * (100 - disc);
 }
 
+/* Projection of (col 0, col 1 = extendedprice, col 2 = discount) to (col 0, disc_price). */
+const tup *key_revenue(const tup *r, tbuild *tb, void *arg);
+
 #endif
