@@ -108,13 +108,14 @@ def space_saved_chart(cmps, path):
     fig, ax = plt.subplots(figsize=(12, 4.6))
     _grouped_bars(ax, groups, series, values)
     ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 118)  # headroom above 100% for the legend, which must not hide bars
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("temp space saved (% of bytes spilled)")
     ax.set_xlabel("query (only queries that spill; total over all queries)")
     ax.set_title(f"Temp space saved by compression, {_setting_text(cmps)} "
                  "(1 - physical / logical bytes)")
-    ax.legend(title="codec", ncol=len(series), loc="lower left", fontsize=8, title_fontsize=8,
-              framealpha=0.95)
+    ax.legend(title="codec", ncol=len(series), loc="upper center", fontsize=8,
+              title_fontsize=8, framealpha=0.95)
     _finish(fig, path)
 
 
@@ -134,8 +135,41 @@ TRADEOFF_Y = {
     "time": (_time_cost, "time cost vs none: geomean over spilling queries (%)",
              "space saved against time cost", False),
     "codec": (_codec_cost, "codec time, % of none's summed query time (log)",
-              "space saved against time spent in the codec (robust to load)", True),
+              "space saved against time spent in the codec (less load-sensitive)", True),
 }
+
+
+# Label offsets in points, tried in order until the label's box overlaps no earlier label
+# and no marker: right-above, right-below, left-above, left-below, then further out.
+_LABEL_OFFSETS = [(5, 4), (5, -12), (-5, 4), (-5, -12), (5, 14), (5, -22), (-5, 14), (-5, -22)]
+
+
+def _place_labels(ax, fig, items, fontsize=7.5):
+    """Annotate (x, y, text) items where a label fits without touching another label or
+    marker (approximate boxes); a point with no free spot stays unlabelled, the legend names
+    it by colour and marker."""
+    fig.canvas.draw()
+    px_per_pt = fig.dpi / 72
+    char_w, line_h = 0.6 * fontsize * px_per_pt, 1.25 * fontsize * px_per_pt
+    marker_r = 5 * px_per_pt
+    pts = [ax.transData.transform((x, y)) for x, y, _ in items]
+    boxes = [(px - marker_r, py - marker_r, px + marker_r, py + marker_r) for px, py in pts]
+    for (x, y, text), (px, py) in zip(items, pts):
+        w = char_w * len(text)
+        choice = None
+        for dx, dy in _LABEL_OFFSETS:
+            x0 = px + dx * px_per_pt - (w if dx < 0 else 0)
+            y0 = py + dy * px_per_pt
+            box = (x0, y0, x0 + w, y0 + line_h)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3]
+                       for b in boxes):
+                choice = (dx, dy)
+                boxes.append(box)
+                break
+        if choice is None:
+            continue
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=choice, fontsize=fontsize,
+                    ha="right" if choice[0] < 0 else "left")
 
 
 def tradeoff_chart(cmps, path, metric="time"):
@@ -145,14 +179,16 @@ def tradeoff_chart(cmps, path, metric="time"):
     wms = sorted({c.cell.work_mem for c in cmps})
     blocks = sorted({c.cell.block for c in cmps})
     marker = {b: BLOCK_MARKERS[i % len(BLOCK_MARKERS)] for i, b in enumerate(blocks)}
-    fig, axes = plt.subplots(1, len(wms), figsize=(max(5.2 * len(wms), 8.5), 5.0),
+    fig, axes = plt.subplots(1, len(wms), figsize=(max(5.2 * len(wms), 8.5), 5.4),
                              sharey=True, squeeze=False)
     ys_all = [cost(c) for c in cmps if cost(c) is not None]
     lo, hi = min(ys_all + [0]), max(ys_all + [0])
     pad = (hi - lo) * 0.12 + 2
     xs_all = [100 * c.total_saved() for c in cmps if c.total_saved() is not None]
     x_lo = max(0, int(min(xs_all + [100]) - 10) // 10 * 10)
+    labels = {}
     for ax, wm in zip(axes[0], wms):
+        labels[ax] = []
         for c in (c for c in cmps if c.cell.work_mem == wm):
             y, s = cost(c), c.total_saved()
             if y is None or s is None:
@@ -160,8 +196,7 @@ def tradeoff_chart(cmps, path, metric="time"):
             x = 100 * s
             ax.scatter(x, y, s=60, color=colour(c.cell.codec_label), marker=marker[c.cell.block],
                        edgecolor="black", linewidth=0.5, zorder=3)
-            text = c.cell.codec_label + ("" if len(blocks) == 1 else f" {size_label(c.cell.block)}")
-            ax.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=7.5)
+            labels[ax].append((x, y, c.cell.codec_label))
         ax.set_xlim(x_lo, 100)
         if log:
             ax.set_yscale("log")
@@ -177,14 +212,24 @@ def tradeoff_chart(cmps, path, metric="time"):
         ax.set_title(f"work_mem {size_label(wm)}")
         ax.set_xlabel("temp space saved over all queries (%)")
     axes[0][0].set_ylabel(ylabel)
-    handles = [plt.Line2D([], [], linestyle="", marker=marker[b], color="grey",
-                          markeredgecolor="black", label=f"{size_label(b)} blocks")
-               for b in blocks]
-    if len(blocks) > 1:
-        axes[0][0].legend(handles=handles, loc="upper left", fontsize=8)
+    codec_labels = []
+    for c in cmps:
+        if c.cell.codec_label not in codec_labels:
+            codec_labels.append(c.cell.codec_label)
+    handles = [plt.Line2D([], [], linestyle="", marker="o", color=colour(lab),
+                          markeredgecolor="black", label=lab) for lab in codec_labels]
+    handles += [plt.Line2D([], [], linestyle="", marker=marker[b], color="white",
+                           markeredgecolor="black", label=f"{size_label(b)} blocks")
+                for b in blocks]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
+               frameon=False)
     fig.suptitle(f"Trade-off map, SF {cmps[0].cell.sf}: {what}\n"
                  "one point per codec/level/block size; lower right is better")
-    _finish(fig, path)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    for ax, items in labels.items():
+        _place_labels(ax, fig, items)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
 
 
 def block_size_chart(cmps, path):
@@ -209,7 +254,8 @@ def block_size_chart(cmps, path):
     for ax, vals, ylabel, title in (
             (axes[0], saved_v, "space saved over all queries (%)", "Temp space saved"),
             (axes[1], peak_v, "peak temp bytes, % of none's peak", "Peak temp space"),
-            (axes[2], time_v, "time / none (geomean, spilling queries)", "Time relative to none")):
+            (axes[2], time_v, "time / none (geomean, spilling queries)",
+             "Time relative to none (wall clock, noisy)")):
         width = 0.8 / len(labels)
         for i, lab in enumerate(labels):
             xs = [j - 0.4 + width * (i + 0.5) for j, cod in enumerate(codecs)

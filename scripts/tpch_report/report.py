@@ -304,7 +304,8 @@ def write(out_dir, spec, cells, args, temp_dir, data_dir):
               f"![trade-off map, codec time]({drawn['tradeoff-codec']})", "",
               "The same points with y = time spent in the codec (compress + decompress, summed "
               "over all queries) as a share of none's summed query time: what the codec itself "
-              "costs, without the noise of comparing two wall-clock runs.", ""]
+              "costs. It is wall time inside the codec calls, so load inflates it too, but "
+              "only during the codec's own work, not the whole difference of two runs.", ""]
     for block, wm in settings:
         base = bases[(block, wm)]
         if base is None:
