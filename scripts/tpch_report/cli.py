@@ -1,7 +1,8 @@
 """Command line of scripts/tpch-report: run the matrix (resumably), then write the report.
 
 Exit status: 0 all cells present and the report written, 1 some cell failed or is missing
-(the report is still written from what exists), 2 bad flags.
+(the report is still written from what exists), 2 bad flags, 130 interrupted (finished cells
+stay cached).
 """
 
 import argparse
@@ -88,7 +89,13 @@ def main(argv=None):
         record_run(out_dir, argv if argv is not None else sys.argv[1:], args, temp_dir,
                    data_dir)
         t0 = time.monotonic()
-        failed = runner.run_matrix(args.spillbench, cells, out_dir, data_dir, temp_dir)
+        try:
+            failed = runner.run_matrix(args.spillbench, cells, out_dir, data_dir, temp_dir)
+        except KeyboardInterrupt:
+            done = sum(runner.is_done(out_dir, c) for c in cells)
+            print(f"tpch-report: interrupted; {done} of {len(cells)} cells cached, run the same "
+                  "command again to resume", file=sys.stderr)
+            return 130
         print(f"tpch-report: matrix finished in {(time.monotonic() - t0) / 60:.1f} min",
               file=sys.stderr)
 

@@ -74,7 +74,12 @@ def run_cell(spillbench, cell, out_dir, data_dir, temp_dir):
     tmp_path = json_path + ".tmp"
     cmd = cell_command(spillbench, cell, data_dir, temp_dir, tmp_path)
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except KeyboardInterrupt:
+        if os.path.exists(tmp_path):
+            os.remove(tmp_path)
+        raise
     wall = time.monotonic() - t0
     if proc.returncode != 0 or load_cell_json(tmp_path) is None:
         err = proc.stderr.strip().splitlines()
