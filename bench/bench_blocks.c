@@ -103,8 +103,7 @@ static void one_run(bf_codec codec, const char *tmp, const unsigned char *data, 
     t0 = bench_now();
     for (int i = 0; i < ops; i++) {
         size_t b = next() % nblk, src = next() % nblk;
-        int64_t n = ops_->compress(ctx, o.level == BF_LEVEL_DEFAULT ? ops_->default_level
-                                                                    : o.level,
+        int64_t n = ops_->compress(ctx, o.level == BF_LEVEL_DEFAULT ? ops_->default_level : o.level,
                                    data + b * bs, bs, comp, bs - 1);
         if (n > 0 && ops_->decompress(ctx, comp, (size_t)n, out, bs) != 0)
             bench_die("bench_blocks", "codec round trip");
@@ -168,8 +167,8 @@ int main(int argc, char **argv)
     unsigned char *data = load_rows(tmp, nblk * bs);
     printf("# logtape-like: %zu blocks of %u bytes, %d x (read, discard, rewrite), median of %d\n",
            nblk, bs, ops, repeat);
-    printf("%-6s | %9s %9s %9s | %12s | %8s\n", "codec", "lib s", "codec s", "io s",
-           "us/op (lib)", "overhead");
+    printf("%-6s | %9s %9s %9s | %12s | %8s\n", "codec", "lib s", "codec s", "io s", "us/op (lib)",
+           "overhead");
     for (int c = 0; c < 4; c++) {
         double v[3][99];
         for (int r = 0; r < repeat; r++) {

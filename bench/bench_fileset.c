@@ -89,8 +89,8 @@ int main(int argc, char **argv)
     printf("index: %lld bytes (%.2f MiB per GiB of logical data)\n", (long long)st.st_size,
            (double)st.st_size / 1048576.0 / ((double)mib / 1024.0));
     printf("export (flush + write index): %.2f ms\n", export_s * 1e3);
-    printf("open by name in another space: median %.2f ms of 7 (min %.2f, max %.2f)\n",
-           med * 1e3, opens[0] * 1e3, opens[6] * 1e3);
+    printf("open by name in another space: median %.2f ms of 7 (min %.2f, max %.2f)\n", med * 1e3,
+           opens[0] * 1e3, opens[6] * 1e3);
     bf_file_close(f);
     check(bf_fileset_destroy(w, set), w);
     bf_space_destroy(w);

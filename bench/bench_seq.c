@@ -215,10 +215,10 @@ int main(int argc, char **argv)
     struct {
         bf_codec codec;
         int32_t level;
-    } runs[] = {{BF_CODEC_NONE, 0}, {BF_CODEC_LZ4, 1}, {BF_CODEC_ZSTD, 1},
+    } runs[] = {{BF_CODEC_NONE, 0},  {BF_CODEC_LZ4, 1},  {BF_CODEC_ZSTD, 1},
                 {BF_CODEC_ZSTD, -3}, {BF_CODEC_ZLIB, 1}, {BF_CODEC_ZLIB, 6}};
-    printf("# %zu MiB of lineitem rows, %u-byte blocks, median of %d runs, page-cache I/O\n",
-           c.mib, c.block_size, c.repeat);
+    printf("# %zu MiB of lineitem rows, %u-byte blocks, median of %d runs, page-cache I/O\n", c.mib,
+           c.block_size, c.repeat);
     printf("%-8s %6s %7s | %10s %10s | %10s %10s | %9s %9s | %8s\n", "codec", "level", "ratio",
            "lib wr MB/s", "lib rd MB/s", "codec c MB/s", "codec d MB/s", "io wr s", "io rd s",
            "overhead");
@@ -230,8 +230,8 @@ int main(int argc, char **argv)
             run_library(&c, runs[k].codec, runs[k].level, data, len, &r);
             run_codec(&c, runs[k].codec, runs[k].level, data, len, &r);
             run_plain_io(&c, data, len, r.physical, &r);
-            double *fields[6] = {&r.lib_write, &r.lib_read, &r.codec_comp, &r.codec_decomp,
-                                 &r.io_write, &r.io_read};
+            double *fields[6] = {&r.lib_write,    &r.lib_read, &r.codec_comp,
+                                 &r.codec_decomp, &r.io_write, &r.io_read};
             for (int j = 0; j < 6; j++)
                 v[j][i] = *fields[j];
             physical = r.physical;

@@ -44,17 +44,17 @@ extern "C" {
 /* Status codes. 0 is success; all errors are negative. */
 typedef enum bf_status {
     BF_OK = 0,
-    BF_EINVAL = -1,     /* bad argument (size, offset, option, handle state) */
-    BF_ENOMEM = -2,     /* an allocation failed */
-    BF_EIO = -3,        /* the operating system reported an I/O error */
-    BF_ENOSPC = -4,     /* the file system is full (ENOSPC/EDQUOT) */
-    BF_ELIMIT = -5,     /* the space's temp limit on physical bytes was reached */
-    BF_ECORRUPT = -6,   /* an extent failed its checks: CRC, header, length, block number */
-    BF_ENOCODEC = -7,   /* the codec asked for was not built into this library */
-    BF_ECODEC = -8,     /* the codec itself failed */
-    BF_EREADONLY = -9,  /* write to a file opened read-only */
-    BF_ENOENT = -10,    /* a named file does not exist */
-    BF_EEXIST = -11,    /* a named file already exists */
+    BF_EINVAL = -1,    /* bad argument (size, offset, option, handle state) */
+    BF_ENOMEM = -2,    /* an allocation failed */
+    BF_EIO = -3,       /* the operating system reported an I/O error */
+    BF_ENOSPC = -4,    /* the file system is full (ENOSPC/EDQUOT) */
+    BF_ELIMIT = -5,    /* the space's temp limit on physical bytes was reached */
+    BF_ECORRUPT = -6,  /* an extent failed its checks: CRC, header, length, block number */
+    BF_ENOCODEC = -7,  /* the codec asked for was not built into this library */
+    BF_ECODEC = -8,    /* the codec itself failed */
+    BF_EREADONLY = -9, /* write to a file opened read-only */
+    BF_ENOENT = -10,   /* a named file does not exist */
+    BF_EEXIST = -11,   /* a named file already exists */
 } bf_status;
 
 /* A short static description of a status code ("corrupt extent", ...). */
@@ -99,27 +99,27 @@ typedef struct bf_allocator {
 
 /* Statistics of one file or (summed over its files) of a space. */
 typedef struct bf_stats {
-    uint64_t logical_bytes;          /* current logical size */
-    uint64_t logical_peak;           /* peak of logical_bytes */
-    uint64_t physical_bytes;         /* current bytes on disk, dead bytes included */
-    uint64_t physical_peak;          /* peak of physical_bytes */
-    uint64_t dead_bytes;             /* of physical_bytes, not holding a live extent */
-    uint64_t logical_written;        /* bytes passed to write calls */
-    uint64_t logical_read;           /* bytes returned by read calls */
-    uint64_t physical_written;       /* extent bytes written to disk */
-    uint64_t physical_read;          /* extent bytes read from disk */
-    uint64_t blocks_compressed;      /* extents written compressed */
-    uint64_t blocks_raw;             /* extents stored raw (did not shrink) */
-    uint64_t blocks_read;            /* extents read and verified */
-    uint64_t compress_ns;            /* codec CPU time compressing (thread CPU clock) */
-    uint64_t decompress_ns;          /* codec CPU time decompressing */
-    uint64_t files_created;          /* space only: files created over its life */
-    uint64_t files_open;             /* space only: files open now */
-    uint64_t memory_bytes;           /* heap held now: a file's struct, block buffer, block
-                                        map and free list; for a space, that of its open
-                                        files plus its scratch and read-ahead buffers (codec
-                                        contexts are not included: count them with the
-                                        allocator hooks) */
+    uint64_t logical_bytes;     /* current logical size */
+    uint64_t logical_peak;      /* peak of logical_bytes */
+    uint64_t physical_bytes;    /* current bytes on disk, dead bytes included */
+    uint64_t physical_peak;     /* peak of physical_bytes */
+    uint64_t dead_bytes;        /* of physical_bytes, not holding a live extent */
+    uint64_t logical_written;   /* bytes passed to write calls */
+    uint64_t logical_read;      /* bytes returned by read calls */
+    uint64_t physical_written;  /* extent bytes written to disk */
+    uint64_t physical_read;     /* extent bytes read from disk */
+    uint64_t blocks_compressed; /* extents written compressed */
+    uint64_t blocks_raw;        /* extents stored raw (did not shrink) */
+    uint64_t blocks_read;       /* extents read and verified */
+    uint64_t compress_ns;       /* codec CPU time compressing (thread CPU clock) */
+    uint64_t decompress_ns;     /* codec CPU time decompressing */
+    uint64_t files_created;     /* space only: files created over its life */
+    uint64_t files_open;        /* space only: files open now */
+    uint64_t memory_bytes;      /* heap held now: a file's struct, block buffer, block
+                                   map and free list; for a space, that of its open
+                                   files plus its scratch and read-ahead buffers (codec
+                                   contexts are not included: count them with the
+                                   allocator hooks) */
 } bf_stats;
 
 typedef struct bf_space bf_space;
@@ -127,16 +127,16 @@ typedef struct bf_file bf_file;
 
 /* Options for a space. Initialise with bf_space_options_init. */
 typedef struct bf_space_options {
-    const char *temp_dir;      /* parent directory; NULL: $TMPDIR, else /tmp */
-    uint32_t block_size;       /* default logical block size of files */
-    bf_codec codec;            /* default codec of files */
-    int32_t level;             /* default level, BF_LEVEL_DEFAULT for the codec's own */
-    uint64_t temp_limit;       /* limit on physical bytes of all files; 0 = none */
-    uint64_t segment_size;     /* bytes per segment file; multiple of 4096, >= 1 MiB */
-    uint32_t max_open_fds;     /* descriptors the space keeps open at most; 0 = auto */
+    const char *temp_dir;          /* parent directory; NULL: $TMPDIR, else /tmp */
+    uint32_t block_size;           /* default logical block size of files */
+    bf_codec codec;                /* default codec of files */
+    int32_t level;                 /* default level, BF_LEVEL_DEFAULT for the codec's own */
+    uint64_t temp_limit;           /* limit on physical bytes of all files; 0 = none */
+    uint64_t segment_size;         /* bytes per segment file; multiple of 4096, >= 1 MiB */
+    uint32_t max_open_fds;         /* descriptors the space keeps open at most; 0 = auto */
     const bf_allocator *allocator; /* NULL: malloc/realloc/free; copied */
-    uint64_t io_limit;         /* model a slower disk: temp I/O bytes per second, reads and
-                                  writes together (token bucket); 0 = unthrottled */
+    uint64_t io_limit;             /* model a slower disk: temp I/O bytes per second, reads and
+                                      writes together (token bucket); 0 = unthrottled */
 } bf_space_options;
 
 /* Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit. */

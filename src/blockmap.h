@@ -56,7 +56,8 @@ static inline uint64_t bf_map_off(const bf_map_entry *e)
 /* Largest block number a map can hold (32-bit counts keep the file struct small). */
 #define BF_MAP_MAX_BLOCK (UINT32_MAX - 1u)
 
-/* Make blocks 0..blkno (<= BF_MAP_MAX_BLOCK) addressable; new entries are holes. BF_OK or BF_ENOMEM. */
+/* Make blocks 0..blkno (<= BF_MAP_MAX_BLOCK) addressable; new entries are holes. BF_OK or
+ * BF_ENOMEM. */
 int bf_map_ensure(bf_blockmap *m, const bf_allocator *a, uint32_t blkno);
 
 /* Forget blocks >= nblocks (the caller has freed their extents); shrinks the array. */

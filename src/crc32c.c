@@ -25,8 +25,8 @@ static uint32_t crc_sw(uint32_t crc, const void *data, size_t len)
         memcpy(&v, p, 8);
         v ^= crc;
         crc = table[7][v & 0xff] ^ table[6][(v >> 8) & 0xff] ^ table[5][(v >> 16) & 0xff] ^
-              table[4][(v >> 24) & 0xff] ^ table[3][(v >> 32) & 0xff] ^
-              table[2][(v >> 40) & 0xff] ^ table[1][(v >> 48) & 0xff] ^ table[0][v >> 56];
+              table[4][(v >> 24) & 0xff] ^ table[3][(v >> 32) & 0xff] ^ table[2][(v >> 40) & 0xff] ^
+              table[1][(v >> 48) & 0xff] ^ table[0][v >> 56];
         p += 8;
         len -= 8;
     }
@@ -114,8 +114,7 @@ three_chains(uint64_t *crc, const unsigned char *p, size_t *len, size_t stretch,
     return p;
 }
 
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const void *data,
-                                                         size_t len)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint64_t c = ~crc;

@@ -16,16 +16,16 @@
 static const unsigned char magic[3] = {'B', 'F', 'X'};
 
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno,
-                   const void *data, uint32_t raw_len, unsigned char *scratch,
-                   struct iovec iov[2], int *iovcnt, bf_extent_info *info)
+                   const void *data, uint32_t raw_len, unsigned char *scratch, struct iovec iov[2],
+                   int *iovcnt, bf_extent_info *info)
 {
     unsigned char *hdr = scratch;
     /* Capacity raw_len - 1: a payload that is not smaller is not worth decompressing.
        Only the codec call is timed: checksums are not codec time. */
     uint64_t t0 = bf_now_ns();
-    int64_t clen = raw_len > 1 ? ops->compress(ctx, level, data, raw_len, scratch + BF_EXTENT_HDR,
-                                               raw_len - 1)
-                               : 0;
+    int64_t clen =
+        raw_len > 1 ? ops->compress(ctx, level, data, raw_len, scratch + BF_EXTENT_HDR, raw_len - 1)
+                    : 0;
     info->codec_ns = bf_now_ns() - t0;
     if (clen == BF_CODEC_NOMEM)
         return BF_ENOMEM;
@@ -102,8 +102,8 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     unsigned char hdr[BF_EXTENT_HDR];
     memcpy(hdr, ext, BF_EXTENT_HDR);
     bf_put32(hdr + 24, 0);
-    uint32_t crc = bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), ext + BF_EXTENT_HDR,
-                             info->payload_len);
+    uint32_t crc =
+        bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), ext + BF_EXTENT_HDR, info->payload_len);
     if (crc != bf_get32(ext + 24)) {
         *why = "extent checksum mismatch";
         return BF_ECORRUPT;

@@ -43,8 +43,8 @@ typedef struct bf_extent_info {
  * Returns BF_OK, BF_ENOMEM (the codec could not allocate) or BF_ECODEC.
  */
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno,
-                   const void *data, uint32_t raw_len, unsigned char *scratch,
-                   struct iovec iov[2], int *iovcnt, bf_extent_info *info);
+                   const void *data, uint32_t raw_len, unsigned char *scratch, struct iovec iov[2],
+                   int *iovcnt, bf_extent_info *info);
 
 /*
  * Parse and verify the `len` extent bytes at `ext`: header fields, CRC,

@@ -78,10 +78,10 @@ static bf_seg *part_seg(bf_file *f, uint32_t part, uint64_t *delta)
     return &f->named->parts[part - 1].seg;
 }
 
-#define COUNT(f, field, n)                                                                     \
-    do {                                                                                       \
-        (f)->c.field += (n);                                                                   \
-        (f)->space->c.field += (n);                                                            \
+#define COUNT(f, field, n)                                                                         \
+    do {                                                                                           \
+        (f)->c.field += (n);                                                                       \
+        (f)->space->c.field += (n);                                                                \
     } while (0)
 
 /* ---- physical space --------------------------------------------------- */
@@ -260,8 +260,8 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     size_t used = 0, total = 0;
     for (uint32_t i = 0; i < n; i++) {
         int cnt;
-        rc = block_pack(f, blkno + i, data + (size_t)i * bs, sp->scratch + used, iov + iovcnt,
-                        &cnt, &info[i]);
+        rc = block_pack(f, blkno + i, data + (size_t)i * bs, sp->scratch + used, iov + iovcnt, &cnt,
+                        &info[i]);
         if (rc != BF_OK)
             return rc;
         used += BF_EXTENT_HDR + (info[i].raw ? 0 : info[i].payload_len);
@@ -270,8 +270,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     }
     uint64_t off = f->phys_end;
     uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
-    if (off + total > seg_end ||
-        (sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit))
+    if (off + total > seg_end || (sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit))
         return 0;
     rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
     if (rc != BF_OK)
@@ -379,8 +378,8 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
             if (rc != BF_OK)
                 return rc;
             uint64_t t0 = bf_now_ns();
-            int d = bf_codec_ops_get(info.codec)->decompress(ctx, payload, info.payload_len, dst,
-                                                             info.raw_len);
+            int d = bf_codec_ops_get(info.codec)
+                        ->decompress(ctx, payload, info.payload_len, dst, info.raw_len);
             COUNT(f, decompress_ns, bf_now_ns() - t0);
             if (d == BF_CODEC_NOMEM) {
                 rc = BF_ENOMEM;

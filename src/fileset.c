@@ -305,8 +305,7 @@ static int check_segments(bf_seg *seg, uint64_t bytes)
         rc = bf_seg_read(seg, 0, &b, 1);
     if (rc == BF_ECORRUPT || rc == BF_EIO) {
         char path[4096];
-        bf_seg_path(seg, (uint32_t)((bytes - 1) / seg->space->segment_size), path,
-                    sizeof(path));
+        bf_seg_path(seg, (uint32_t)((bytes - 1) / seg->space->segment_size), path, sizeof(path));
         return bf_fail(seg->space, BF_ECORRUPT, "open", path, 0,
                        "segment files do not match the index (missing or truncated)");
     }
@@ -415,8 +414,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     if (rc == BF_OK && idx.segment_size != sp->segment_size)
         rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0,
                      "file has %llu-byte segments, this space uses %llu",
-                     (unsigned long long)idx.segment_size,
-                     (unsigned long long)sp->segment_size);
+                     (unsigned long long)idx.segment_size, (unsigned long long)sp->segment_size);
     else if (rc == BF_ENOMEM)
         rc = bf_fail(sp, rc, "open", prefix, 0, "index parts");
     else if (rc != BF_OK)
@@ -537,8 +535,7 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
     for (uint64_t b = 0; b < nblk; b++) {
         bf_map_entry e = source->map.e[b];
         if (e.cap != 0)
-            e.off = ((uint64_t)(first + 1 + bf_map_part(&e)) << BF_MAP_PART_SHIFT) |
-                    bf_map_off(&e);
+            e.off = ((uint64_t)(first + 1 + bf_map_part(&e)) << BF_MAP_PART_SHIFT) | bf_map_off(&e);
         target->map.e[start_blk + b] = e;
     }
     bf_file_set_logical(target, start_blk * bs + source->size);

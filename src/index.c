@@ -120,8 +120,7 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
         idx->segment_size > (UINT64_C(1) << 40) || idx->nparts >= BF_MAP_MAX_PARTS ||
         idx->nblocks > BF_MAP_MAX_BLOCK || idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
         (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs ||
-        idx->phys_end > (uint64_t)idx->nsegs * idx->segment_size ||
-        idx->phys_end > BF_MAP_OFF_MASK)
+        idx->phys_end > (uint64_t)idx->nsegs * idx->segment_size || idx->phys_end > BF_MAP_OFF_MASK)
         return bad(why, "inconsistent sizes in index header");
     if (idx->parts == NULL)
         return BF_OK;
@@ -162,7 +161,8 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
         if (part > 0)
             limit = idx->parts[part - 1].bytes;
         uint32_t elen = bf_map_len(&e);
-        if (elen < BF_EXTENT_HDR || elen > bs + BF_EXTENT_HDR || elen > e.cap || bf_map_off(&e) + e.cap > limit)
+        if (elen < BF_EXTENT_HDR || elen > bs + BF_EXTENT_HDR || elen > e.cap ||
+            bf_map_off(&e) + e.cap > limit)
             return bad(why, "index entry outside its segments");
     }
     return BF_OK;

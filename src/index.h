@@ -34,7 +34,7 @@ typedef struct bf_index {
     uint32_t nsegs;
     uint32_t nparts;
     uint32_t nblocks;
-    bf_index_part *parts;        /* nparts entries (caller-provided storage on decode) */
+    bf_index_part *parts;         /* nparts entries (caller-provided storage on decode) */
     const unsigned char *entries; /* nblocks x 16 bytes, little-endian */
 } bf_index;
 

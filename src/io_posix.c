@@ -68,5 +68,5 @@ static int posix_rename(void *ctx, const char *from, const char *to)
     return rename(from, to);
 }
 
-const bf_io bf_posix_io = {posix_open,   posix_close,  posix_pwritev, posix_pread,
-                           posix_ftruncate, posix_unlink, posix_rename, NULL};
+const bf_io bf_posix_io = {posix_open,      posix_close,  posix_pwritev, posix_pread,
+                           posix_ftruncate, posix_unlink, posix_rename,  NULL};

@@ -81,16 +81,15 @@ static int th_rename(void *ctx, const char *from, const char *to)
     return t->inner.rename(t->inner.ctx, from, to);
 }
 
-int bf_throttle_wrap(const bf_allocator *a, const bf_io *inner, uint64_t bytes_per_sec,
-                     bf_io *out, void **state)
+int bf_throttle_wrap(const bf_allocator *a, const bf_io *inner, uint64_t bytes_per_sec, bf_io *out,
+                     void **state)
 {
     throttle *t = bf_calloc(a, 1, sizeof(*t));
     if (t == NULL)
         return BF_ENOMEM;
     t->inner = *inner;
     t->rate = bytes_per_sec;
-    *out = (bf_io){th_open,      th_close,  th_pwritev, th_pread,
-                   th_ftruncate, th_unlink, th_rename,  t};
+    *out = (bf_io){th_open, th_close, th_pwritev, th_pread, th_ftruncate, th_unlink, th_rename, t};
     *state = t;
     return BF_OK;
 }

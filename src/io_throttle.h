@@ -16,8 +16,8 @@
 #include "io.h"
 
 /* Build a throttled table around `inner`; *state is allocated (free with bf_throttle_free). */
-int bf_throttle_wrap(const bf_allocator *a, const bf_io *inner, uint64_t bytes_per_sec,
-                     bf_io *out, void **state);
+int bf_throttle_wrap(const bf_allocator *a, const bf_io *inner, uint64_t bytes_per_sec, bf_io *out,
+                     void **state);
 void bf_throttle_free(const bf_allocator *a, void *state);
 
 #endif

@@ -104,8 +104,8 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
                              S_IRUSR | S_IWUSR);
         if (fd < 0) {
             int e = errno;
-            return bf_fail(sp, e == EEXIST ? BF_EEXIST : bf_status_from_errno(e), "create",
-                           path, e, NULL);
+            return bf_fail(sp, e == EEXIST ? BF_EEXIST : bf_status_from_errno(e), "create", path, e,
+                           NULL);
         }
         seg->nsegs++;
         if (seg->nsegs <= segno) {
@@ -184,16 +184,16 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         return rc;
     size_t done = 0;
     while (done < len) {
-        ssize_t r = sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done,
-                                 (off_t)(soff + done));
+        ssize_t r =
+            sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)(soff + done));
         if (r <= 0) {
             int e = r < 0 ? errno : 0;
             char path[4096];
             bf_seg_path(seg, segno, path, sizeof(path));
             if (r == 0)
                 return bf_fail(sp, BF_ECORRUPT, "read", path, 0,
-                               "segment truncated: %zu bytes missing at offset %llu",
-                               len - done, (unsigned long long)(soff + done));
+                               "segment truncated: %zu bytes missing at offset %llu", len - done,
+                               (unsigned long long)(soff + done));
             return bf_fail(sp, BF_EIO, "read", path, e, "%zu bytes at offset %llu", len - done,
                            (unsigned long long)(soff + done));
         }

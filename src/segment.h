@@ -23,10 +23,10 @@ typedef struct bf_seg {
     struct bf_space *space;
     const char *prefix; /* NULL: "<space dir>/<id>"; else owned by the caller */
     struct bf_seg *lru_prev, *lru_next;
-    uint32_t id;        /* anonymous file id within the space */
-    int fd;             /* -1 when closed */
-    uint32_t segno;     /* segment `fd` refers to */
-    uint32_t nsegs;     /* segments 0..nsegs-1 exist on disk */
+    uint32_t id;    /* anonymous file id within the space */
+    int fd;         /* -1 when closed */
+    uint32_t segno; /* segment `fd` refers to */
+    uint32_t nsegs; /* segments 0..nsegs-1 exist on disk */
 } bf_seg;
 
 /* An anonymous segment row named by `id`, or a named one when prefix != NULL. */

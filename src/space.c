@@ -104,8 +104,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->temp_limit = o.temp_limit;
     sp->segment_size = o.segment_size;
     sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
-    if (o.io_limit != 0 && bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io,
-                                            &sp->throttle) != BF_OK) {
+    if (o.io_limit != 0 &&
+        bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle) != BF_OK) {
         bf_free(a, sp);
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
     }

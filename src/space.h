@@ -3,9 +3,9 @@
  *
  * Invariants: `c` is the sum over all files ever created in the space of
  * their counters, except the peaks, which are the space's own (peaks of
- * logical_now and physical_now, the sums over open files). `codec_ctx[c]` is NULL until codec c is first
- * used. `scratch` holds at least BF_EXTENT_HDR + the largest block size of
- * any file created in the space.
+ * logical_now and physical_now, the sums over open files). `codec_ctx[c]` is NULL until codec c is
+ * first used. `scratch` holds at least BF_EXTENT_HDR + the largest block size of any file created
+ * in the space.
  */
 #ifndef BF_SPACE_H
 #define BF_SPACE_H
@@ -59,9 +59,9 @@ struct bf_space {
     const struct bf_seg *ra_seg; /* whose bytes ra holds; NULL: none */
     uint64_t ra_off;             /* physical offset of ra[0] */
     size_t ra_len;
-    const void *seq_file;        /* last block loaded, to recognise sequential reads */
+    const void *seq_file; /* last block loaded, to recognise sequential reads */
     uint64_t seq_blk;
-    void *throttle;              /* io_throttle state when io_limit is set */
+    void *throttle; /* io_throttle state when io_limit is set */
     char errmsg[BF_ERRMSG_MAX];
 };
 
@@ -83,6 +83,5 @@ int bf_space_codec_ctx(struct bf_space *space, bf_codec codec, void **ctx);
 
 /* Replace the I/O table (tests: fault injection). Only while no file is open. */
 void bf_space_set_io(struct bf_space *space, const bf_io *io);
-
 
 #endif

@@ -34,19 +34,19 @@ uint64_t t_below(t_rng *r, uint64_t n)
 
 const char *const t_data_names[3] = {"random", "text", "mixed"};
 
-static const char *const words[] = {"furiously", "the",    "slyly",  "regular", "deposits",
-                                    "accounts",  "ironic", "final",  "packages", "carefully",
+static const char *const words[] = {"furiously", "the",     "slyly",   "regular",  "deposits",
+                                    "accounts",  "ironic",  "final",   "packages", "carefully",
                                     "express",   "pending", "quickly", "requests", "blithely"};
 
 static size_t text_row(t_rng *r, unsigned char *out, size_t cap)
 {
     char row[256];
-    int n = snprintf(row, sizeof(row), "%llu|%llu|%llu|%u|%u.%02u|0.0%u|N|O|1996-0%u-1%u|",
-                     (unsigned long long)t_below(r, 6000000), (unsigned long long)t_below(r, 200000),
-                     (unsigned long long)t_below(r, 10000), (unsigned)t_below(r, 50) + 1,
-                     (unsigned)t_below(r, 100000), (unsigned)t_below(r, 100),
-                     (unsigned)t_below(r, 9), (unsigned)t_below(r, 9) + 1,
-                     (unsigned)t_below(r, 10));
+    int n =
+        snprintf(row, sizeof(row), "%llu|%llu|%llu|%u|%u.%02u|0.0%u|N|O|1996-0%u-1%u|",
+                 (unsigned long long)t_below(r, 6000000), (unsigned long long)t_below(r, 200000),
+                 (unsigned long long)t_below(r, 10000), (unsigned)t_below(r, 50) + 1,
+                 (unsigned)t_below(r, 100000), (unsigned)t_below(r, 100), (unsigned)t_below(r, 9),
+                 (unsigned)t_below(r, 9) + 1, (unsigned)t_below(r, 10));
     for (int w = 0, nw = 2 + (int)t_below(r, 6); w < nw && n < 200; w++)
         n += snprintf(row + n, sizeof(row) - (size_t)n, "%s ",
                       words[t_below(r, sizeof(words) / sizeof(words[0]))]);

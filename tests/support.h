@@ -70,19 +70,19 @@ bf_space *t_space_opts(const bf_space_options *o);
  * The per-program parent directory of the test's spaces: defines `parent`
  * and cmocka group setup/teardown that create it fresh and remove it.
  */
-#define T_PARENT_FIXTURE(tag)                                                                  \
-    static char parent[512];                                                                   \
-    static int setup(void **state)                                                             \
-    {                                                                                          \
-        (void)state;                                                                           \
-        t_temp_parent(parent, sizeof(parent), tag);                                            \
-        return 0;                                                                              \
-    }                                                                                          \
-    static int teardown(void **state)                                                          \
-    {                                                                                          \
-        (void)state;                                                                           \
-        t_rm_rf(parent);                                                                       \
-        return 0;                                                                              \
+#define T_PARENT_FIXTURE(tag)                                                                      \
+    static char parent[512];                                                                       \
+    static int setup(void **state)                                                                 \
+    {                                                                                              \
+        (void)state;                                                                               \
+        t_temp_parent(parent, sizeof(parent), tag);                                                \
+        return 0;                                                                                  \
+    }                                                                                              \
+    static int teardown(void **state)                                                              \
+    {                                                                                              \
+        (void)state;                                                                               \
+        t_rm_rf(parent);                                                                           \
+        return 0;                                                                                  \
     }
 
 /* Create a space in parent with the codec/block size; asserts success. */

@@ -43,8 +43,7 @@ static int check(run *r, int rc)
         return 0;
     if (rc != BF_ENOMEM)
         fail_msg("fail_at %llu, %s: status %d (%s), expected BF_OK or BF_ENOMEM",
-                 (unsigned long long)r->fail_at, r->op, rc,
-                 r->sp ? bf_space_errmsg(r->sp) : "");
+                 (unsigned long long)r->fail_at, r->op, rc, r->sp ? bf_space_errmsg(r->sp) : "");
     if (r->sp != NULL && bf_space_errmsg(r->sp)[0] == '\0')
         fail_msg("fail_at %llu, %s: BF_ENOMEM without a message", (unsigned long long)r->fail_at,
                  r->op);
@@ -95,8 +94,8 @@ static void do_read_all(run *r, int i)
         assert_int_equal(n, (int64_t)m->size);
         for (uint64_t k = 0; k < m->size; k++)
             if (m->known[k] && got[k] != m->d[k])
-                fail_msg("fail_at %llu: file %d byte %llu wrong", (unsigned long long)r->fail_at,
-                         i, (unsigned long long)k);
+                fail_msg("fail_at %llu: file %d byte %llu wrong", (unsigned long long)r->fail_at, i,
+                         (unsigned long long)k);
     }
     free(got);
 }

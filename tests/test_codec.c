@@ -100,8 +100,8 @@ static void test_names_and_levels(void **state)
     int32_t lv;
     assert_int_equal(bf_codec_resolve_level(bf_codec_ops_get(BF_CODEC_ZLIB), 0, &lv), BF_EINVAL);
     assert_int_equal(bf_codec_resolve_level(bf_codec_ops_get(BF_CODEC_ZLIB), 10, &lv), BF_EINVAL);
-    assert_int_equal(
-        bf_codec_resolve_level(bf_codec_ops_get(BF_CODEC_ZLIB), BF_LEVEL_DEFAULT, &lv), BF_OK);
+    assert_int_equal(bf_codec_resolve_level(bf_codec_ops_get(BF_CODEC_ZLIB), BF_LEVEL_DEFAULT, &lv),
+                     BF_OK);
     assert_int_equal(lv, 6);
     assert_int_equal(bf_codec_resolve_level(bf_codec_ops_get(BF_CODEC_ZSTD), -7, &lv), BF_OK);
     assert_int_equal(bf_codec_resolve_level(bf_codec_ops_get(BF_CODEC_ZSTD), 23, &lv), BF_EINVAL);

@@ -113,8 +113,8 @@ static void expect_corrupt(bf_file *f, uint64_t b, const char *path)
     unsigned char got[BS];
     int rc = bf_file_read_block(f, b, got);
     if (rc != BF_ECORRUPT)
-        fail_msg("block %llu: read_block returned %d, expected BF_ECORRUPT",
-                 (unsigned long long)b, rc);
+        fail_msg("block %llu: read_block returned %d, expected BF_ECORRUPT", (unsigned long long)b,
+                 rc);
     assert_msg_names(bf_file_space(f), path);
     /* A partial read goes through the block buffer: a second code path. */
     assert_int_equal(bf_file_seek(f, (int64_t)(b * BS + 100), BF_SEEK_SET), BF_OK);
@@ -162,7 +162,8 @@ static void test_header_flips(void **state)
 {
     (void)state;
     /* Every field: magic, version, codec, flags, reserved, lengths, block number, CRC. */
-    static const uint32_t fields[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 15, 16, 19, 23, 24, 27, 28, 31};
+    static const uint32_t fields[] = {0,  1,  2,  3,  4,  5,  6,  7,  8, 11,
+                                      12, 15, 16, 19, 23, 24, 27, 28, 31};
     for (int c = 0; c < 4; c++) {
         require_codec((bf_codec)c);
         bf_space *sp = space_with((bf_codec)c, BF_SEGMENT_SIZE_DEFAULT);
@@ -259,7 +260,8 @@ static void edit_unknown_codec(unsigned char *ext, uint32_t len, t_rng *r)
 static void edit_payload(unsigned char *ext, uint32_t len, t_rng *r)
 {
     for (int i = 0, n = 1 + (int)t_below(r, 4); i < n; i++)
-        ext[BF_EXTENT_HDR + t_below(r, len - BF_EXTENT_HDR)] ^= (unsigned char)(1 + t_below(r, 255));
+        ext[BF_EXTENT_HDR + t_below(r, len - BF_EXTENT_HDR)] ^=
+            (unsigned char)(1 + t_below(r, 255));
 }
 
 static void test_forged_extents(void **state)
@@ -466,15 +468,15 @@ static void fuzz_codec(bf_codec codec, int *live_hits, int *dead_hits)
             if (detectable && b == owner) {
                 if (rc != BF_ECORRUPT)
                     fail_msg("%s iter %d: flip at %s+%lld in block %llu's extent read as %d",
-                             bf_codec_name(codec), it, path, (long long)off,
-                             (unsigned long long)b, rc);
+                             bf_codec_name(codec), it, path, (long long)off, (unsigned long long)b,
+                             rc);
                 assert_msg_names(sp, path);
             } else {
                 if (rc != BF_OK || memcmp(got, img.d + b * BS, BS) != 0)
                     fail_msg("%s iter %d: flip at %s+%lld (dead or other block) broke block "
                              "%llu: rc %d",
-                             bf_codec_name(codec), it, path, (long long)off,
-                             (unsigned long long)b, rc);
+                             bf_codec_name(codec), it, path, (long long)off, (unsigned long long)b,
+                             rc);
             }
         }
         /* The stream: all the right bytes, or an error; never wrong bytes. */
@@ -509,9 +511,9 @@ static void test_fuzz_flips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_flips),    cmocka_unit_test(test_payload_flips),
-        cmocka_unit_test(test_forged_extents),  cmocka_unit_test(test_truncated_segment),
-        cmocka_unit_test(test_wrong_block),     cmocka_unit_test(test_deleted_segment),
+        cmocka_unit_test(test_header_flips),   cmocka_unit_test(test_payload_flips),
+        cmocka_unit_test(test_forged_extents), cmocka_unit_test(test_truncated_segment),
+        cmocka_unit_test(test_wrong_block),    cmocka_unit_test(test_deleted_segment),
         cmocka_unit_test(test_fuzz_flips),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

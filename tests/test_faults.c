@@ -91,9 +91,8 @@ static void forget_failed(rig *r, uint64_t old_size, uint64_t pos, size_t len)
     uint64_t size = bf_file_size(r->f);
     uint64_t hi = pos + len > old_size ? pos + len : old_size;
     if (size < old_size || size > hi)
-        fail_msg("size %llu after a failed write, expected %llu..%llu",
-                 (unsigned long long)size, (unsigned long long)old_size,
-                 (unsigned long long)hi);
+        fail_msg("size %llu after a failed write, expected %llu..%llu", (unsigned long long)size,
+                 (unsigned long long)old_size, (unsigned long long)hi);
     t_image_resize(&r->img, size);
     t_image_forget(&r->img, pos, len);
 }
@@ -372,8 +371,8 @@ static ssize_t choppy_pwritev(void *ctx, int fd, const struct iovec *iov, int io
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
-    size_t want = total > 1 && t_below(&c->rng, 2) ? 1 + (size_t)t_below(&c->rng, total - 1)
-                                                  : total;
+    size_t want =
+        total > 1 && t_below(&c->rng, 2) ? 1 + (size_t)t_below(&c->rng, total - 1) : total;
     struct iovec v[8];
     int n = 0;
     for (size_t left = want; n < iovcnt && left > 0; n++) {

@@ -330,12 +330,11 @@ static void test_strerror(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_space_options),   cmocka_unit_test(test_file_overrides),
-        cmocka_unit_test(test_holes_and_eof),   cmocka_unit_test(test_seek_rules),
+        cmocka_unit_test(test_space_options),    cmocka_unit_test(test_file_overrides),
+        cmocka_unit_test(test_holes_and_eof),    cmocka_unit_test(test_seek_rules),
         cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
-        cmocka_unit_test(test_readahead),       cmocka_unit_test(test_io_limit),
-        cmocka_unit_test(test_batched_writes),
-        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_readahead),        cmocka_unit_test(test_io_limit),
+        cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -65,8 +65,7 @@ static void write_named(bf_space *sp, const char *name, const unsigned char *d, 
 }
 
 /* Read `n` random ranges from the named file and compare; returns the number that differed. */
-static int read_random(const char *name, const unsigned char *d, size_t size, uint64_t seed,
-                       int n)
+static int read_random(const char *name, const unsigned char *d, size_t size, uint64_t seed, int n)
 {
     bf_space *sp = space(BF_CODEC_NONE); /* the file's own codec wins */
     bf_file *f;

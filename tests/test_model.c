@@ -53,24 +53,22 @@ typedef struct run {
     const char *op;
 } run;
 
-#define CHECK(r, cond, ...)                                                                    \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            char _m[512];                                                                      \
-            snprintf(_m, sizeof(_m), __VA_ARGS__);                                             \
-            fail_msg("model mismatch: %s | seed=%llu codec=%s bs=%u data=%s step=%d op=%s "   \
-                     "(replay with BF_SEED=%llu)",                                             \
-                     _m, (unsigned long long)(r)->seed, bf_codec_name((r)->codec), (r)->bs,    \
-                     t_data_names[(r)->kind], (r)->step, (r)->op,                              \
-                     (unsigned long long)(r)->seed);                                           \
-        }                                                                                      \
+#define CHECK(r, cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            char _m[512];                                                                          \
+            snprintf(_m, sizeof(_m), __VA_ARGS__);                                                 \
+            fail_msg("model mismatch: %s | seed=%llu codec=%s bs=%u data=%s step=%d op=%s "        \
+                     "(replay with BF_SEED=%llu)",                                                 \
+                     _m, (unsigned long long)(r)->seed, bf_codec_name((r)->codec), (r)->bs,        \
+                     t_data_names[(r)->kind], (r)->step, (r)->op, (unsigned long long)(r)->seed);  \
+        }                                                                                          \
     } while (0)
 
-#define OK(r, call, f)                                                                         \
-    do {                                                                                       \
-        int _rc = (call);                                                                      \
-        CHECK(r, _rc == BF_OK, "%s -> %d (%s)", #call, _rc,                                    \
-              bf_space_errmsg(bf_file_space(f)));                                              \
+#define OK(r, call, f)                                                                             \
+    do {                                                                                           \
+        int _rc = (call);                                                                          \
+        CHECK(r, _rc == BF_OK, "%s -> %d (%s)", #call, _rc, bf_space_errmsg(bf_file_space(f)));    \
     } while (0)
 
 /* Lengths spread over orders of magnitude: mostly small, sometimes several blocks. */
@@ -139,7 +137,7 @@ static void run_sequence(run *r, const char *parent, int steps)
             uint64_t target = t_below(&rng, m.size + 2ull * r->bs + 1);
             if (target > max_size)
                 target = max_size;
-            int64_t base = whence == BF_SEEK_SET ? 0
+            int64_t base = whence == BF_SEEK_SET   ? 0
                            : whence == BF_SEEK_CUR ? (int64_t)m.pos
                                                    : (int64_t)m.size;
             OK(r, bf_file_seek(f, (int64_t)target - base, whence), f);
@@ -179,8 +177,8 @@ static void run_sequence(run *r, const char *parent, int steps)
                 memset(m.d + b * r->bs, 0, end - b * r->bs);
             }
         }
-        CHECK(r, bf_file_tell(f) == m.pos, "tell %llu != %llu",
-              (unsigned long long)bf_file_tell(f), (unsigned long long)m.pos);
+        CHECK(r, bf_file_tell(f) == m.pos, "tell %llu != %llu", (unsigned long long)bf_file_tell(f),
+              (unsigned long long)m.pos);
         CHECK(r, bf_file_size(f) == m.size, "size %llu != %llu",
               (unsigned long long)bf_file_size(f), (unsigned long long)m.size);
     }
@@ -197,7 +195,8 @@ static void run_sequence(run *r, const char *parent, int steps)
     bf_stats fs, ss;
     bf_file_stats(f, &fs);
     bf_space_stats(sp, &ss);
-    CHECK(r, fs.logical_bytes == m.size, "stats logical %llu", (unsigned long long)fs.logical_bytes);
+    CHECK(r, fs.logical_bytes == m.size, "stats logical %llu",
+          (unsigned long long)fs.logical_bytes);
     CHECK(r, fs.dead_bytes <= fs.physical_bytes, "dead > physical");
     CHECK(r, ss.physical_bytes == fs.physical_bytes && ss.logical_bytes == fs.logical_bytes,
           "space totals differ from the only file");
@@ -221,8 +220,7 @@ static void test_model(void **state)
 {
     const model_case *c = *state;
     if (!bf_codec_available(c->codec))
-        fail_msg("codec %s not built: the model test covers every codec",
-                 bf_codec_name(c->codec));
+        fail_msg("codec %s not built: the model test covers every codec", bf_codec_name(c->codec));
     char parent[512];
     char tag[64];
     snprintf(tag, sizeof(tag), "model-%s-%u", bf_codec_name(c->codec), c->bs);
@@ -230,12 +228,16 @@ static void test_model(void **state)
     const char *env_seed = getenv("BF_SEED");
     const char *env_seqs = getenv("BF_MODEL_SEQS");
     int seqs = env_seqs ? atoi(env_seqs) : 12;
-    uint64_t base = env_seed ? strtoull(env_seed, NULL, 10)
-                             : 1000003ull * (uint64_t)c->codec + c->bs;
+    uint64_t base =
+        env_seed ? strtoull(env_seed, NULL, 10) : 1000003ull * (uint64_t)c->codec + c->bs;
     for (int kind = 0; kind < 3; kind++) {
         for (int i = 0; i < (env_seed ? 1 : seqs); i++) {
-            run r = {base + (uint64_t)kind * 7919 + (uint64_t)i * 104729, c->codec, c->bs,
-                     (t_data)kind, 0, ""};
+            run r = {base + (uint64_t)kind * 7919 + (uint64_t)i * 104729,
+                     c->codec,
+                     c->bs,
+                     (t_data)kind,
+                     0,
+                     ""};
             if (env_seed)
                 r.seed = base;
             run_sequence(&r, parent, 300);

@@ -62,7 +62,7 @@ static void recycle(bf_codec codec, t_data kind, double bound)
            bf_codec_name(codec), t_data_names[kind], (unsigned long long)initial,
            (unsigned long long)max_phys, (double)max_phys / (double)initial,
            (unsigned long long)live, (unsigned long long)st.physical_written);
-    assert_true(st.physical_written > 15 * initial); /* much more went through ... */
+    assert_true(st.physical_written > 15 * initial);          /* much more went through ... */
     assert_true((double)max_phys <= bound * (double)initial); /* ... than it ever held */
     for (int i = 0; i < LIVE; i++) {
         assert_int_equal(bf_file_read_block(f, blkno[i], got), BF_OK);

@@ -90,8 +90,7 @@ static bf_space *small_space(void)
 static void assert_refused(bf_space *sp, int rc, const char *path)
 {
     if (rc != BF_EEXIST)
-        fail_msg("expected BF_EEXIST for a planted %s, got %d (%s)", path, rc,
-                 bf_space_errmsg(sp));
+        fail_msg("expected BF_EEXIST for a planted %s, got %d (%s)", path, rc, bf_space_errmsg(sp));
     if (strstr(bf_space_errmsg(sp), path) == NULL)
         fail_msg("message \"%s\" does not name %s", bf_space_errmsg(sp), path);
 }

@@ -178,12 +178,12 @@ typedef struct worker {
     char err[512];
 } worker;
 
-#define WCHECK(w, cond, ...)                                                                   \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            snprintf((w)->err, sizeof((w)->err), __VA_ARGS__);                                 \
-            goto out;                                                                          \
-        }                                                                                      \
+#define WCHECK(w, cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            snprintf((w)->err, sizeof((w)->err), __VA_ARGS__);                                     \
+            goto out;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* One thread: its own space, allocator and files, checked against its own model. */
@@ -270,8 +270,7 @@ out:
 static void test_parallel_spaces(void **state)
 {
     (void)state;
-    static const bf_codec codecs[4] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB,
-                                       BF_CODEC_NONE};
+    static const bf_codec codecs[4] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB, BF_CODEC_NONE};
     worker w[THREADS];
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++) {
@@ -354,9 +353,8 @@ static void rollover(uint64_t total, uint64_t seg, bf_codec codec)
     double t_read = now_s() - t0;
     printf("rollover: %.2f GiB logical in one file (%s, 64 KiB blocks), %.2f GiB physical in "
            "%d segment files of %llu MiB, %llu rewrites; write %.1f s, read+verify %.1f s\n",
-           (double)total / (1 << 30), bf_codec_name(codec),
-           (double)st.physical_bytes / (1 << 30), segs, (unsigned long long)(seg >> 20),
-           (unsigned long long)rewrites, t_write, t_read);
+           (double)total / (1 << 30), bf_codec_name(codec), (double)st.physical_bytes / (1 << 30),
+           segs, (unsigned long long)(seg >> 20), (unsigned long long)rewrites, t_write, t_read);
     /* Truncating to a quarter gives back the segments past the new end (all extents
        there, the rewritten ones included, belong to the cut blocks). */
     assert_int_equal(bf_file_truncate(f, total / 4), BF_OK);
@@ -395,8 +393,7 @@ static void test_soak(void **state)
     if (env == NULL || atoi(env) <= 0)
         skip();
     enum { NF = 8, BS = 16384, MAXBLK = 1024 };
-    static const bf_codec codecs[4] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB,
-                                       BF_CODEC_NONE};
+    static const bf_codec codecs[4] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB, BF_CODEC_NONE};
     double deadline = now_s() + atoi(env);
     t_counting cnt;
     t_counting_init(&cnt);
@@ -446,8 +443,8 @@ static void test_soak(void **state)
                 uint64_t at = b * BS + k;
                 unsigned char want = at < img[i].size ? img[i].d[at] : 0;
                 if (got[k] != want)
-                    fail_msg("file %d byte %llu is %u, expected %u", i,
-                             (unsigned long long)at, got[k], want);
+                    fail_msg("file %d byte %llu is %u, expected %u", i, (unsigned long long)at,
+                             got[k], want);
             }
         } else if (op < 88) {
             uint64_t ns = t_below(&r, img[i].size + 1);
@@ -493,8 +490,10 @@ static void test_soak(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_100k_open_files), cmocka_unit_test(test_parallel_spaces),
-        cmocka_unit_test(test_rollover),        cmocka_unit_test(test_rollover_10gib),
+        cmocka_unit_test(test_100k_open_files),
+        cmocka_unit_test(test_parallel_spaces),
+        cmocka_unit_test(test_rollover),
+        cmocka_unit_test(test_rollover_10gib),
         cmocka_unit_test(test_soak),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
