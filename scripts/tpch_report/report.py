@@ -188,6 +188,16 @@ def _recheck_section(out_dir, found):
         else []
 
 
+def _cells_section(found):
+    """When each cell finished and how long it took: load drifts between cells, and this is
+    what lets a reader see which cells ran close together."""
+    rows = [[f"`{res.cell.key}`", res.meta.get("finished", "?"), res.meta.get("wall_s", "?"),
+             f"{res.total['seconds']:.2f}"] for res in found.values()]
+    return ["<details><summary>cells: finish time and wall time</summary>", "",
+            _table(["cell", "finished", "wall s (all repeats)", "suite time s (median)"], rows),
+            "", "</details>", ""]
+
+
 def _machine_section(m):
     rows = [["CPU", f"{m.get('cpu')} ({m.get('cores')} cores visible)"],
             ["memory", f"{m.get('memory_gib')} GiB"],
@@ -293,6 +303,7 @@ def write(out_dir, spec, cells, args, temp_dir, data_dir):
           "finished cell; `--report-only` redraws the report from them.", ""]
     if missing:
         L += ["Missing cells: " + ", ".join(f"`{c.key}`" for c in missing), ""]
+    L += _cells_section(found)
     L += _machine_section(m)
 
     L += ["## Summary", ""]
