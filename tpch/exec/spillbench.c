@@ -400,6 +400,8 @@ int main(int argc, char **argv)
                       .temp_limit = (uint64_t)o.temp_limit,
                       .io_limit = (uint64_t)o.io_limit};
     check_spill_config(&cfg);
+    /* Spill directories of earlier runs that were killed (their process is gone). */
+    bf_sweep(o.temp_dir);
     progress_on = isatty(2);
 
     char data_dir[4096];
