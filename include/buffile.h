@@ -144,7 +144,7 @@ BF_API void bf_space_options_init(bf_space_options *opts);
 
 /*
  * Create a space: validates the options and creates a private directory
- * (mode 0700, unguessable name "buffile-XXXXXX") under opts->temp_dir.
+ * (mode 0700, unguessable name "buffile-<pid>-XXXXXX") under opts->temp_dir.
  * On success *out owns the space; destroy it with bf_space_destroy.
  * Errors: BF_EINVAL (bad option; message says which), BF_ENOCODEC,
  * BF_ENOMEM, BF_EIO/BF_ENOSPC (directory creation). On failure *out is
