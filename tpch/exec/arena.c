@@ -12,24 +12,17 @@ struct arena_chunk {
     size_t used, cap;
 };
 
-#define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
-
 void arena_init(arena *a, qctx *q, memacct *m)
 {
     a->q = q;
     a->m = m;
     a->head = NULL;
-    int64_t cs = q->work_mem / 16;
-    if (cs > 64 * 1024)
-        cs = 64 * 1024;
-    if (cs < 4096)
-        cs = 4096;
-    a->chunk_size = (size_t)cs;
+    a->chunk_size = q_chunk_size(q);
 }
 
 size_t arena_cost(const arena *a, size_t n)
 {
-    n = ALIGN8(n);
+    n = Q_ALIGN8(n);
     if (a->head && a->head->cap - a->head->used >= n)
         return 0;
     return sizeof(arena_chunk) + (n > a->chunk_size ? n : a->chunk_size);
@@ -37,7 +30,7 @@ size_t arena_cost(const arena *a, size_t n)
 
 void *arena_alloc(arena *a, size_t n)
 {
-    n = ALIGN8(n);
+    n = Q_ALIGN8(n);
     arena_chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
         size_t cap = n > a->chunk_size ? n : a->chunk_size;

@@ -9,19 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
-
 void ht_init(htable *h, qctx *q, memacct *m)
 {
     memset(h, 0, sizeof *h);
     h->q = q;
     h->m = m;
-    int64_t cs = q->work_mem / 16;
-    if (cs > 64 * 1024)
-        cs = 64 * 1024;
-    if (cs < 4096)
-        cs = 4096;
-    h->chunk_size = (size_t)cs;
+    h->chunk_size = q_chunk_size(q);
 }
 
 static void free_chunks(htable *h, htchunk *c)
@@ -49,7 +42,7 @@ void ht_reset(htable *h)
 
 size_t ht_insert_cost(const htable *h, size_t payload)
 {
-    size_t sz = sizeof(htentry) + ALIGN8(payload);
+    size_t sz = sizeof(htentry) + Q_ALIGN8(payload);
     const htchunk *c = h->chunks;
     size_t cost = 0;
     if (!c || c->cap - c->used < sz)
@@ -102,7 +95,7 @@ void *ht_insert(htable *h, uint64_t hash, size_t payload)
 {
     if (h->nentries >= h->nbuckets)
         rehash(h, h->nbuckets ? h->nbuckets * 2 : 1024);
-    size_t sz = sizeof(htentry) + ALIGN8(payload);
+    size_t sz = sizeof(htentry) + Q_ALIGN8(payload);
     htentry *e = chunk_alloc(h, sz);
     e->hash = hash;
     e->size = (uint32_t)sz;

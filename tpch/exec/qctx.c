@@ -133,3 +133,13 @@ bool mem_over(const memacct *m, int64_t extra)
 {
     return m->cur + extra > m->q->work_mem;
 }
+
+size_t q_chunk_size(const qctx *q)
+{
+    int64_t cs = q->work_mem / 16;
+    if (cs > 64 * 1024)
+        cs = 64 * 1024;
+    if (cs < 4096)
+        cs = 4096;
+    return (size_t)cs;
+}

@@ -84,6 +84,13 @@ void mem_add(memacct *m, int64_t delta);
 /* Would holding `extra` more bytes exceed work_mem? */
 bool mem_over(const memacct *m, int64_t extra);
 
+/* Round a byte count up to 8, the alignment of everything stored in chunks. */
+#define Q_ALIGN8(x) (((x) + 7u) & ~(size_t)7u)
+
+/* Chunk size of the memory pools (arena, hash table): work_mem / 16, within 4 KiB..64 KiB,
+   so a small budget is not swallowed by one chunk and a large one is not split too finely. */
+size_t q_chunk_size(const qctx *q);
+
 /* jemalloc's net bytes allocated by this thread. */
 uint64_t q_heap_now(void);
 
