@@ -408,7 +408,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     if (rc == BF_OK) {
         parts = bf_calloc(&sp->alloc, idx.nparts ? idx.nparts : 1, sizeof(*parts));
         idx.parts = parts;
-        rc = parts ? bf_index_decode(buf, len, &idx, &why) : BF_ENOMEM;
+        rc = parts ? bf_index_decode_body(buf, len, &idx, &why) : BF_ENOMEM;
     }
     bf_file *f = NULL;
     if (rc == BF_OK && idx.segment_size != sp->segment_size)

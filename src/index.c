@@ -122,10 +122,13 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
         (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs ||
         idx->phys_end > (uint64_t)idx->nsegs * idx->segment_size || idx->phys_end > BF_MAP_OFF_MASK)
         return bad(why, "inconsistent sizes in index header");
-    if (idx->parts == NULL)
-        return BF_OK;
+    return BF_OK;
+}
 
+int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, const char **why)
+{
     const unsigned char *p = buf + BF_INDEX_HDR, *end = buf + len - 4;
+    uint32_t bs = idx->block_size;
     for (uint32_t i = 0; i < idx->nparts; i++) {
         if (end - p < 24)
             return bad(why, "index truncated in its parts");

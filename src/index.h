@@ -45,12 +45,18 @@ size_t bf_index_size(const bf_index *idx);
 void bf_index_encode(const bf_index *idx, const bf_map_entry *map, unsigned char *out);
 
 /*
- * Decode and validate `len` bytes. Pass 1: with idx->parts == NULL, fills
- * the header fields (nparts tells how many parts to allocate). Pass 2: with
- * idx->parts pointing at nparts entries, fills them and checks everything.
- * Returns BF_OK or BF_ECORRUPT with a reason in *why.
+ * Validate `len` bytes as an index - magic, version, CRC of everything,
+ * header fields - and fill the header fields of *idx (nparts tells how many
+ * parts to allocate). Returns BF_OK or BF_ECORRUPT with a reason in *why.
  */
 int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const char **why);
+
+/*
+ * After bf_index_decode succeeded on the same bytes, with idx->parts
+ * pointing at nparts entries: fill the parts and check every part record
+ * and map entry. Returns BF_OK or BF_ECORRUPT with a reason in *why.
+ */
+int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, const char **why);
 
 /* 1 if s[0..n) is a valid file-set name: 1..128 of [A-Za-z0-9_.-], not starting with '.'. */
 int bf_name_valid(const char *s, size_t n);
