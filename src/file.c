@@ -308,7 +308,7 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     uint64_t end = off + len;
     if (sequential) {
         uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
-        uint32_t part = seg == &f->seg ? 0 : bf_map_part(&f->map.e[blkno]);
+        uint32_t part = bf_map_part(&f->map.e[blkno]);
         for (uint64_t b = blkno + 1; b < f->map.n; b++) {
             const bf_map_entry *e = &f->map.e[b];
             uint64_t eoff = bf_map_off(e);
