@@ -292,52 +292,95 @@ static int read_index(bf_space *sp, const char *prefix, unsigned char **out, siz
 }
 
 /*
- * Check that a part's segment files exist and that the last one reaches
- * the part's physical end (a shorter one means segments and index differ).
+ * Check a part's segment files against the index: the last byte before
+ * its physical end exists (a shorter file means segments and index
+ * differ), and so do the first and the last segment the index counts.
  */
 static int check_segments(bf_seg *seg, uint64_t bytes)
 {
-    if (bytes == 0)
-        return BF_OK;
-    unsigned char b;
-    int rc = bf_seg_read(seg, bytes - 1, &b, 1);
-    if (rc == BF_OK && seg->nsegs > 1)
-        rc = bf_seg_read(seg, 0, &b, 1);
-    if (rc == BF_ECORRUPT || rc == BF_EIO) {
-        char path[4096];
-        bf_seg_path(seg, (uint32_t)((bytes - 1) / seg->space->segment_size), path, sizeof(path));
-        return bf_fail(seg->space, BF_ECORRUPT, "open", path, 0,
-                       "segment files do not match the index (missing or truncated)");
+    uint64_t ss = seg->space->segment_size;
+    uint64_t probe[3] = {bytes - 1, 0, (uint64_t)(seg->nsegs - 1) * ss};
+    size_t plen[3] = {1, 0, 0};
+    for (int i = bytes > 0 ? 0 : 1; i < 3 && seg->nsegs > 0; i++) {
+        unsigned char b;
+        int rc = bf_seg_read(seg, probe[i], &b, plen[i]);
+        if (rc == BF_ECORRUPT || rc == BF_EIO) {
+            char path[4096];
+            bf_seg_path(seg, (uint32_t)(probe[i] / ss), path, sizeof(path));
+            return bf_fail(seg->space, BF_ECORRUPT, "open", path, 0,
+                           "segment files do not match the index (missing or truncated)");
+        }
+        if (rc != BF_OK)
+            return rc;
     }
-    return rc;
+    return BF_OK;
 }
 
-/* Rebuild the free list of a file reopened for writing: the gaps between its own extents. */
-static void rebuild_free(bf_file *f)
+/* Sift c[i] down the max-heap c[0..n) ordered by offset. */
+static void sift_down(bf_chunk *c, uint32_t i, uint32_t n)
+{
+    for (;;) {
+        uint32_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && c[l].off > c[big].off)
+            big = l;
+        if (r < n && c[r].off > c[big].off)
+            big = r;
+        if (big == i)
+            return;
+        bf_chunk t = c[i];
+        c[i] = c[big];
+        c[big] = t;
+        i = big;
+    }
+}
+
+/*
+ * Sort by offset in place: heapsort, because a map rewritten by a sort's
+ * tapes is far from ordered (insertion sort would be quadratic) and qsort
+ * may allocate behind the space's allocator.
+ */
+static void sort_by_offset(bf_chunk *c, uint32_t n)
+{
+    for (uint32_t i = n / 2; i-- > 0;)
+        sift_down(c, i, n);
+    for (uint32_t end = n; end > 1; end--) {
+        bf_chunk t = c[0];
+        c[0] = c[end - 1];
+        c[end - 1] = t;
+        sift_down(c, 0, end - 1);
+    }
+}
+
+/*
+ * Rebuild the free list of a file reopened for writing: the gaps between
+ * its own extents. Extents that overlap are refused as corrupt: freeing
+ * one of them on a rewrite would hand out bytes the other still holds.
+ */
+static int rebuild_free(bf_file *f, uint64_t phys_end)
 {
     bf_space *sp = f->space;
+    const char *prefix = f->named->prefix;
     uint32_t n = 0;
     for (uint32_t b = 0; b < f->map.n; b++)
         n += f->map.e[b].cap != 0 && bf_map_part(&f->map.e[b]) == 0;
     bf_chunk *live = bf_malloc(&sp->alloc, (size_t)(n ? n : 1) * sizeof(*live));
     if (live == NULL)
-        return; /* the gaps stay dead bytes: correct, only less compact */
+        return bf_fail(sp, BF_ENOMEM, "open", prefix, 0, "free list of %u extents", n);
     n = 0;
     for (uint32_t b = 0; b < f->map.n; b++)
         if (f->map.e[b].cap != 0 && bf_map_part(&f->map.e[b]) == 0)
-            live[n++] = (bf_chunk){f->map.e[b].off, f->map.e[b].cap};
-    for (uint32_t i = 1; i < n; i++) { /* insertion sort: maps are mostly in order */
-        bf_chunk c = live[i];
-        uint32_t j = i;
-        while (j > 0 && live[j - 1].off > c.off) {
-            live[j] = live[j - 1];
-            j--;
-        }
-        live[j] = c;
-    }
+            live[n++] = (bf_chunk){bf_map_off(&f->map.e[b]), f->map.e[b].cap};
+    sort_by_offset(live, n);
+    int rc = BF_OK;
     uint64_t pos = 0;
     for (uint32_t i = 0; i <= n; i++) {
-        uint64_t next = i < n ? live[i].off : f->phys_end;
+        uint64_t next = i < n ? live[i].off : phys_end;
+        if (next < pos) {
+            rc = bf_fail(sp, BF_ECORRUPT, "open", prefix, 0,
+                         "index maps two extents onto the bytes at offset %llu",
+                         (unsigned long long)next);
+            break;
+        }
         while (pos < next) { /* a gap, cut at segment boundaries */
             uint64_t seg_end = (pos / sp->segment_size + 1) * sp->segment_size;
             uint64_t end = next < seg_end ? next : seg_end;
@@ -348,6 +391,7 @@ static void rebuild_free(bf_file *f)
             pos = live[i].off + live[i].cap;
     }
     bf_free(&sp->alloc, live);
+    return rc;
 }
 
 /* Fill an opened file from a decoded index: parts, segments, map. */
@@ -425,6 +469,8 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
         rc = load_index(f, &idx);
+    if (rc == BF_OK && mode == BF_OPEN_READWRITE)
+        rc = rebuild_free(f, idx.phys_end);
     bf_free(&sp->alloc, parts);
     bf_free(&sp->alloc, buf);
     if (rc != BF_OK) {
@@ -438,8 +484,6 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     }
     bf_file_adopt(f, idx.size, idx.phys_end);
     f->readonly = mode == BF_OPEN_READONLY;
-    if (!f->readonly)
-        rebuild_free(f);
     *out = f;
     return BF_OK;
 }

@@ -78,6 +78,17 @@ static int bad(const char **why, const char *reason)
     return BF_ECORRUPT;
 }
 
+/*
+ * Segments a writer can leave for `bytes` physical bytes: the ones the
+ * bytes need, and one more when a write that opened a new segment failed
+ * (or a named file's reserved segment 0 is still empty).
+ */
+static int segs_match(uint64_t bytes, uint32_t nsegs, uint64_t segment_size)
+{
+    uint64_t need = (bytes + segment_size - 1) / segment_size;
+    return nsegs >= need && nsegs <= need + 1;
+}
+
 int bf_name_valid(const char *s, size_t n)
 {
     if (n == 0 || n > 128 || s[0] == '.')
@@ -119,8 +130,8 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     if (idx->segment_size == 0 || idx->segment_size % 4096 != 0 ||
         idx->segment_size > (UINT64_C(1) << 40) || idx->nparts >= BF_MAP_MAX_PARTS ||
         idx->nblocks > BF_MAP_MAX_BLOCK || idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
-        (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs ||
-        idx->phys_end > (uint64_t)idx->nsegs * idx->segment_size || idx->phys_end > BF_MAP_OFF_MASK)
+        (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs || idx->phys_end > BF_MAP_OFF_MASK ||
+        !segs_match(idx->phys_end, idx->nsegs, idx->segment_size))
         return bad(why, "inconsistent sizes in index header");
     return BF_OK;
 }
@@ -140,8 +151,8 @@ int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, co
         if ((size_t)(end - p) < part_size(pt->name_len))
             return bad(why, "index truncated in its parts");
         pt->name = (const char *)p + 24;
-        if (!bf_name_valid(pt->name, pt->name_len) ||
-            pt->bytes > (uint64_t)pt->nsegs * idx->segment_size || pt->bytes > BF_MAP_OFF_MASK ||
+        if (!bf_name_valid(pt->name, pt->name_len) || pt->bytes > BF_MAP_OFF_MASK ||
+            !segs_match(pt->bytes, pt->nsegs, idx->segment_size) ||
             pt->blk_delta > BF_MAP_MAX_BLOCK)
             return bad(why, "bad part in index");
         p += part_size(pt->name_len);
@@ -164,8 +175,9 @@ int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, co
         if (part > 0)
             limit = idx->parts[part - 1].bytes;
         uint32_t elen = bf_map_len(&e);
+        uint64_t off = bf_map_off(&e);
         if (elen < BF_EXTENT_HDR || elen > bs + BF_EXTENT_HDR || elen > e.cap ||
-            bf_map_off(&e) + e.cap > limit)
+            off + e.cap > limit || off % idx->segment_size + e.cap > idx->segment_size)
             return bad(why, "index entry outside its segments");
     }
     return BF_OK;

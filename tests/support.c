@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,38 @@ int t_dir_entries(const char *path)
             n++;
     closedir(d);
     return n;
+}
+
+int t_write_file(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -1;
+    int ok = len == 0 || write(fd, data, len) == (ssize_t)len;
+    return close(fd) == 0 && ok ? 0 : -1;
+}
+
+unsigned char *t_read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    unsigned char *buf = malloc(cap);
+    size_t r;
+    while (buf != NULL && (r = fread(buf + n, 1, cap - n, fp)) > 0) {
+        n += r;
+        if (n == cap) {
+            unsigned char *b = realloc(buf, cap * 2);
+            if (b == NULL)
+                free(buf);
+            buf = b;
+            cap *= 2;
+        }
+    }
+    fclose(fp);
+    *len = n;
+    return buf;
 }
 
 void t_rm_rf(const char *path)

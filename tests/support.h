@@ -60,6 +60,12 @@ void t_temp_parent(char *buf, size_t len, const char *tag);
 /* Number of entries (other than . and ..) in a directory, -1 if it does not exist. */
 int t_dir_entries(const char *path);
 
+/* Write `len` bytes to `path` (created 0600, truncated). 0 on success, -1 on failure. */
+int t_write_file(const char *path, const void *data, size_t len);
+
+/* Read a whole file into a malloc'ed buffer (the caller frees it); NULL if it cannot be read. */
+unsigned char *t_read_file(const char *path, size_t *len);
+
 /* Remove a directory tree made by a test (regular files and empty dirs only). */
 void t_rm_rf(const char *path);
 

@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "buffile.h"
+#include "crc32c.h"
+#include "le.h"
 #include "support.h"
 
 static char parent[512], set[600];
@@ -353,6 +355,83 @@ static void test_bad_index(void **state)
     free(d);
 }
 
+/* Set a 64-bit field of an index and fix its checksum, as a forger (or a bug) would. */
+static void forge_index(const char *path, long off, uint64_t val)
+{
+    size_t len;
+    unsigned char *b = t_read_file(path, &len);
+    assert_non_null(b);
+    assert_true(len >= (size_t)off + 8 + 4);
+    bf_put64(b + off, val);
+    bf_put32(b + len - 4, bf_crc32c(0, b, len - 4));
+    t_write_file(path, b, len);
+    free(b);
+}
+
+/*
+ * Indexes whose checksum holds but whose contents cannot be true: the
+ * segment count far beyond the physical end, and two blocks mapped onto
+ * the same bytes. A reader may still open the latter (each read checks its
+ * extent), but a writer must not: freeing one would hand out the other.
+ */
+static void test_forged_index(void **state)
+{
+    (void)state;
+    bf_space *sp = space(BF_CODEC_LZ4);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    size_t size = 100000;
+    unsigned char *d = make_data(6, size);
+    write_named(sp, "f", d, size);
+    char idx[700], copy[2000];
+    snprintf(idx, sizeof(idx), "%s/f.idx", set);
+    snprintf(copy, sizeof(copy), "cp %s %s/good.idx", idx, set);
+    assert_int_equal(system(copy), 0);
+    snprintf(copy, sizeof(copy), "cp %s/good.idx %s", set, idx);
+    size_t len;
+    unsigned char *good = t_read_file(idx, &len);
+    assert_non_null(good);
+    bf_file *f;
+
+    /* Header: 64 bytes, segment count at 48 (a u32; the u64 write also keeps parts = 0). */
+    forge_index(idx, 48, 9);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "inconsistent sizes"));
+    assert_int_equal(system(copy), 0);
+    /* One segment more than the bytes need is what a failed write leaves, if it exists. */
+    forge_index(idx, 48, 2);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "f.1"));
+    assert_int_equal(system(copy), 0);
+
+    /* Entries from offset 64: block 1 mapped onto block 0's extent. */
+    forge_index(idx, 64 + 16, bf_get64(good + 64));
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "two extents"));
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
+    unsigned char blk[8192];
+    assert_int_equal(bf_file_read_block(f, 0, blk), BF_OK);
+    assert_int_equal(bf_file_read_block(f, 1, blk), BF_ECORRUPT);
+    assert_int_equal(bf_file_close(f), BF_OK);
+
+    /* The untouched index still opens read-write, writes and persists. */
+    assert_int_equal(system(copy), 0);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_OK);
+    assert_int_equal(bf_file_seek(f, 5000, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 20000), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
+    unsigned char *got = malloc(size);
+    assert_int_equal(bf_file_read(f, got, size), (int64_t)size);
+    memmove(d + 5000, d, 20000);
+    assert_memory_equal(got, d, size);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    free(got);
+    free(good);
+    free(d);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+}
+
 static void test_segments_and_cost(void **state)
 {
     (void)state;
@@ -394,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_append),
         cmocka_unit_test(test_reopen_append_truncate),
         cmocka_unit_test(test_bad_index),
+        cmocka_unit_test(test_forged_index),
         cmocka_unit_test(test_segments_and_cost),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -23,10 +23,10 @@ int fuzz_write_seeds(const char *dir);
 /* Abort with a message: a property did not hold. */
 void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-#define FUZZ_CHECK(cond, ...)                                                                  \
-    do {                                                                                       \
-        if (!(cond))                                                                           \
-            fuzz_fail(__VA_ARGS__);                                                            \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fuzz_fail(__VA_ARGS__);                                                                \
     } while (0)
 
 /* A directory for this process's spaces and sets, made on first use, removed at exit. */
@@ -38,12 +38,6 @@ bf_space *fuzz_space(bf_codec codec, uint32_t block_size, uint64_t segment_size,
 
 /* Deterministic, partly compressible bytes: random, repeated-phrase and zero runs. */
 void fuzz_data(uint64_t seed, unsigned char *buf, size_t len);
-
-/* Write `len` bytes to `path` (created 0600, truncated); aborts on failure. */
-void fuzz_put_file(const char *path, const void *data, size_t len);
-
-/* Read a whole file into a malloc'ed buffer; NULL if it cannot be read. */
-unsigned char *fuzz_get_file(const char *path, size_t *len);
 
 /* Save one seed input: `dir`/`name`, the flag byte `flags` followed by `body`. */
 void fuzz_seed(const char *dir, const char *name, uint8_t flags, const void *body, size_t len);

@@ -7,7 +7,6 @@
  */
 #include "fuzz.h"
 
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,36 +84,6 @@ void fuzz_data(uint64_t seed, unsigned char *buf, size_t len)
     }
 }
 
-void fuzz_put_file(const char *path, const void *data, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
-    if (fd < 0 || (len > 0 && write(fd, data, len) != (ssize_t)len) || close(fd) != 0)
-        fuzz_fail("cannot write %s", path);
-}
-
-unsigned char *fuzz_get_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    unsigned char *buf = malloc(cap);
-    size_t r;
-    while (buf != NULL && (r = fread(buf + n, 1, cap - n, fp)) > 0) {
-        n += r;
-        if (n == cap) {
-            unsigned char *b = realloc(buf, cap * 2);
-            if (b == NULL)
-                free(buf);
-            buf = b;
-            cap *= 2;
-        }
-    }
-    fclose(fp);
-    *len = n;
-    return buf;
-}
-
 void fuzz_seed(const char *dir, const char *name, uint8_t flags, const void *body, size_t len)
 {
     char path[4096];
@@ -125,7 +94,8 @@ void fuzz_seed(const char *dir, const char *name, uint8_t flags, const void *bod
     buf[0] = flags;
     if (len > 0)
         memcpy(buf + 1, body, len);
-    fuzz_put_file(path, buf, len + 1);
+    if (t_write_file(path, buf, len + 1) != 0)
+        fuzz_fail("cannot write %s", path);
     free(buf);
 }
 

@@ -67,7 +67,7 @@ static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len)
     must(sp, bf_file_close(g), "close g");
     char path[4096];
     snprintf(path, sizeof(path), "%s/f.idx", set);
-    unsigned char *idx = fuzz_get_file(path, idx_len);
+    unsigned char *idx = t_read_file(path, idx_len);
     FUZZ_CHECK(idx != NULL, "no index at %s", path);
     return idx;
 }
@@ -149,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bf_put32(idx + len - 4, bf_crc32c(0, idx, len - 4));
     int exact = len == orig_len && memcmp(idx, orig, len) == 0;
     snprintf(path, sizeof(path), "%s/f.idx", set);
-    fuzz_put_file(path, idx, len);
+    FUZZ_CHECK(t_write_file(path, idx, len) == 0, "cannot write %s", path);
 
     int mode = flags & 8 ? BF_OPEN_READWRITE : BF_OPEN_READONLY;
     bf_file *f = NULL;
@@ -162,8 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(f == NULL, "failed open returned a handle");
     } else {
         if (exact)
-            FUZZ_CHECK(bf_file_size(f) == TOTAL, "size %llu",
-                       (unsigned long long)bf_file_size(f));
+            FUZZ_CHECK(bf_file_size(f) == TOTAL, "size %llu", (unsigned long long)bf_file_size(f));
         read_blocks(sp, f, exact);
         if (mode == BF_OPEN_READWRITE)
             rewrite(sp, set, f, flags);

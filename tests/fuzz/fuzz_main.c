@@ -50,8 +50,8 @@ static size_t mutate(t_rng *r, const unsigned char *in, size_t len, unsigned cha
             size_t at = t_below(r, 2) ? t_below(r, n < 96 ? n : 96) : t_below(r, n);
             out[at] = (unsigned char)t_next(r);
         } else if (kind == 2) { /* an interesting value at a random spot */
-            static const uint32_t vals[] = {0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x10000, 0x7fffffff,
-                                            0xffffffff, 4096, 4097, 65536};
+            static const uint32_t vals[] = {0,       1,          0x7f,       0x80, 0xff, 0xffff,
+                                            0x10000, 0x7fffffff, 0xffffffff, 4096, 4097, 65536};
             size_t at = t_below(r, n);
             uint32_t v = vals[t_below(r, sizeof(vals) / sizeof(vals[0]))];
             for (size_t k = 0; k < 4 && at + k < n; k++)
@@ -72,7 +72,7 @@ static size_t mutate(t_rng *r, const unsigned char *in, size_t len, unsigned cha
 static int replay_file(const char *path, unsigned long mutations, unsigned long index)
 {
     size_t len;
-    unsigned char *data = fuzz_get_file(path, &len);
+    unsigned char *data = t_read_file(path, &len);
     if (data == NULL) {
         fprintf(stderr, "fuzz: cannot read %s\n", path);
         return 1;

@@ -69,8 +69,7 @@ static void expect_ok_or_corrupt(bf_space *sp, int64_t rc, const char *seg_path,
 {
     if (rc >= 0)
         return;
-    FUZZ_CHECK(rc == BF_ECORRUPT, "%s returned %lld: %s", op, (long long)rc,
-               bf_space_errmsg(sp));
+    FUZZ_CHECK(rc == BF_ECORRUPT, "%s returned %lld: %s", op, (long long)rc, bf_space_errmsg(sp));
     FUZZ_CHECK(strstr(bf_space_errmsg(sp), seg_path) != NULL, "%s: message \"%s\" lacks %s", op,
                bf_space_errmsg(sp), seg_path);
 }
@@ -88,10 +87,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[4096];
     bf_seg_path(&f->seg, segno, path, sizeof(path));
     size_t orig_len;
-    unsigned char *orig = fuzz_get_file(path, &orig_len);
+    unsigned char *orig = t_read_file(path, &orig_len);
     FUZZ_CHECK(orig != NULL, "cannot read %s", path);
     bf_seg_close(&f->seg); /* the next read reopens the replaced file */
-    fuzz_put_file(path, data + 1, size - 1);
+    FUZZ_CHECK(t_write_file(path, data + 1, size - 1) == 0, "cannot write %s", path);
 
     static unsigned char got[SIZE];
     int all_intact = 1;
@@ -123,8 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int i = 0; i < 2; i++) {
         fuzz_data(1000u + rewrite[i], fresh, BS);
-        FUZZ_CHECK(bf_file_read_block(f, rewrite[i], got) == BF_OK &&
-                       memcmp(got, fresh, BS) == 0,
+        FUZZ_CHECK(bf_file_read_block(f, rewrite[i], got) == BF_OK && memcmp(got, fresh, BS) == 0,
                    "rewritten block %u does not read back: %s", rewrite[i], bf_space_errmsg(sp));
     }
     int rc = bf_file_truncate(f, SIZE / 2 + 1);
@@ -157,7 +155,7 @@ int fuzz_write_seeds(const char *dir)
             char path[4096], name[64];
             bf_seg_path(&f->seg, segno, path, sizeof(path));
             size_t len;
-            unsigned char *seg = fuzz_get_file(path, &len);
+            unsigned char *seg = t_read_file(path, &len);
             if (seg == NULL)
                 return 1;
             snprintf(name, sizeof(name), "%s-seg%u", bf_codec_name(codecs[c]), segno);
