@@ -3,6 +3,22 @@
  */
 #include "agg.h"
 
+#include <string.h>
+
+void aggdesc_init(qctx *q, aggdesc *d, const char *what, int nkeys, const int *keys, int naggs,
+                  const aggspec *aggs)
+{
+    if (nkeys < 0 || nkeys > AGG_MAX_KEYS || naggs < 0 || naggs > AGG_MAX_AGGS)
+        q_fail(q, "%s: %d keys, %d aggregates: too many", what, nkeys, naggs);
+    d->nkeys = nkeys;
+    d->naggs = naggs;
+    for (int i = 0; i < nkeys; i++) {
+        d->keys[i] = keys[i];
+        d->keyid[i] = i;
+    }
+    memcpy(d->aggs, aggs, sizeof *aggs * (size_t)naggs);
+}
+
 void agg_init(aggstate *st, int naggs)
 {
     for (int i = 0; i < naggs; i++) {
@@ -28,9 +44,7 @@ void agg_advance(qctx *q, aggstate *st, const aggspec *aggs, int naggs, const tu
             if (__builtin_add_overflow(s->val, x, &s->val))
                 q_fail(q, "sum overflows int64");
             break;
-        case AGG_COUNT:
-            s->val++;
-            break;
+        case AGG_COUNT: s->val++; break;
         case AGG_MIN:
             if (s->cnt == 0 || x < s->val)
                 s->val = x;
@@ -44,8 +58,7 @@ void agg_advance(qctx *q, aggstate *st, const aggspec *aggs, int naggs, const tu
                 s->val++;
             s->aux = x;
             break;
-        case AGG_COUNT_STAR:
-            break;
+        case AGG_COUNT_STAR: break;
         }
         s->cnt++;
     }

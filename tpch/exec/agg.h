@@ -16,7 +16,7 @@
 typedef enum {
     AGG_SUM,
     AGG_COUNT_STAR,
-    AGG_COUNT,          /* non-NULL values of col */
+    AGG_COUNT, /* non-NULL values of col */
     AGG_MIN,
     AGG_MAX,
     AGG_COUNT_DISTINCT, /* distinct values of col; input sorted on it within the group */
@@ -34,6 +34,23 @@ typedef struct aggstate {
     int64_t cnt; /* non-NULL inputs seen */
     int64_t aux; /* COUNT_DISTINCT: last value */
 } aggstate;
+
+#define AGG_MAX_KEYS 12
+
+/*
+ * What an aggregate operator computes: group key columns of its input,
+ * where each key sits in a stored key row (keyid[i] = i), and aggregates.
+ */
+typedef struct aggdesc {
+    int nkeys, naggs;
+    int keys[AGG_MAX_KEYS];
+    int keyid[AGG_MAX_KEYS];
+    aggspec aggs[AGG_MAX_AGGS];
+} aggdesc;
+
+/* Fill `d` from a plan's keys and aggregates; q_fail()s naming `what` when there are too many. */
+void aggdesc_init(qctx *q, aggdesc *d, const char *what, int nkeys, const int *keys, int naggs,
+                  const aggspec *aggs);
 
 void agg_init(aggstate *st, int naggs);
 void agg_advance(qctx *q, aggstate *st, const aggspec *aggs, int naggs, const tup *row);

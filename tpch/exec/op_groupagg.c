@@ -9,37 +9,32 @@
 
 #include "ops.h"
 
-#define GA_MAX_KEYS 12
-
 typedef struct gagg {
     op base;
     op *child;
-    int nkeys, naggs;
-    int keys[GA_MAX_KEYS];
-    int keyid[GA_MAX_KEYS];
-    aggspec aggs[AGG_MAX_AGGS];
+    aggdesc d;
     aggstate st[AGG_MAX_AGGS];
-    tbuild cur;   /* key row of the current group */
+    tbuild cur; /* key row of the current group */
     tbuild out;
     bool started, done;
 } gagg;
 
 static void start_group(gagg *g, const tup *row)
 {
-    tb_begin(&g->cur, g->nkeys);
-    for (int i = 0; i < g->nkeys; i++)
-        tb_copy(&g->cur, row, g->keys[i]);
+    tb_begin(&g->cur, g->d.nkeys);
+    for (int i = 0; i < g->d.nkeys; i++)
+        tb_copy(&g->cur, row, g->d.keys[i]);
     tb_end(&g->cur);
-    agg_init(g->st, g->naggs);
-    agg_advance(g->base.q, g->st, g->aggs, g->naggs, row);
+    agg_init(g->st, g->d.naggs);
+    agg_advance(g->base.q, g->st, g->d.aggs, g->d.naggs, row);
 }
 
 static const tup *emit(gagg *g)
 {
     const tup *k = (const tup *)g->cur.buf;
-    tb_begin(&g->out, g->nkeys + g->naggs);
-    tb_copy_range(&g->out, k, 0, g->nkeys);
-    agg_emit(&g->out, g->st, g->aggs, g->naggs);
+    tb_begin(&g->out, g->d.nkeys + g->d.naggs);
+    tb_copy_range(&g->out, k, 0, g->d.nkeys);
+    agg_emit(&g->out, g->st, g->d.aggs, g->d.naggs);
     return tb_end(&g->out);
 }
 
@@ -53,9 +48,9 @@ static const tup *gagg_next(op *self)
         const tup *first = g->child->next(g->child);
         if (!first) {
             g->done = true;
-            if (g->nkeys > 0)
+            if (g->d.nkeys > 0)
                 return NULL;
-            agg_init(g->st, g->naggs);
+            agg_init(g->st, g->d.naggs);
             tb_begin(&g->cur, 0);
             tb_end(&g->cur);
             return emit(g);
@@ -65,8 +60,8 @@ static const tup *gagg_next(op *self)
     const tup *row;
     while ((row = g->child->next(g->child)) != NULL) {
         const tup *k = (const tup *)g->cur.buf;
-        if (keys_equal(row, g->keys, k, g->keyid, g->nkeys)) {
-            agg_advance(g->base.q, g->st, g->aggs, g->naggs, row);
+        if (keys_equal(row, g->d.keys, k, g->d.keyid, g->d.nkeys)) {
+            agg_advance(g->base.q, g->st, g->d.aggs, g->d.naggs, row);
             continue;
         }
         const tup *r = emit(g);
@@ -86,17 +81,11 @@ static void gagg_close(op *self)
 
 op *op_groupagg(qctx *q, op *child, int nkeys, const int *keys, int naggs, const aggspec *aggs)
 {
-    if (nkeys < 0 || nkeys > GA_MAX_KEYS || naggs < 0 || naggs > AGG_MAX_AGGS)
-        q_fail(q, "group aggregate: %d keys, %d aggregates: too many", nkeys, naggs);
+    aggdesc d;
+    aggdesc_init(q, &d, "group aggregate", nkeys, keys, naggs, aggs);
     gagg *g = op_new(q, sizeof *g, gagg_next, gagg_close, nkeys + naggs);
     g->child = child;
-    g->nkeys = nkeys;
-    g->naggs = naggs;
-    for (int i = 0; i < nkeys; i++) {
-        g->keys[i] = keys[i];
-        g->keyid[i] = i;
-    }
-    memcpy(g->aggs, aggs, sizeof *aggs * (size_t)naggs);
+    g->d = d;
     tb_init(&g->cur);
     tb_init(&g->out);
     return &g->base;

@@ -23,7 +23,6 @@
 #include "ops.h"
 #include "spillio.h"
 
-#define AGG_MAX_KEYS 8
 #define PART_BITS 5
 #define AGG_MAX_LEVEL 11
 
@@ -35,10 +34,7 @@ typedef struct pending {
 typedef struct hagg {
     op base;
     op *child;
-    int nkeys, naggs;
-    int keys[AGG_MAX_KEYS];
-    int keyid[AGG_MAX_KEYS]; /* 0..nkeys-1: key positions inside a stored key tuple */
-    aggspec aggs[AGG_MAX_AGGS];
+    aggdesc d;
     memacct m;
     htable ht;
     int npart;
@@ -59,7 +55,7 @@ typedef struct hagg {
 
 static size_t states_size(const hagg *a)
 {
-    return sizeof(aggstate) * (size_t)a->naggs;
+    return sizeof(aggstate) * (size_t)a->d.naggs;
 }
 
 static const tup *entry_key(const hagg *a, htentry *e)
@@ -94,7 +90,7 @@ static const tup *next_input(hagg *a, uint64_t *hash)
         return spill_read(a->base.q, a->input, hash);
     const tup *t = a->child->next(a->child);
     if (t)
-        *hash = keys_hash(t, a->nkeys, a->keys);
+        *hash = keys_hash(t, a->d.nkeys, a->d.keys);
     return t;
 }
 
@@ -116,13 +112,13 @@ static void start_spill(hagg *a)
 
 static aggstate *new_group(hagg *a, uint64_t hash, const tup *row)
 {
-    tb_begin(&a->kb, a->nkeys);
-    for (int i = 0; i < a->nkeys; i++)
-        tb_copy(&a->kb, row, a->keys[i]);
+    tb_begin(&a->kb, a->d.nkeys);
+    for (int i = 0; i < a->d.nkeys; i++)
+        tb_copy(&a->kb, row, a->d.keys[i]);
     const tup *k = tb_end(&a->kb);
     uint8_t *p = ht_insert(&a->ht, hash, states_size(a) + tup_len(k));
     memcpy(p + states_size(a), k, tup_len(k));
-    agg_init((aggstate *)p, a->naggs);
+    agg_init((aggstate *)p, a->d.naggs);
     return (aggstate *)p;
 }
 
@@ -134,12 +130,13 @@ static void consume(hagg *a)
     while ((row = next_input(a, &h)) != NULL) {
         aggstate *st = NULL;
         for (htentry *e = ht_chain(&a->ht, h); e; e = e->next) {
-            if (e->hash == h && keys_equal(row, a->keys, entry_key(a, e), a->keyid, a->nkeys)) {
+            if (e->hash == h &&
+                keys_equal(row, a->d.keys, entry_key(a, e), a->d.keyid, a->d.nkeys)) {
                 st = ht_payload(e);
                 break;
             }
         }
-        if (!st && !a->spill_mode && a->nkeys > 0 && a->level <= AGG_MAX_LEVEL &&
+        if (!st && !a->spill_mode && a->d.nkeys > 0 && a->level <= AGG_MAX_LEVEL &&
             table_full(a, ht_insert_cost(&a->ht, states_size(a) + tup_len(row))))
             start_spill(a);
         if (!st && a->spill_mode) {
@@ -148,9 +145,9 @@ static void consume(hagg *a)
         }
         if (!st)
             st = new_group(a, h, row);
-        agg_advance(q, st, a->aggs, a->naggs, row);
+        agg_advance(q, st, a->d.aggs, a->d.naggs, row);
     }
-    if (a->nkeys == 0 && a->ht.nentries == 0)
+    if (a->d.nkeys == 0 && a->ht.nentries == 0)
         new_group(a, 0, row);
     if (a->input) {
         spill_close(&a->m, a->input);
@@ -197,9 +194,9 @@ static const tup *hagg_next(op *self)
         if (a->ee) {
             htentry *e = a->ee;
             a->ee = ht_chunk_next(a->ec, e);
-            tb_begin(&a->tb, a->nkeys + a->naggs);
-            tb_copy_range(&a->tb, entry_key(a, e), 0, a->nkeys);
-            agg_emit(&a->tb, ht_payload(e), a->aggs, a->naggs);
+            tb_begin(&a->tb, a->d.nkeys + a->d.naggs);
+            tb_copy_range(&a->tb, entry_key(a, e), 0, a->d.nkeys);
+            agg_emit(&a->tb, ht_payload(e), a->d.aggs, a->d.naggs);
             return tb_end(&a->tb);
         }
         ht_reset(&a->ht);
@@ -232,17 +229,11 @@ static void hagg_close(op *self)
 
 op *op_hashagg(qctx *q, op *child, int nkeys, const int *keys, int naggs, const aggspec *aggs)
 {
-    if (nkeys < 0 || nkeys > AGG_MAX_KEYS || naggs < 0 || naggs > AGG_MAX_AGGS)
-        q_fail(q, "hash aggregate: %d keys, %d aggregates: too many", nkeys, naggs);
+    aggdesc d;
+    aggdesc_init(q, &d, "hash aggregate", nkeys, keys, naggs, aggs);
     hagg *a = op_new(q, sizeof *a, hagg_next, hagg_close, nkeys + naggs);
     a->child = child;
-    a->nkeys = nkeys;
-    a->naggs = naggs;
-    for (int i = 0; i < nkeys; i++) {
-        a->keys[i] = keys[i];
-        a->keyid[i] = i;
-    }
-    memcpy(a->aggs, aggs, sizeof *aggs * (size_t)naggs);
+    a->d = d;
     mem_init(&a->m, q);
     ht_init(&a->ht, q, &a->m);
     int64_t np = q->work_mem / (4 * (int64_t)q->block_size);
