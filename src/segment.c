@@ -208,18 +208,18 @@ int bf_seg_truncate(bf_seg *seg, uint64_t end)
     uint32_t keep = (uint32_t)((end + sp->segment_size - 1) / sp->segment_size);
     char path[4096];
     forget_readahead(seg);
-    int status = BF_OK;
     while (seg->nsegs > keep) {
         uint32_t last = seg->nsegs - 1;
         if (seg->fd >= 0 && seg->segno == last)
             bf_seg_close(seg);
         bf_seg_path(seg, last, path, sizeof(path));
+        /* A segment that could not be removed still exists: nsegs must keep saying so. */
         if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
-            status = bf_fail(sp, BF_EIO, "unlink", path, errno, NULL);
+            return bf_fail(sp, BF_EIO, "unlink", path, errno, NULL);
         seg->nsegs--;
     }
     if (keep == 0)
-        return status;
+        return BF_OK;
     uint64_t tail = end - (uint64_t)(keep - 1) * sp->segment_size;
     int rc = seg_open(seg, keep - 1, 0);
     if (rc != BF_OK)
@@ -229,7 +229,7 @@ int bf_seg_truncate(bf_seg *seg, uint64_t end)
         return bf_fail(sp, BF_EIO, "truncate", path, errno, "to %llu bytes",
                        (unsigned long long)tail);
     }
-    return status;
+    return BF_OK;
 }
 
 int bf_seg_reserve(bf_seg *seg)

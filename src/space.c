@@ -9,6 +9,7 @@
 #include "space.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,7 +143,8 @@ void bf_space_destroy(bf_space *sp)
     for (int c = 0; c < 4; c++)
         if (sp->codec_ctx[c] != NULL)
             bf_codec_ops_get((bf_codec)c)->ctx_destroy(&sp->alloc, sp->codec_ctx[c]);
-    rmdir(sp->dir);
+    /* Files whose removal failed at close (a failed unlink) go with the directory. */
+    bf_remove_space_dir(AT_FDCWD, sp->dir);
     bf_allocator a = sp->alloc;
     bf_free(&a, sp->scratch);
     bf_free(&a, sp->ra);

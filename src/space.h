@@ -72,6 +72,13 @@ void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64
 /* $TMPDIR, or /tmp when unset or empty. */
 const char *bf_default_temp_parent(void);
 
+/*
+ * Remove the regular files in directory `name` (relative to `parent_fd`,
+ * or absolute with AT_FDCWD), never following links, then the directory.
+ * 0 on success, -1 if the directory stays (errno set).
+ */
+int bf_remove_space_dir(int parent_fd, const char *name);
+
 /* Make sure the scratch buffer holds at least `size` bytes. */
 int bf_space_reserve_scratch(struct bf_space *space, size_t size);
 

@@ -1,5 +1,6 @@
 /*
- * sweep.c - removal of space directories left behind by crashed processes.
+ * sweep.c - removal of space directories left behind by crashed processes,
+ * and of a live space's own directory when it is destroyed.
  *
  * A space directory is named buffile-<pid>-XXXXXX. It is swept only when it
  * belongs to the calling user, is a real directory (not a symlink) and no
@@ -28,7 +29,7 @@ static int owner_alive(const char *name)
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-static int remove_dir(int parent_fd, const char *name)
+int bf_remove_space_dir(int parent_fd, const char *name)
 {
     int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -69,7 +70,7 @@ int bf_sweep(const char *parent)
         if (fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
             st.st_uid != geteuid())
             continue;
-        if (remove_dir(pfd, de->d_name) == 0)
+        if (bf_remove_space_dir(pfd, de->d_name) == 0)
             removed++;
     }
     closedir(d);

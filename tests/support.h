@@ -42,11 +42,13 @@ void t_counting_init(t_counting *c);
  * A fault-injecting I/O table around the POSIX one. When `fail_write_at`
  * is N > 0, the N-th pwritev from now fails: with `fail_errno` (ENOSPC,
  * EIO), or, when `short_write` is set, by writing half the bytes first
- * (the retry then fails with fail_errno). Likewise `fail_read_at`.
+ * (the retry then fails with fail_errno). Likewise `fail_read_at` for
+ * pread, and `fail_meta_at` for the calls that change or reach files
+ * rather than bytes: open, ftruncate, unlink and rename (counted in `metas`).
  */
 typedef struct t_faults {
-    uint64_t writes, reads;
-    uint64_t fail_write_at, fail_read_at;
+    uint64_t writes, reads, metas;
+    uint64_t fail_write_at, fail_read_at, fail_meta_at;
     int fail_errno;
     int short_write;
     int short_armed;

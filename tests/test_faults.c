@@ -3,11 +3,15 @@
  *
  * A deterministic workload of stream writes, block writes, flushes and
  * truncates runs with the N-th pwritev failing (ENOSPC, EIO, or a short
- * write whose retry fails), for every N up to 40. The failing call must
- * return the matching status with a message naming the path and the errno
- * text; then, with the fault cleared, every acknowledged byte must read
- * back and the file must keep working. Also: read errors, the copy-on-write
- * guarantee of block rewrites, and the position after a failed write.
+ * write whose retry fails), for every N up to 40, and with the N-th
+ * open/ftruncate/unlink/rename failing (segment files are small, so the
+ * workload creates, reopens, truncates and removes them), for every N the
+ * workload reaches. The failing call must return the matching status with
+ * a message naming the path and the errno text; then, with the fault
+ * cleared, every acknowledged byte must read back, the file must keep
+ * working and its close must leave nothing behind. Also: read errors, the
+ * copy-on-write guarantee of block rewrites, and the position after a
+ * failed write.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -73,6 +77,14 @@ static void arm_write(rig *r, uint64_t n, int err, int short_write)
     r->flt.fail_errno = err;
     r->flt.short_write = short_write;
     r->flt.short_armed = 0;
+}
+
+/* Make the n-th open/ftruncate/unlink/rename from now fail (0: no fault). */
+static void arm_meta(rig *r, uint64_t n, int err)
+{
+    r->flt.metas = 0;
+    r->flt.fail_meta_at = n;
+    r->flt.fail_errno = err;
 }
 
 static void assert_fail_msg(const rig *r, int err)
@@ -146,52 +158,57 @@ typedef struct fault_kind {
     const char *name;
     int err;
     int short_write;
-    int status;
+    int meta;   /* fails the n-th open/ftruncate/unlink/rename, not the n-th pwritev */
+    int status; /* for meta faults, BF_EIO is also right: a failed unlink or ftruncate is I/O */
 } fault_kind;
 
 static const fault_kind kinds[] = {
-    {"ENOSPC", ENOSPC, 0, BF_ENOSPC},
-    {"EIO", EIO, 0, BF_EIO},
-    {"short+ENOSPC", ENOSPC, 1, BF_ENOSPC},
-    {"short+EIO", EIO, 1, BF_EIO},
+    {"ENOSPC", ENOSPC, 0, 0, BF_ENOSPC},       {"EIO", EIO, 0, 0, BF_EIO},
+    {"short+ENOSPC", ENOSPC, 1, 0, BF_ENOSPC}, {"short+EIO", EIO, 1, 0, BF_EIO},
+    {"meta ENOSPC", ENOSPC, 0, 1, BF_ENOSPC},  {"meta EIO", EIO, 0, 1, BF_EIO},
 };
 
-/* pwritev calls the workload makes without faults: every N up to it must hit a call. */
-static uint64_t clean_writes(bf_codec codec, uint64_t seed)
+/* Calls the workload makes without faults: every N up to them must hit a call. */
+static void clean_calls(bf_codec codec, uint64_t seed, uint64_t *writes, uint64_t *metas)
 {
     rig r;
     rig_open(&r, codec, seed);
+    r.flt.metas = 0;
     for (int s = 0; s < STEPS; s++)
         assert_int_equal(step(&r), BF_OK);
-    uint64_t n = r.flt.writes;
+    *writes = r.flt.writes;
+    *metas = r.flt.metas;
     t_image_check(r.f, &r.img, "clean run");
     rig_close(&r);
-    return n;
 }
 
 static void run_with_fault(bf_codec codec, uint64_t seed, const fault_kind *k, uint64_t n,
-                           uint64_t writes)
+                           uint64_t calls)
 {
     rig r;
     rig_open(&r, codec, seed);
-    arm_write(&r, n, k->err, k->short_write);
+    if (k->meta)
+        arm_meta(&r, n, k->err);
+    else
+        arm_write(&r, n, k->err, k->short_write);
     int failed = 0;
     for (int s = 0; s < STEPS && !failed; s++) {
         int rc = step(&r);
         if (rc == BF_OK)
             continue;
         failed = 1;
-        if (rc != k->status)
-            fail_msg("%s at write %llu: status %d (%s), expected %d", k->name,
-                     (unsigned long long)n, rc, bf_space_errmsg(r.sp), k->status);
+        if (rc != k->status && !(k->meta && rc == BF_EIO))
+            fail_msg("%s at call %llu: status %d (%s), expected %d", k->name, (unsigned long long)n,
+                     rc, bf_space_errmsg(r.sp), k->status);
         assert_fail_msg(&r, k->err);
     }
-    if (n <= writes && !failed)
-        fail_msg("%s at write %llu of %llu: no call failed", k->name, (unsigned long long)n,
-                 (unsigned long long)writes);
+    if (n <= calls && !failed)
+        fail_msg("%s at call %llu of %llu: no call failed", k->name, (unsigned long long)n,
+                 (unsigned long long)calls);
     arm_write(&r, 0, 0, 0);
+    arm_meta(&r, 0, 0);
     char what[96];
-    snprintf(what, sizeof(what), "%s %s at write %llu", bf_codec_name(codec), k->name,
+    snprintf(what, sizeof(what), "%s %s at call %llu", bf_codec_name(codec), k->name,
              (unsigned long long)n);
     t_image_check(r.f, &r.img, what);
     /* The file keeps working: more of the same workload, then everything reads back. */
@@ -204,11 +221,16 @@ static void run_with_fault(bf_codec codec, uint64_t seed, const fault_kind *k, u
 
 static void faults_for(bf_codec codec, uint64_t seed)
 {
-    uint64_t writes = clean_writes(codec, seed);
+    uint64_t writes, metas;
+    clean_calls(codec, seed, &writes, &metas);
     assert_true(writes >= MAX_N);
-    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-        for (uint64_t n = 1; n <= MAX_N; n++)
-            run_with_fault(codec, seed, &kinds[k], n, writes);
+    assert_true(metas >= 10);
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        uint64_t calls = kinds[k].meta ? metas : writes;
+        uint64_t last = kinds[k].meta ? metas : MAX_N;
+        for (uint64_t n = 1; n <= last; n++)
+            run_with_fault(codec, seed, &kinds[k], n, calls);
+    }
 }
 
 static void test_write_faults_lz4(void **state)
@@ -318,6 +340,29 @@ static void test_failed_write_keeps_position(void **state)
     rig_close(&r);
 }
 
+/*
+ * A segment that cannot be removed at close: the close says so (path and
+ * errno), and destroying the space still removes the file and the directory.
+ */
+static void test_failed_unlink_at_close(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, BF_CODEC_LZ4, 808);
+    write_blocks(&r, 12); /* 48 KiB over 16 KiB segments: several segment files */
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", bf_space_dir(r.sp));
+    arm_meta(&r, 1, EIO);
+    assert_int_equal(bf_file_close(r.f), BF_EIO);
+    assert_fail_msg(&r, EIO);
+    assert_non_null(strstr(bf_space_errmsg(r.sp), "unlink"));
+    arm_meta(&r, 0, 0);
+    assert_true(t_dir_entries(dir) > 0);
+    bf_space_destroy(r.sp);
+    assert_int_equal(t_dir_entries(dir), -1);
+    t_image_free(&r.img);
+}
+
 static void test_read_faults(void **state)
 {
     (void)state;
@@ -424,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_write_faults_zstd),
         cmocka_unit_test(test_block_rewrite_is_copy_on_write),
         cmocka_unit_test(test_failed_write_keeps_position),
+        cmocka_unit_test(test_failed_unlink_at_close),
         cmocka_unit_test(test_read_faults),
         cmocka_unit_test(test_short_transfers_are_completed),
     };
