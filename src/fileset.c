@@ -394,6 +394,24 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
     return rc;
 }
 
+/*
+ * A writer creates the segment after the last one the index counts: it
+ * must not exist already (O_EXCL would refuse it on the first write that
+ * needs it, long after the open said all was well).
+ */
+static int check_no_segment_beyond(bf_file *f)
+{
+    bf_space *sp = f->space;
+    char path[4096];
+    bf_seg_path(&f->seg, f->seg.nsegs, path, sizeof(path));
+    int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == ENOENT ? BF_OK : bf_fail(sp, BF_EIO, "open", path, errno, NULL);
+    sp->io.close(sp->io.ctx, fd);
+    return bf_fail(sp, BF_ECORRUPT, "open", path, 0,
+                   "segment files do not match the index (one more than it counts)");
+}
+
 /* Fill an opened file from a decoded index: parts, segments, map. */
 static int load_index(bf_file *f, const bf_index *idx)
 {
@@ -469,7 +487,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
         rc = load_index(f, &idx);
-    if (rc == BF_OK && mode == BF_OPEN_READWRITE)
+    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = check_no_segment_beyond(f)) == BF_OK)
         rc = rebuild_free(f, idx.phys_end);
     bf_free(&sp->alloc, parts);
     bf_free(&sp->alloc, buf);

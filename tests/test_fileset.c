@@ -370,9 +370,9 @@ static void forge_index(const char *path, long off, uint64_t val)
 
 /*
  * Indexes whose checksum holds but whose contents cannot be true: the
- * segment count far beyond the physical end, and two blocks mapped onto
- * the same bytes. A reader may still open the latter (each read checks its
- * extent), but a writer must not: freeing one would hand out the other.
+ * segment count far beyond the physical end, a segment file the count
+ * leaves out, and two blocks mapped onto the same bytes. A reader may still open the latter (each
+ * read checks its extent), but a writer must not: freeing one would hand out the other.
  */
 static void test_forged_index(void **state)
 {
@@ -402,6 +402,16 @@ static void test_forged_index(void **state)
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
     assert_non_null(strstr(bf_space_errmsg(sp), "f.1"));
     assert_int_equal(system(copy), 0);
+
+    /* A segment file after the ones the index counts: a writer could not create it. */
+    char extra[800];
+    snprintf(extra, sizeof(extra), "%s/f.1", set);
+    assert_int_equal(t_write_file(extra, "x", 1), 0);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "f.1"));
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(unlink(extra), 0);
 
     /* Entries from offset 64: block 1 mapped onto block 0's extent. */
     forge_index(idx, 64 + 16, bf_get64(good + 64));
