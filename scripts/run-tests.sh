@@ -2,16 +2,21 @@
 # Install dependencies, build, and run every test with ctest.
 #   scripts/run-tests.sh             release build in build/
 #   scripts/run-tests.sh --sanitize  ASan+UBSan build in build-asan/
+#   scripts/run-tests.sh --tsan      ThreadSanitizer build in build-tsan/, the tests
+#                                    labelled "threads" (threads and forked readers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 dir=build
 flags=()
-if [ "${1:-}" = "--sanitize" ]; then
-  dir=build-asan
-  flags=(-DBF_SANITIZE=ON)
-fi
+select=()
+case "${1:-}" in
+  "") ;;
+  --sanitize) dir=build-asan flags=(-DBF_SANITIZE=ON) ;;
+  --tsan) dir=build-tsan flags=(-DBF_TSAN=ON) select=(-L threads) ;;
+  *) echo "run-tests.sh: unknown option '$1' (--sanitize, --tsan)" >&2; exit 2 ;;
+esac
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
 cd "$dir"
-ctest --output-on-failure -j"$(nproc)" --timeout 1200
+ctest --output-on-failure -j"$(nproc)" --timeout 1200 "${select[@]}"
