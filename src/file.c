@@ -103,7 +103,7 @@ static int shrink_tail(bf_file *f)
 static void release_extent(bf_file *f, bf_map_entry *e)
 {
     if (e->cap != 0 && bf_map_part(e) == 0) {
-        bf_free_put(&f->free, &f->space->alloc, e->off, e->cap);
+        bf_free_put(&f->free, &f->space->alloc, f->space->segment_size, e->off, e->cap);
         live_add(f, -(int64_t)bf_map_len(e));
     }
     memset(e, 0, sizeof(*e));
@@ -118,7 +118,7 @@ static int extent_place(bf_file *f, uint32_t need, bf_chunk *ch, uint64_t *grow)
 {
     bf_space *sp = f->space;
     *grow = f->phys_end;
-    if (bf_free_take(&f->free, &sp->alloc, need, f->block_size / 8, ch))
+    if (bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8, ch))
         return BF_OK;
     uint64_t off = f->phys_end;
     uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
@@ -214,12 +214,13 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data)
     rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
     if (rc != BF_OK) {
         if (grow == f->phys_end)
-            bf_free_put(&f->free, &sp->alloc, ch.off, ch.cap);
+            bf_free_put(&f->free, &sp->alloc, sp->segment_size, ch.off, ch.cap);
         return rc;
     }
     if (grow != f->phys_end) {
         if (ch.off > f->phys_end) /* the gap left at a segment's end */
-            bf_free_put(&f->free, &sp->alloc, f->phys_end, (uint32_t)(ch.off - f->phys_end));
+            bf_free_put(&f->free, &sp->alloc, sp->segment_size, f->phys_end,
+                        (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
     }
     block_commit(f, blkno, ch.off, ch.cap, &info);
@@ -716,8 +717,7 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
 uint64_t bf_file_memory(const bf_file *f)
 {
     uint64_t m = sizeof(*f) + (f->buf ? f->block_size : 0) +
-                 (uint64_t)f->map.cap * sizeof(bf_map_entry) +
-                 (uint64_t)f->free.cap * sizeof(bf_chunk);
+                 (uint64_t)f->map.cap * sizeof(bf_map_entry) + bf_free_memory(&f->free);
     if (f->named != NULL)
         m += sizeof(*f->named) + (uint64_t)f->named->nparts * sizeof(bf_part);
     return m;

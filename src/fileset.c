@@ -384,7 +384,7 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
         while (pos < next) { /* a gap, cut at segment boundaries */
             uint64_t seg_end = (pos / sp->segment_size + 1) * sp->segment_size;
             uint64_t end = next < seg_end ? next : seg_end;
-            bf_free_put(&f->free, &sp->alloc, pos, (uint32_t)(end - pos));
+            bf_free_put(&f->free, &sp->alloc, sp->segment_size, pos, (uint32_t)(end - pos));
             pos = end;
         }
         if (i < n)

@@ -1,8 +1,11 @@
 /*
- * freespace.c - best-fit free list kept sorted by (capacity, offset).
+ * freespace.c - best-fit free list with merging of neighbours.
  *
- * Invariants: c[0..n) sorted ascending by (cap, off); chunks do not
- * overlap each other or any live extent.
+ * Invariants: c[0..n) sorted ascending by (cap, off) and the by-offset
+ * half ascending by off hold the same chunks; chunks do not overlap each
+ * other or any live extent; no chunk crosses a segment boundary; two
+ * chunks that touch inside one segment have been merged, unless their sum
+ * would not fit a 32-bit capacity.
  */
 #include "freespace.h"
 
@@ -10,8 +13,8 @@
 
 #include "alloc.h"
 
-/* First index whose chunk is not less than (cap, off). */
-static uint32_t lower_bound(const bf_freespace *fs, uint32_t cap, uint64_t off)
+/* First index in c whose chunk is not less than (cap, off). */
+static uint32_t by_size_index(const bf_freespace *fs, uint32_t cap, uint64_t off)
 {
     uint32_t lo = 0, hi = fs->n;
     while (lo < hi) {
@@ -25,40 +28,103 @@ static uint32_t lower_bound(const bf_freespace *fs, uint32_t cap, uint64_t off)
     return lo;
 }
 
-static void remove_at(bf_freespace *fs, uint32_t i)
+/* First index in the by-offset order whose chunk starts at or after `off`. */
+static uint32_t by_off_index(const bf_freespace *fs, uint64_t off)
 {
-    memmove(&fs->c[i], &fs->c[i + 1], (fs->n - i - 1) * sizeof(bf_chunk));
+    const bf_chunk *o = bf_free_by_offset(fs);
+    uint32_t lo = 0, hi = fs->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (o[mid].off < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void array_remove(bf_chunk *arr, uint32_t n, uint32_t i)
+{
+    memmove(&arr[i], &arr[i + 1], (n - i - 1) * sizeof(bf_chunk));
+}
+
+static void array_insert(bf_chunk *arr, uint32_t n, uint32_t i, bf_chunk ch)
+{
+    memmove(&arr[i + 1], &arr[i], (n - i) * sizeof(bf_chunk));
+    arr[i] = ch;
+}
+
+/* Remove the k-th chunk by offset from both orders. */
+static void remove_chunk(bf_freespace *fs, uint32_t k)
+{
+    bf_chunk ch = bf_free_by_offset(fs)[k];
+    array_remove(fs->c, fs->n, by_size_index(fs, ch.cap, ch.off));
+    array_remove(bf_free_by_offset(fs), fs->n, k);
     fs->n--;
 }
 
-void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t off, uint32_t cap)
+/* Room for one more chunk in both orders; 0 when the allocation failed. */
+static int reserve_one(bf_freespace *fs, const bf_allocator *a)
+{
+    if (fs->n < fs->cap)
+        return 1;
+    uint32_t ncap = fs->cap ? fs->cap * 2 : 8;
+    bf_chunk *c = bf_realloc(a, fs->c, 2 * (size_t)ncap * sizeof(*c));
+    if (c == NULL)
+        return 0;
+    /* The by-offset half moves up to its place in the larger block. */
+    memmove(c + ncap, c + fs->cap, (size_t)fs->n * sizeof(*c));
+    fs->c = c;
+    fs->cap = ncap;
+    return 1;
+}
+
+/* Whether two chunks touching at `join` may become one of `caps` bytes. */
+static int mergeable(uint64_t boundary, uint64_t join, uint64_t caps)
+{
+    return join % boundary != 0 && caps <= UINT32_MAX;
+}
+
+void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                 uint32_t cap)
 {
     if (cap == 0)
         return;
-    if (fs->n == fs->cap) {
-        uint32_t ncap = fs->cap ? fs->cap * 2 : 8;
-        bf_chunk *c = bf_realloc(a, fs->c, (size_t)ncap * sizeof(*c));
-        if (c == NULL)
-            return;
-        fs->c = c;
-        fs->cap = ncap;
+    uint64_t end = off + cap;
+    uint32_t k = by_off_index(fs, off);
+    if (k > 0) {
+        const bf_chunk *prev = &bf_free_by_offset(fs)[k - 1];
+        if (prev->off + prev->cap == off &&
+            mergeable(boundary, off, (uint64_t)prev->cap + (end - off))) {
+            off = prev->off;
+            remove_chunk(fs, --k);
+        }
     }
-    uint32_t i = lower_bound(fs, cap, off);
-    memmove(&fs->c[i + 1], &fs->c[i], (fs->n - i) * sizeof(bf_chunk));
-    fs->c[i] = (bf_chunk){off, cap};
+    if (k < fs->n) {
+        const bf_chunk *next = &bf_free_by_offset(fs)[k];
+        if (next->off == end && mergeable(boundary, end, end - off + next->cap)) {
+            end += next->cap;
+            remove_chunk(fs, k);
+        }
+    }
+    if (!reserve_one(fs, a))
+        return;
+    bf_chunk ch = {off, (uint32_t)(end - off)};
+    array_insert(fs->c, fs->n, by_size_index(fs, ch.cap, ch.off), ch);
+    array_insert(bf_free_by_offset(fs), fs->n, k, ch);
     fs->n++;
 }
 
-int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint32_t need, uint32_t split_min,
-                 bf_chunk *out)
+int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint32_t need,
+                 uint32_t split_min, bf_chunk *out)
 {
-    uint32_t i = lower_bound(fs, need, 0);
+    uint32_t i = by_size_index(fs, need, 0);
     if (i == fs->n)
         return 0;
     bf_chunk ch = fs->c[i];
-    remove_at(fs, i);
+    remove_chunk(fs, by_off_index(fs, ch.off));
     if (ch.cap - need >= split_min && ch.cap - need > 0) {
-        bf_free_put(fs, a, ch.off + need, ch.cap - need);
+        bf_free_put(fs, a, boundary, ch.off + need, ch.cap - need);
         ch.cap = need;
     }
     *out = ch;
@@ -67,15 +133,10 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint32_t need, uint32_
 
 uint64_t bf_free_tail_start(const bf_freespace *fs, uint64_t end)
 {
-    for (int found = 1; found;) {
-        found = 0;
-        for (uint32_t i = 0; i < fs->n; i++) {
-            if (fs->c[i].off + fs->c[i].cap == end) {
-                end = fs->c[i].off;
-                found = 1;
-            }
-        }
-    }
+    /* Chunks that touch across a segment boundary stay apart: walk back over them. */
+    const bf_chunk *o = bf_free_by_offset(fs);
+    for (uint32_t k = fs->n; k > 0 && o[k - 1].off + o[k - 1].cap == end; k--)
+        end = o[k - 1].off;
     return end;
 }
 
@@ -86,7 +147,12 @@ void bf_free_drop_beyond(bf_freespace *fs, uint64_t end)
         if (fs->c[i].off < end)
             fs->c[j++] = fs->c[i];
     }
-    fs->n = j;
+    fs->n = j; /* by_off keeps its prefix: the chunks below end */
+}
+
+uint64_t bf_free_memory(const bf_freespace *fs)
+{
+    return 2 * (uint64_t)fs->cap * sizeof(bf_chunk);
 }
 
 void bf_free_clear(bf_freespace *fs, const bf_allocator *a)

@@ -1,12 +1,15 @@
 /*
  * freespace.h - freed extents of one file, for reuse by later extents.
  *
- * A sorted array of (capacity, offset) chunks; allocation is best fit, so
- * when a logtape-style caller frees and rewrites blocks of similar size
- * the file's physical size stays bounded. Chunks are never adjacent-merged
- * except at the physical end, where they are handed back to the file
- * system (bf_free_tail_start + bf_free_drop_beyond). Freeing never fails: if the array cannot
- * grow, the chunk is forgotten and stays counted as dead bytes.
+ * Chunks are kept twice: sorted by (capacity, offset) for best-fit
+ * allocation, and sorted by offset so that a freed chunk merges with free
+ * neighbours. Merging never crosses a segment boundary (an extent never
+ * straddles two segments) and keeps capacities below 4 GiB. With best fit
+ * and merging, a logtape-style caller that frees and rewrites blocks keeps
+ * the file's physical size bounded, and the free chunks at the physical end
+ * are handed back to the file system (bf_free_tail_start +
+ * bf_free_drop_beyond). Freeing never fails: if the arrays cannot grow,
+ * the chunk is forgotten and stays counted as dead bytes.
  */
 #ifndef BF_FREESPACE_H
 #define BF_FREESPACE_H
@@ -20,21 +23,34 @@ typedef struct bf_chunk {
     uint32_t cap;
 } bf_chunk;
 
+/*
+ * One allocation of 2 * cap chunks: the first n sorted by (cap, off), and
+ * from index cap on the same n chunks sorted by offset. All zero is empty.
+ */
 typedef struct bf_freespace {
     bf_chunk *c;
     uint32_t n, cap;
 } bf_freespace;
 
-/* Remember a freed chunk. */
-void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t off, uint32_t cap);
+static inline bf_chunk *bf_free_by_offset(const bf_freespace *fs)
+{
+    return fs->c + fs->cap;
+}
+
+/*
+ * Remember a freed chunk, merged with the free chunks it touches inside the
+ * same segment (`boundary` is the segment size).
+ */
+void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                 uint32_t cap);
 
 /*
  * Take the smallest chunk with capacity >= need. When the chunk is larger
  * than need + split_min, it is split and the tail goes back. Returns 1 and
  * the chunk in *out when found, 0 otherwise.
  */
-int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint32_t need, uint32_t split_min,
-                 bf_chunk *out);
+int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint32_t need,
+                 uint32_t split_min, bf_chunk *out);
 
 /*
  * Where the run of free chunks that ends exactly at `end` starts (`end`
@@ -44,6 +60,9 @@ uint64_t bf_free_tail_start(const bf_freespace *fs, uint64_t end);
 
 /* Drop every chunk at or beyond `end`. */
 void bf_free_drop_beyond(bf_freespace *fs, uint64_t end);
+
+/* Heap bytes the free list holds. */
+uint64_t bf_free_memory(const bf_freespace *fs);
 
 void bf_free_clear(bf_freespace *fs, const bf_allocator *a);
 
