@@ -304,7 +304,8 @@ static int check_segments(bf_seg *seg, uint64_t bytes)
     for (int i = bytes > 0 ? 0 : 1; i < 3 && seg->nsegs > 0; i++) {
         unsigned char b;
         int rc = bf_seg_read(seg, probe[i], &b, plen[i]);
-        if (rc == BF_ECORRUPT || rc == BF_EIO) {
+        /* A missing or short segment is corruption; an I/O error stays one (EIO). */
+        if (rc == BF_ECORRUPT) {
             char path[4096];
             bf_seg_path(seg, (uint32_t)(probe[i] / ss), path, sizeof(path));
             return bf_fail(seg->space, BF_ECORRUPT, "open", path, 0,
