@@ -34,7 +34,7 @@ typedef struct bf_freespace {
 
 static inline bf_chunk *bf_free_by_offset(const bf_freespace *fs)
 {
-    return fs->c + fs->cap;
+    return fs->c != NULL ? fs->c + fs->cap : NULL; /* NULL + 0 is undefined */
 }
 
 /*
