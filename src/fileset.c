@@ -353,6 +353,36 @@ static void sort_by_offset(bf_chunk *c, uint32_t n)
 }
 
 /*
+ * The file's own extents (part 0) in offset order: straight from the map
+ * when it already is in that order, as a sequentially written file's is,
+ * else from a sorted copy (`sorted`, n chunks).
+ */
+typedef struct own_extents {
+    const bf_blockmap *map;
+    uint32_t b;
+    bf_chunk *sorted;
+    uint32_t n, i;
+} own_extents;
+
+static int own_next(own_extents *it, bf_chunk *out)
+{
+    if (it->sorted != NULL) {
+        if (it->i == it->n)
+            return 0;
+        *out = it->sorted[it->i++];
+        return 1;
+    }
+    while (it->b < it->map->n) {
+        const bf_map_entry *e = &it->map->e[it->b++];
+        if (e->cap != 0 && bf_map_part(e) == 0) {
+            *out = (bf_chunk){bf_map_off(e), e->cap};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
  * Rebuild the free list of a file reopened for writing: the gaps between
  * its own extents. Extents that overlap are refused as corrupt: freeing
  * one of them on a rewrite would hand out bytes the other still holds.
@@ -361,21 +391,29 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
 {
     bf_space *sp = f->space;
     const char *prefix = f->named->prefix;
-    uint32_t n = 0;
-    for (uint32_t b = 0; b < f->map.n; b++)
-        n += f->map.e[b].cap != 0 && bf_map_part(&f->map.e[b]) == 0;
-    bf_chunk *live = bf_malloc(&sp->alloc, (size_t)(n ? n : 1) * sizeof(*live));
-    if (live == NULL)
-        return bf_fail(sp, BF_ENOMEM, "open", prefix, 0, "free list of %u extents", n);
-    n = 0;
-    for (uint32_t b = 0; b < f->map.n; b++)
-        if (f->map.e[b].cap != 0 && bf_map_part(&f->map.e[b]) == 0)
-            live[n++] = (bf_chunk){bf_map_off(&f->map.e[b]), f->map.e[b].cap};
-    sort_by_offset(live, n);
+    own_extents it = {&f->map, 0, NULL, 0, 0};
+    int ordered = 1;
+    bf_chunk ch;
+    for (uint64_t last = 0; own_next(&it, &ch); last = ch.off) {
+        ordered &= ch.off >= last;
+        it.n++;
+    }
+    it.b = 0;
+    if (!ordered) {
+        /* A copy of 16 bytes per extent only when rewrites left the map out of order. */
+        bf_chunk *sorted = bf_malloc(&sp->alloc, (size_t)it.n * sizeof(*sorted));
+        if (sorted == NULL)
+            return bf_fail(sp, BF_ENOMEM, "open", prefix, 0, "free list of %u extents", it.n);
+        for (uint32_t k = 0; own_next(&it, &ch); k++)
+            sorted[k] = ch;
+        sort_by_offset(sorted, it.n);
+        it.sorted = sorted;
+    }
     int rc = BF_OK;
     uint64_t pos = 0;
-    for (uint32_t i = 0; i <= n; i++) {
-        uint64_t next = i < n ? live[i].off : phys_end;
+    for (;;) {
+        int more = own_next(&it, &ch);
+        uint64_t next = more ? ch.off : phys_end;
         if (next < pos) {
             rc = bf_fail(sp, BF_ECORRUPT, "open", prefix, 0,
                          "index maps two extents onto the bytes at offset %llu",
@@ -388,10 +426,11 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
             bf_free_put(&f->free, &sp->alloc, sp->segment_size, pos, (uint32_t)(end - pos));
             pos = end;
         }
-        if (i < n)
-            pos = live[i].off + live[i].cap;
+        if (!more)
+            break;
+        pos = ch.off + ch.cap;
     }
-    bf_free(&sp->alloc, live);
+    bf_free(&sp->alloc, it.sorted);
     return rc;
 }
 
