@@ -123,7 +123,8 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
     int fd = sp->io.open(sp->io.ctx, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
-        return bf_fail(sp, e == ENOENT ? BF_ECORRUPT : BF_EIO, "open", path, e, NULL);
+        /* Missing, or a link planted where the segment was: not what was written. */
+        return bf_fail(sp, e == ENOENT || e == ELOOP ? BF_ECORRUPT : BF_EIO, "open", path, e, NULL);
     }
     seg->fd = fd;
     seg->segno = segno;
