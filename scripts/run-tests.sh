@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install dependencies, build, and run every test with ctest.
 #   scripts/run-tests.sh             release build in build/
-#   scripts/run-tests.sh --sanitize  ASan+UBSan build in build-asan/
+#   scripts/run-tests.sh --sanitize  ASan+UBSan build with clang in build-asan/ (clang's
+#                                    UBSan also flags pointer arithmetic on NULL)
 #   scripts/run-tests.sh --tsan      ThreadSanitizer build in build-tsan/, the tests
 #                                    labelled "threads" (threads and forked readers)
 set -euo pipefail
@@ -12,7 +13,10 @@ flags=()
 select=()
 case "${1:-}" in
   "") ;;
-  --sanitize) dir=build-asan flags=(-DBF_SANITIZE=ON) ;;
+  --sanitize)
+    dir=build-asan
+    flags=(-DBF_SANITIZE=ON -DCMAKE_C_COMPILER=clang)
+    ;;
   --tsan) dir=build-tsan flags=(-DBF_TSAN=ON) select=(-L threads) ;;
   *) echo "run-tests.sh: unknown option '$1' (--sanitize, --tsan)" >&2; exit 2 ;;
 esac
