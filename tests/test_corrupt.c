@@ -431,11 +431,10 @@ static bf_file *fuzz_file(bf_space *sp, t_rng *rng, t_image *img)
 /* The block whose live extent holds physical byte `phys`, or BF_NO_BLOCK (dead byte). */
 static uint64_t owner_of(const bf_file *f, uint64_t phys)
 {
-    for (uint64_t b = 0; b < f->map.n; b++) {
-        const bf_map_entry *e = &f->map.e[b];
-        if (e->cap != 0 && phys >= e->off && phys < e->off + bf_map_len(e))
+    const bf_map_entry *e;
+    for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
+        if (phys >= e->off && phys < e->off + bf_map_len(e))
             return b;
-    }
     return BF_NO_BLOCK;
 }
 
