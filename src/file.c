@@ -51,7 +51,7 @@ static void track(const bf_file *f, uint64_t old, uint64_t v, uint64_t *file_pea
 
 static void logical_set(bf_file *f, uint64_t size)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     track(f, f->size, size, &f->c.logical_peak, &sp->logical_now, &sp->c.logical_peak);
     f->size = size;
 }
@@ -63,7 +63,7 @@ static uint64_t index_bytes(const bf_file *f)
 
 void bf_file_set_physical(bf_file *f, uint64_t end, uint64_t idx)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     uint64_t old_idx = index_bytes(f);
     track(f, f->phys_end + old_idx, end + idx, &f->c.physical_peak, &sp->physical_now,
           &sp->c.physical_peak);
@@ -82,7 +82,7 @@ static void physical_set(bf_file *f, uint64_t end)
 static void live_add(bf_file *f, int64_t delta)
 {
     if (f->counted)
-        f->space->live_now += (uint64_t)delta;
+        f->seg.space->live_now += (uint64_t)delta;
 }
 
 /* Bytes of live part-0 extents; computed, not stored, to keep the struct small. */
@@ -123,14 +123,14 @@ static bf_seg *part_seg(bf_file *f, uint32_t part, uint64_t *delta, uint32_t *ge
 #define COUNT(f, field, n)                                                                         \
     do {                                                                                           \
         (f)->c.field += (n);                                                                       \
-        (f)->space->c.field += (n);                                                                \
+        (f)->seg.space->c.field += (n);                                                            \
     } while (0)
 
 /* ---- physical space --------------------------------------------------- */
 
 void bf_file_shrink_tail(bf_file *f)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     uint64_t end = bf_free_tail_start(&f->free, f->phys_end);
     uint64_t floor = f->named != NULL ? f->named->kept_end : 0;
     if (end < floor)
@@ -158,7 +158,7 @@ static void release_extent(bf_file *f, bf_map_entry *e)
 {
     if (e->cap != 0 && bf_map_part(e) == 0) {
         if ((e->len & BF_MAP_KEPT) == 0)
-            bf_free_put(&f->free, &f->space->alloc, f->space->segment_size, e->off, e->cap);
+            bf_free_put(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, e->off, e->cap);
         live_add(f, -(int64_t)bf_map_len(e));
     }
     memset(e, 0, sizeof(*e));
@@ -173,7 +173,7 @@ static void release_extent(bf_file *f, bf_map_entry *e)
  */
 static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, uint64_t *grow)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     *grow = f->phys_end;
     if (bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8, ch))
         return BF_OK;
@@ -210,7 +210,7 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
 static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
                       unsigned char *at, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     const bf_codec_ops *ops = bf_codec_ops_get((bf_codec)f->codec);
     void *ctx;
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
@@ -252,9 +252,9 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
 {
     *old_n = f->map.n;
     for (uint32_t i = 0; i < n; i++) {
-        if (bf_map_slot(&f->map, &f->space->alloc, (uint32_t)(first + i)) == NULL) {
-            bf_map_shrink(&f->map, &f->space->alloc, *old_n);
-            return bf_fail(f->space, BF_ENOMEM, "write", NULL, 0, "block map for %llu blocks",
+        if (bf_map_slot(&f->map, &f->seg.space->alloc, (uint32_t)(first + i)) == NULL) {
+            bf_map_shrink(&f->map, &f->seg.space->alloc, *old_n);
+            return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block map for %llu blocks",
                            (unsigned long long)(first + n));
         }
     }
@@ -265,7 +265,7 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
  */
 static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     uint32_t old_n;
     int rc = map_room(f, blkno, 1, &old_n);
     if (rc != BF_OK)
@@ -324,7 +324,7 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
  */
 static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *data, uint32_t n)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     uint32_t bs = f->block_size;
     if (n > BATCH_BLOCKS)
         n = BATCH_BLOCKS;
@@ -380,7 +380,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
 static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uint64_t off,
                         uint32_t len, const unsigned char **ext)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     int sequential = stream && sp->seq_file == f && sp->seq_blk + 1 == blkno;
     sp->seq_file = f;
     sp->seq_blk = blkno;
@@ -433,7 +433,7 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  */
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (!bf_map_used(e)) {
         memset(dst, 0, f->block_size);
@@ -535,9 +535,9 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
     buf_drop(f);
     if (f->buf == NULL) {
         /* Allocated on first use: files that are created and never written cost no buffer. */
-        f->buf = bf_malloc(&f->space->alloc, f->block_size);
+        f->buf = bf_malloc(&f->seg.space->alloc, f->block_size);
         if (f->buf == NULL)
-            return bf_fail(f->space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
+            return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
     }
     if (fill != FILL_ZERO) {
@@ -556,7 +556,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
 static int check_writable(bf_file *f, const char *op)
 {
     if (f->readonly)
-        return bf_fail(f->space, BF_EREADONLY, op, NULL, 0, "file is read-only");
+        return bf_fail(f->seg.space, BF_EREADONLY, op, NULL, 0, "file is read-only");
     return BF_OK;
 }
 
@@ -565,7 +565,7 @@ static int check_extent(bf_file *f, uint64_t end, const char *op)
 {
     uint64_t max = ((uint64_t)BF_MAP_MAX_BLOCK + 1) << shift_of(f->block_size);
     if (end > max)
-        return bf_fail(f->space, BF_EINVAL, op, NULL, 0,
+        return bf_fail(f->seg.space, BF_EINVAL, op, NULL, 0,
                        "offset %llu beyond the largest file size (%llu bytes)",
                        (unsigned long long)end, (unsigned long long)max);
     return BF_OK;
@@ -577,7 +577,8 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
     if (rc != BF_OK || len == 0)
         return rc;
     if (f->pos + len < f->pos || (rc = check_extent(f, f->pos + len, "write")) != BF_OK)
-        return rc != BF_OK ? rc : bf_fail(f->space, BF_EINVAL, "write", NULL, 0, "length overflow");
+        return rc != BF_OK ? rc
+                           : bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "length overflow");
     const unsigned char *p = data;
     unsigned shift = shift_of(f->block_size);
     uint32_t bs = f->block_size;
@@ -673,10 +674,10 @@ int bf_file_seek(bf_file *f, int64_t offset, int whence)
     case BF_SEEK_SET: base = 0; break;
     case BF_SEEK_CUR: base = (int64_t)f->pos; break;
     case BF_SEEK_END: base = (int64_t)f->size; break;
-    default: return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0, "bad whence %d", whence);
+    default: return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0, "bad whence %d", whence);
     }
     if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
-        return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0,
+        return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0,
                        "offset %lld from %lld is outside the file's range", (long long)offset,
                        (long long)base);
     f->pos = (uint64_t)(base + offset);
@@ -709,7 +710,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         logical_set(f, size);
         return BF_OK;
     }
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     unsigned shift = shift_of(f->block_size);
     uint64_t keep = (size + f->block_size - 1) >> shift;
     uint32_t tail = (uint32_t)(size & (f->block_size - 1));
@@ -764,13 +765,13 @@ int32_t bf_file_level(const bf_file *f)
 
 bf_space *bf_file_space(const bf_file *f)
 {
-    return f->space;
+    return f->seg.space;
 }
 
 int bf_file_seek_block(bf_file *f, uint64_t blkno)
 {
     if (blkno > BF_MAP_MAX_BLOCK)
-        return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0, "block %llu out of range",
+        return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
     f->pos = blkno << shift_of(f->block_size);
     return BF_OK;
@@ -779,7 +780,7 @@ int bf_file_seek_block(bf_file *f, uint64_t blkno)
 int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
 {
     if (blkno > BF_MAP_MAX_BLOCK)
-        return bf_fail(f->space, BF_EINVAL, "read", NULL, 0, "block %llu out of range",
+        return bf_fail(f->seg.space, BF_EINVAL, "read", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
     int rc = BF_OK;
     if (blkno == f->buf_blk)
@@ -797,7 +798,7 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
     if (rc != BF_OK)
         return rc;
     if (blkno > BF_MAP_MAX_BLOCK)
-        return bf_fail(f->space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
+        return bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
     /* The whole block is stored, so the file covers it once the store succeeded. */
     rc = block_store(f, blkno, buf, f->block_size);
@@ -849,7 +850,7 @@ int bf_file_release_buffer(bf_file *f)
     if (rc != BF_OK)
         return rc;
     buf_drop(f);
-    bf_free(&f->space->alloc, f->buf);
+    bf_free(&f->seg.space->alloc, f->buf);
     f->buf = NULL;
     return BF_OK;
 }
@@ -911,7 +912,6 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     bf_file *f = bf_calloc(&sp->alloc, 1, sizeof(*f));
     if (f == NULL)
         return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "file struct");
-    f->space = sp;
     f->buf_blk = BF_NO_BLOCK;
     f->block_size = bs;
     f->codec = (uint8_t)codec;
@@ -938,7 +938,7 @@ int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
 
 void bf_file_release(bf_file *f)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     live_add(f, -(int64_t)live_bytes(f));
     logical_set(f, 0);
     bf_file_set_physical(f, 0, 0);

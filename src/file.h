@@ -67,7 +67,6 @@ typedef struct bf_named {
 } bf_named;
 
 struct bf_file {
-    struct bf_space *space;
     struct bf_file *prev, *next; /* the space's list of open files */
     uint64_t pos;
     uint64_t size;
@@ -83,7 +82,7 @@ struct bf_file {
     uint8_t counted;
     bf_blockmap map;
     bf_freespace free;
-    bf_seg seg;
+    bf_seg seg; /* seg.space is the file's space */
     bf_counters c;
 };
 

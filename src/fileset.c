@@ -110,16 +110,16 @@ int bf_fileset_destroy(bf_space *sp, const char *dir)
 /* Give `f` its named state: set dir (and its identity), name, and the prefix of its segments. */
 static int attach_named(bf_file *f, const char *dir, const char *name)
 {
-    const bf_allocator *a = &f->space->alloc;
+    const bf_allocator *a = &f->seg.space->alloc;
     struct stat st;
     if (stat(dir, &st) != 0) {
         int e = errno;
-        return bf_fail(f->space, e == ENOENT ? BF_ENOENT : BF_EIO, "open", dir, e,
+        return bf_fail(f->seg.space, e == ENOENT ? BF_ENOENT : BF_EIO, "open", dir, e,
                        "file set directory");
     }
     bf_named *nm = bf_calloc(a, 1, sizeof(*nm));
     if (nm == NULL)
-        return bf_fail(f->space, BF_ENOMEM, "open", name, 0, "named file state");
+        return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
     nm->dir = str_dup(a, dir, strlen(dir));
     nm->name = str_dup(a, name, strlen(name));
     nm->prefix = join(a, dir, name, strlen(name));
@@ -127,7 +127,7 @@ static int attach_named(bf_file *f, const char *dir, const char *name)
     nm->ino = (uint64_t)st.st_ino;
     f->named = nm;
     if (nm->dir == NULL || nm->name == NULL || nm->prefix == NULL)
-        return bf_fail(f->space, BF_ENOMEM, "open", name, 0, "named file state");
+        return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
     f->seg.prefix = nm->prefix;
     return BF_OK;
 }
@@ -137,7 +137,7 @@ void bf_named_release(bf_file *f)
     bf_named *nm = f->named;
     if (nm == NULL)
         return;
-    const bf_allocator *a = &f->space->alloc;
+    const bf_allocator *a = &f->seg.space->alloc;
     bf_seg_close(&f->seg);
     for (uint32_t i = 0; i < nm->nparts; i++) {
         bf_seg_close(&nm->parts[i].seg);
@@ -262,7 +262,7 @@ static uint32_t segs_for(const bf_space *sp, uint64_t bytes)
  */
 int bf_named_persist(bf_file *f)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     int rc = bf_file_flush(f);
     if (rc != BF_OK)
         return rc;
@@ -359,12 +359,12 @@ int bf_named_persist(bf_file *f)
 static void trim_after_persist(bf_file *f)
 {
     bf_named *nm = f->named;
-    if (consumed(f->space, nm->dir, nm->name) != 0)
+    if (consumed(f->seg.space, nm->dir, nm->name) != 0)
         return;
     nm->kept_end = 0;
     uint64_t end = bf_file_live_end(f);
     if (end < f->phys_end && bf_seg_resize(&f->seg, end) == BF_OK) {
-        bf_free_drop_beyond(&f->free, &f->space->alloc, f->space->segment_size, end);
+        bf_free_drop_beyond(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, end);
         bf_file_set_physical(f, end, nm->idx_bytes);
     }
 }
@@ -372,7 +372,7 @@ static void trim_after_persist(bf_file *f)
 int bf_file_export(bf_file *f)
 {
     if (f->named == NULL)
-        return bf_fail(f->space, BF_EINVAL, "export", NULL, 0,
+        return bf_fail(f->seg.space, BF_EINVAL, "export", NULL, 0,
                        "only files of a file set can be exported");
     if (f->readonly)
         return BF_OK;
@@ -543,7 +543,7 @@ static int own_next(own_extents *it, bf_chunk *out)
  */
 static int rebuild_free(bf_file *f, uint64_t phys_end)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     const char *prefix = f->named->prefix;
     own_extents it = {&f->map, 0, NULL, 0, 0};
     int ordered = 1;
@@ -595,7 +595,7 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
  */
 static int check_no_segment_beyond(bf_file *f)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     char path[4096];
     bf_seg_path(&f->seg, f->seg.nsegs, path, sizeof(path));
     int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -615,7 +615,7 @@ typedef struct loader {
 static int load_entry(void *ctx, uint32_t blkno, const bf_map_entry *e)
 {
     loader *l = ctx;
-    bf_map_entry *slot = bf_map_slot(&l->f->map, &l->f->space->alloc, blkno);
+    bf_map_entry *slot = bf_map_slot(&l->f->map, &l->f->seg.space->alloc, blkno);
     if (slot == NULL)
         return BF_ENOMEM;
     *slot = *e;
@@ -628,7 +628,7 @@ static int load_entry(void *ctx, uint32_t blkno, const bf_map_entry *e)
 static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf, size_t len,
                       int mode)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     bf_named *nm = f->named;
     const bf_allocator *a = &sp->alloc;
     if (idx->nparts > 0) {
@@ -773,7 +773,7 @@ static int same_file(const bf_named *target, const bf_named *source)
 
 int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
 {
-    bf_space *sp = target->space;
+    bf_space *sp = target->seg.space;
     const bf_allocator *a = &sp->alloc;
     bf_named *tn = target->named, *sn = source->named;
     const char *why = NULL;
@@ -787,7 +787,7 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         why = "the source must be read-only (exported or opened read-only)";
     else if (target->block_size != source->block_size)
         why = "block sizes differ";
-    else if (sp->segment_size != source->space->segment_size)
+    else if (sp->segment_size != source->seg.space->segment_size)
         why = "segment sizes differ";
     else if ((uint64_t)tn->nparts + 1 + sn->nparts >= BF_MAP_MAX_PARTS)
         why = "too many appended parts";
