@@ -271,7 +271,7 @@ int bf_named_persist(bf_file *f)
     bf_index idx;
     memset(&idx, 0, sizeof(idx));
     idx.block_size = f->block_size;
-    idx.codec = f->codec;
+    idx.codec = (uint8_t)bf_file_codec(f); /* auto stays auto after a reopen */
     idx.level = f->level;
     idx.size = f->size;
     idx.segment_size = sp->segment_size;
@@ -700,7 +700,9 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
         rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     if (rc == BF_OK) {
-        bf_file_options fo = {(bf_codec)idx.codec, idx.level, idx.block_size};
+        bf_file_options fo = {(bf_codec)idx.codec,
+                              idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level,
+                              idx.block_size};
         rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
