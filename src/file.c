@@ -391,8 +391,8 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
     if (rc != BF_OK) {
         if (from_free)
             bf_free_put(&f->free, &sp->alloc, sp->segment_size, ch.off, ch.cap);
-        else if (gap)
-            bf_seg_resize(&f->seg, f->phys_end); /* best effort: the gap is not needed now */
+        else if (placed)
+            bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
         bf_map_shrink(&f->map, &sp->alloc, old_n);
         return rc;
     }
@@ -453,6 +453,8 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
                !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
     if (rc == BF_OK && fits)
         rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
+    if (rc != BF_OK && fits)
+        bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
     if (rc != BF_OK || !fits) {
         bf_map_shrink(&f->map, &sp->alloc, old_n);
         return rc; /* 0 when the batch does not apply after all */
