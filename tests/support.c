@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,9 +134,19 @@ void t_counting_init(t_counting *c)
     c->hooks.ctx = c;
 }
 
-/* Count a metadata call; 1 (errno set) when it is the one to fail. */
-static int meta_fails(t_faults *f)
+/* Die here when this is the call the test chose to crash at. */
+static void maybe_kill(t_faults *f)
 {
+    if (f->kill_at && ++f->calls == f->kill_at)
+        raise(SIGKILL);
+}
+
+/* Count a metadata call of `kind` (T_META_*); 1 (errno set) when it is the one to fail. */
+static int meta_fails(t_faults *f, unsigned kind)
+{
+    maybe_kill(f);
+    if (f->meta_mask && !(f->meta_mask & kind))
+        return 0;
     f->metas++;
     if (f->fail_meta_at && f->metas == f->fail_meta_at) {
         errno = f->fail_errno;
@@ -146,7 +157,7 @@ static int meta_fails(t_faults *f)
 
 static int f_open(void *ctx, const char *path, int flags, mode_t mode)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.open(NULL, path, flags, mode);
+    return meta_fails(ctx, T_META_OPEN) ? -1 : bf_posix_io.open(NULL, path, flags, mode);
 }
 
 static int f_close(void *ctx, int fd)
@@ -158,6 +169,7 @@ static int f_close(void *ctx, int fd)
 static ssize_t f_pwritev(void *ctx, int fd, const struct iovec *iov, int iovcnt, off_t off)
 {
     t_faults *f = ctx;
+    maybe_kill(f);
     f->writes++;
     if (f->short_armed) {
         f->short_armed = 0;
@@ -200,17 +212,17 @@ static ssize_t f_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
 
 static int f_ftruncate(void *ctx, int fd, off_t len)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.ftruncate(NULL, fd, len);
+    return meta_fails(ctx, T_META_FTRUNCATE) ? -1 : bf_posix_io.ftruncate(NULL, fd, len);
 }
 
 static int f_unlink(void *ctx, const char *path)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.unlink(NULL, path);
+    return meta_fails(ctx, T_META_UNLINK) ? -1 : bf_posix_io.unlink(NULL, path);
 }
 
 static int f_rename(void *ctx, const char *from, const char *to)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.rename(NULL, from, to);
+    return meta_fails(ctx, T_META_RENAME) ? -1 : bf_posix_io.rename(NULL, from, to);
 }
 
 bf_io t_fault_io(t_faults *f)
