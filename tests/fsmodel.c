@@ -166,12 +166,15 @@ static void on_alarm(int sig)
     abort();
 }
 
+/* Is `tag` in the comma-separated `list`? "all" lists every tag, "all-but:a,b" all others. */
 static int listed(const char *list, const char *tag)
 {
     if (list == NULL || *list == '\0')
         return 0;
     if (strcmp(list, "all") == 0)
         return 1;
+    if (strncmp(list, "all-but:", 8) == 0)
+        return !listed(list + 8, tag);
     size_t tl = strlen(tag);
     for (const char *p = list; (p = strstr(p, tag)) != NULL; p += tl)
         if ((p == list || p[-1] == ',') && (p[tl] == '\0' || p[tl] == ','))

@@ -13,7 +13,8 @@
  * The two drivers differ only in where the choices come from (a seeded
  * generator or the fuzzer's bytes) and how a failed check is reported.
  *
- * Every check has a tag. Tags listed in `tolerate` ("all" for every one)
+ * Every check has a tag. Tags listed in `tolerate` ("all" for every one,
+ * "all-but:<tags>" for every other one)
  * are counted instead of failing the run, and the first time each fires in
  * the process is printed with the sequence, step and steps run so far: how
  * the defects of issue 11 were measured. A tolerated check the model
@@ -35,7 +36,7 @@ typedef struct fsm_config {
     /* Report a failed check; must not return. */
     void (*fail)(void *ctx, const char *msg);
     void *fail_ctx;
-    const char *tolerate; /* comma-separated check tags, or "all"; NULL: none */
+    const char *tolerate; /* comma-separated check tags, "all", or "all-but:<tags>"; NULL: none */
     const char *avoid;    /* comma-separated operation patterns not to generate (see fsmodel.c) */
     unsigned watchdog;    /* seconds one step may take before the process aborts; 0: none */
     uint32_t block_size;  /* 0: chosen (4 or 8 KiB) */
