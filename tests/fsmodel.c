@@ -475,6 +475,16 @@ static unsigned causes(fsm *m, int spi, unsigned what, uint64_t need)
     return st;
 }
 
+/*
+ * ELIMIT from a call whose accounting the contract leaves open (a read-write
+ * open adopting a file larger than the room left, a splice, a creation): any,
+ * when the space has a limit.
+ */
+static unsigned limit_any(const fsm *m, int spi)
+{
+    return spi < NSP && m->s[spi].limit != 0 ? ST(BF_ELIMIT) : 0;
+}
+
 /* Upper bound of the physical bytes an operation writing `blocks` blocks may add. */
 static uint64_t need_of(const fsm *m, uint64_t blocks)
 {
@@ -816,7 +826,9 @@ static int refused_readonly(fsm *m, fhandle *h, int rc)
 
 static size_t pick_len(fsm *m)
 {
-    uint64_t k = pick(m, 10);
+    uint64_t k = pick(m, 12);
+    if (k >= 10) /* whole blocks: with an aligned position, the batched path */
+        return (size_t)(1 + pick(m, 4)) * m->bs;
     if (k < 5)
         return (size_t)pick(m, 300);
     if (k < 8)
@@ -978,6 +990,8 @@ static void op_seek(fsm *m, fhandle *h)
     m->op = "seek";
     int whence = (int)pick(m, 3);
     uint64_t target = pick(m, h->img.size + 2ull * m->bs + 1);
+    if (pick(m, 3) == 0)
+        target -= target % m->bs; /* a block boundary: whole-block writes follow */
     int64_t base = whence == BF_SEEK_SET   ? 0
                    : whence == BF_SEEK_CUR ? (int64_t)h->pos
                                            : (int64_t)h->img.size;
@@ -1157,7 +1171,9 @@ static void op_create(fsm *m, int anon)
             return;
         }
         s->created_failed++;
-        check_status(m, spi, rc, ST(BF_EEXIST) | causes(m, spi, A_OPEN | A_ALLOC | A_WRITE, 0),
+        check_status(m, spi, rc,
+                     ST(BF_EEXIST) | causes(m, spi, A_OPEN | A_ALLOC | A_WRITE, 0) |
+                         limit_any(m, spi),
                      "name-taken");
         return;
     }
@@ -1171,7 +1187,8 @@ static void op_create(fsm *m, int anon)
         return;
     }
     s->created_failed++;
-    check_status(m, spi, rc, causes(m, spi, A_OPEN | A_ALLOC | A_WRITE, need_of(m, 0)),
+    check_status(m, spi, rc,
+                 causes(m, spi, A_OPEN | A_ALLOC | A_WRITE, need_of(m, 0)) | limit_any(m, spi),
                  "create-status");
     uint64_t bytes;
     int left = name_files(m, ni, &bytes, NULL);
@@ -1309,8 +1326,9 @@ static void op_open(fsm *m, int mode)
         disarm(m);
     bf_file *f = NULL;
     int rc = bf_file_open_named(m->s[spi].sp, m->set, sname(ni), mode, &f);
-    unsigned allowed =
-        causes(m, spi, mode == BF_OPEN_READONLY ? A_OPEN | A_READ | A_ALLOC : A_ALL, need_of(m, 0));
+    unsigned allowed = causes(m, spi, mode == BF_OPEN_READONLY ? A_OPEN | A_READ | A_ALLOC : A_ALL,
+                              need_of(m, 0)) |
+                       (mode == BF_OPEN_READWRITE ? limit_any(m, spi) : 0);
     if (n->state != N_PERSISTED) {
         CHECK(m, "open-missing", rc != BF_OK, "open of %s, which was never persisted, succeeded",
               sname(ni));
@@ -1462,7 +1480,8 @@ static void append_one(fsm *m, int ti)
             return;
         }
         unsigned what = tw ? A_ALL & ~A_LIMIT : A_ALLOC | A_OPEN | A_READ;
-        check_status(m, t->sp, rc, causes(m, t->sp, what, 0), "append-status");
+        check_status(m, t->sp, rc, causes(m, t->sp, what, 0) | (tw ? limit_any(m, t->sp) : 0),
+                     "append-status");
         disarm(m);
         CHECK(m, "append-unchanged", bf_file_size(t->f) == old && bf_file_tell(t->f) == oldpos,
               "failed append changed the target: size %llu -> %llu, position %llu -> %llu",
@@ -1612,6 +1631,7 @@ fsm *fsm_open(const fsm_config *cfg)
         abort();
     snprintf(m->set, sizeof(m->set), "%s/set", cfg->parent);
     t_rm_rf(m->set);
+    uint32_t fds = pick(m, 2) ? 2 + (uint32_t)pick(m, 3) : 0;
     bf_codec codecs[4];
     int nc = 0;
     for (int c = BF_CODEC_NONE; c <= BF_CODEC_ZLIB; c++)
@@ -1620,6 +1640,7 @@ fsm *fsm_open(const fsm_config *cfg)
     for (int i = 0; i <= NSP; i++) {
         fspace *s = &m->s[i];
         t_counting_init(&s->cnt);
+        s->cnt.poison = 1; /* library use-after-free shows in release builds too */
         bf_space_options o;
         bf_space_options_init(&o);
         o.temp_dir = cfg->parent;
@@ -1627,6 +1648,9 @@ fsm *fsm_open(const fsm_config *cfg)
         o.codec = codecs[pick(m, (uint64_t)nc)];
         o.segment_size = m->segsize;
         o.allocator = &s->cnt.hooks;
+        /* Half the time a tiny descriptor cache: the LRU evicts on every other open, where a
+           stale entry (a freed file's segment) shows even without ASan. */
+        o.max_open_fds = fds;
         /* The reader's limit is small: read-only handles must not count against it. */
         s->base = i == 1 ? 6ull * (m->bs + 64) + pick(m, 4) * (uint64_t)m->bs : 0;
         s->limit = s->base;

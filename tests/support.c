@@ -102,6 +102,8 @@ static void count_free(void *ctx, void *ptr)
         return;
     size_t *p = (size_t *)((char *)ptr - 16);
     c->live_bytes -= (int64_t)p[0];
+    if (c->poison)
+        memset(ptr, 0xa5, p[0]);
     free(p);
 }
 
@@ -115,6 +117,19 @@ static void *count_realloc(void *ctx, void *ptr, size_t size)
         return NULL;
     size_t *p = (size_t *)((char *)ptr - 16);
     size_t old = p[0];
+    if (c->poison) { /* always move, and poison the old block */
+        size_t *n = malloc(size + 16);
+        if (n == NULL)
+            return NULL;
+        memcpy(n + 2, ptr, old < size ? old : size);
+        memset(ptr, 0xa5, old);
+        free(p);
+        n[0] = size;
+        c->live_bytes += (int64_t)size - (int64_t)old;
+        if (c->live_bytes > c->peak_bytes)
+            c->peak_bytes = c->live_bytes;
+        return n + 2;
+    }
     size_t *q = realloc(p, size + 16);
     if (q == NULL)
         return NULL;

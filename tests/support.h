@@ -27,13 +27,18 @@ extern const char *const t_data_names[3];
 /* Fill buf with data of the given kind (text: TPC-H-like rows; mixed: both, in runs). */
 void t_fill(t_rng *r, t_data kind, unsigned char *buf, size_t len);
 
-/* A counting allocator; fail_at > 0 makes the fail_at-th allocation (from now) return NULL. */
+/*
+ * A counting allocator; fail_at > 0 makes the fail_at-th allocation (from now) return NULL.
+ * With `poison` set, freed memory (and the old block of a realloc, which then always moves)
+ * is overwritten first, so a use after free misbehaves at once even without ASan.
+ */
 typedef struct t_counting {
     bf_allocator hooks;
     int64_t live_bytes;
     int64_t peak_bytes;
     uint64_t calls;
     uint64_t fail_at;
+    int poison;
 } t_counting;
 
 void t_counting_init(t_counting *c);
