@@ -828,7 +828,7 @@ static size_t pick_len(fsm *m)
 {
     uint64_t k = pick(m, 12);
     if (k >= 10) /* whole blocks: with an aligned position, the batched path */
-        return (size_t)(1 + pick(m, 4)) * m->bs;
+        return (size_t)(1 + pick(m, 3)) * m->bs; /* the buffers hold 3 blocks */
     if (k < 5)
         return (size_t)pick(m, 300);
     if (k < 8)
@@ -1245,6 +1245,12 @@ static void op_close(fsm *m, int hi)
     bf_file_stats(h->f, &last);
     int ni = h->name, kind = h->kind, spi = h->sp;
     uint64_t consumed = h->consumed;
+    /* What may fail it, while the file still counts in its space. */
+    unsigned allowed = causes(m, spi,
+                              kind == H_CREATED || kind == H_RW ? A_ALL
+                              : kind == H_ANON                  ? A_TRUNC
+                                                                : 0,
+                              need_of(m, 2));
     int rc = bf_file_close(h->f);
     if (kind == H_CREATED || kind == H_RW) {
         if (rc == BF_OK)
@@ -1255,7 +1261,7 @@ static void op_close(fsm *m, int hi)
             verify_persisted(m, ni, "close-persist");
             return;
         }
-        check_status(m, spi, rc, causes(m, spi, A_ALL, need_of(m, 2)), "close-status");
+        check_status(m, spi, rc, allowed, "close-status");
         disarm(m);
         close_failed_named(m, ni, consumed);
         return;
@@ -1263,7 +1269,7 @@ static void op_close(fsm *m, int hi)
     drop_handle(m, h, &last);
     if (rc == BF_OK)
         return;
-    check_status(m, spi, rc, causes(m, spi, kind == H_ANON ? A_TRUNC : 0, 0), "close-status");
+    check_status(m, spi, rc, allowed, "close-status");
 }
 
 static void op_export(fsm *m, int hi)
