@@ -126,6 +126,7 @@ struct fsm {
     unsigned fmeta; /* T_META_* kinds of an armed metadata fault */
     int abandoned;
     int finishing; /* fsm_finish: no faults any more */
+    FILE *rec;     /* the recording (fsm_config.record) */
     unsigned char *buf, *got;
     int fds_at_start;
 };
@@ -232,11 +233,24 @@ static int check_failed(fsm *m, const char *tag, const char *fmt, ...)
         }                                                                                          \
     } while (0)
 
+/* Append `v` as `bytes` big-endian bytes to the recording, if any. */
+static void record(fsm *m, uint64_t v, int bytes)
+{
+    if (m->rec == NULL)
+        return;
+    for (int i = bytes - 1; i >= 0; i--)
+        fputc((int)((v >> (8 * i)) & 0xff), m->rec);
+}
+
 static uint64_t pick(fsm *m, uint64_t n)
 {
     if (n <= 1)
         return 0;
-    return m->cfg.pick ? m->cfg.pick(m->cfg.pick_ctx, n) % n : t_below(&m->rng, n);
+    if (m->cfg.pick)
+        return m->cfg.pick(m->cfg.pick_ctx, n) % n;
+    uint64_t v = t_below(&m->rng, n);
+    record(m, v, n <= 256 ? 1 : n <= 65536 ? 2 : 4);
+    return v;
 }
 
 static int avoid(const fsm *m, const char *what)
@@ -1627,6 +1641,13 @@ fsm *fsm_open(const fsm_config *cfg)
         abort();
     m->cfg = *cfg;
     m->rng.s = cfg->seed;
+    if (cfg->record != NULL && cfg->pick == NULL) {
+        m->rec = fopen(cfg->record, "wb");
+        if (m->rec == NULL)
+            abort();
+        setvbuf(m->rec, NULL, _IONBF, 0); /* complete even if the library crashes */
+        record(m, cfg->seed, 4);
+    }
     m->drng.s = cfg->seed * 0x9e3779b97f4a7c15ull + 1;
     m->fds_at_start = open_fds();
     m->bs = cfg->block_size ? cfg->block_size : pick(m, 4) == 0 ? 8192 : 4096;
@@ -1687,6 +1708,8 @@ fsm *fsm_open(const fsm_config *cfg)
 
 static void free_model(fsm *m)
 {
+    if (m->rec != NULL)
+        fclose(m->rec);
     for (int i = 0; i < NH; i++)
         t_image_free(&m->h[i].img);
     for (int i = 0; i < NNAMES; i++)

@@ -40,6 +40,13 @@ typedef struct fsm_config {
     const char *avoid;    /* comma-separated operation patterns not to generate (see fsmodel.c) */
     unsigned watchdog;    /* seconds one step may take before the process aborts; 0: none */
     uint32_t block_size;  /* 0: chosen (4 or 8 KiB) */
+    /*
+     * With the generator (pick NULL): write the seed and every choice to this
+     * file in the fileset fuzz target's encoding (the seed as 4 bytes, then each
+     * choice in 1, 2 or 4 bytes, big-endian), so the sequence replays as a fuzz
+     * input. Seeds must fit in 32 bits. NULL: no recording.
+     */
+    const char *record;
 } fsm_config;
 
 /* A new model: spaces, set directory, nothing open. */

@@ -7,7 +7,9 @@
  *   sequence, BF_FSMODEL_SEQS / BF_FSMODEL_STEPS run more or longer ones,
  *   BF_FSMODEL_TOLERATE=<tags|all> counts checks instead of failing (and
  *   prints the first of each), BF_FSMODEL_AVOID=<patterns> leaves operations
- *   out (see fsmodel.c), BF_FSMODEL_TRACE=1 prints every step (to place a crash).
+ *   out (see fsmodel.c), BF_FSMODEL_TRACE=1 prints every step (to place a crash),
+ *   BF_SEED=<n> BF_FSMODEL_RECORD=<file> writes that sequence as an input of the
+ *   fileset fuzz target.
  * - kill sweep: a forked child opens an exported file read-write and
  *   rewrites, appends and truncates until it SIGKILLs itself at a random
  *   I/O call; the parent then opens the file by name: every block must read
@@ -84,6 +86,7 @@ static void test_model(void **state)
         cfg.tolerate = getenv("BF_FSMODEL_TOLERATE");
         cfg.avoid = getenv("BF_FSMODEL_AVOID");
         cfg.watchdog = 60;
+        cfg.record = env_seed ? getenv("BF_FSMODEL_RECORD") : NULL;
         fsm *m = fsm_open(&cfg);
         for (unsigned long s = 0; s < steps && !fsm_abandoned(m); s++)
             fsm_step(m);
