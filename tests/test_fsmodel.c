@@ -274,7 +274,7 @@ static void kill_child(const char *name, uint64_t seed, uint64_t kill_at)
 }
 
 typedef struct kill_tally {
-    unsigned long trials, blocks, old, corrupt, other, other_later, ro_reopen_failed,
+    unsigned long trials, blocks, old, corrupt, other, other_later, other_trials, ro_reopen_failed,
         rw_reopen_failed;
 } kill_tally;
 
@@ -356,17 +356,19 @@ static void test_kill_sweep(void **state)
             fail_msg("kill sweep trial %lu: the child did not die by SIGKILL (status 0x%x)", trial,
                      st);
         t.trials++;
+        unsigned long before = t.other + t.other_later;
         kill_check(sp, name, BF_OPEN_READONLY, d, n, &t, (int)trial, 1);
         kill_check(sp, name, BF_OPEN_READWRITE, d, n, &t, (int)trial, 0);
         kill_check(sp, name, BF_OPEN_READONLY, d, n, &t, (int)trial, 0);
+        t.other_trials += t.other + t.other_later != before;
     }
     bf_sweep(parent); /* the children's space directories */
     print_message("kill sweep: %lu trials, %lu blocks checked at the first open after the kill: "
                   "%lu old bytes, %lu corrupt, %lu other (bytes of the killed session or "
-                  "errors; %lu more at the later opens); the file did not open "
+                  "errors; %lu more at the later opens; in %lu trials); the file did not open "
                   "(BF_ECORRUPT) read-only in %lu trials, read-write in %lu; %.1f s\n",
-                  t.trials, t.blocks, t.old, t.corrupt, t.other, t.other_later, t.ro_reopen_failed,
-                  t.rw_reopen_failed, now_s() - t0);
+                  t.trials, t.blocks, t.old, t.corrupt, t.other, t.other_later, t.other_trials,
+                  t.ro_reopen_failed, t.rw_reopen_failed, now_s() - t0);
     assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
     bf_space_destroy(sp);
     if (t.other + t.other_later != 0)
