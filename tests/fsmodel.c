@@ -1485,7 +1485,8 @@ static void append_one(fsm *m, int ti)
         const char *why = si == ti             ? "the same handle"
                           : s->name == t->name ? "another handle of the same named file"
                                                : "a source whose parts include the target";
-        CHECK_OR_ABANDON(m, "self-append", rc == BF_EINVAL,
+        unsigned refused = ST(BF_EINVAL) | causes(m, t->sp, A_ALLOC | A_OPEN | A_READ, 0);
+        CHECK_OR_ABANDON(m, "self-append", rc < 0 && (refused & ST(rc)),
                          "append of %s onto %s (%s): returned %d, not BF_EINVAL: a named file "
                          "cannot be appended to itself",
                          sname(s->name), sname(t->name), why, rc);
