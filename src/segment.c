@@ -244,9 +244,10 @@ int bf_seg_resize(bf_seg *seg, uint64_t end)
     if (rc != BF_OK)
         return rc;
     if (sp->io.ftruncate(sp->io.ctx, seg->fd, (off_t)tail) != 0) {
+        int e = errno; /* extending a segment over a gap can find the disk full */
         char path[4096];
         bf_seg_path(seg, keep - 1, path, sizeof(path));
-        return bf_fail(sp, BF_EIO, "truncate", path, errno, "to %llu bytes",
+        return bf_fail(sp, bf_status_from_errno(e), "truncate", path, e, "to %llu bytes",
                        (unsigned long long)tail);
     }
     return BF_OK;
