@@ -475,7 +475,9 @@ static unsigned causes(fsm *m, int spi, unsigned what, uint64_t need)
         if (m->fk == F_META) {
             if ((m->fmeta & T_META_OPEN) && (what & A_OPEN))
                 st |= ST(BF_EIO) | ST(BF_ENOSPC);
-            if ((m->fmeta & (T_META_FTRUNCATE | T_META_UNLINK)) && (what & A_TRUNC))
+            /* A write may ftruncate too: it extends a segment over the gap an extent
+               skips, and cuts (or unlinks) what a failed write at the end left. */
+            if ((m->fmeta & (T_META_FTRUNCATE | T_META_UNLINK)) && (what & (A_TRUNC | A_WRITE)))
                 st |= ST(BF_EIO) | ST(BF_ENOSPC);
             if ((m->fmeta & T_META_RENAME) && (what & A_RENAME))
                 st |= ST(BF_EIO) | ST(BF_ENOSPC);
