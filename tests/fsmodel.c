@@ -44,7 +44,6 @@
 #include "support.h"
 
 /* The status a consumed source's read-write open or delete gets (BF_EBUSY once it exists). */
-#define T_EBUSY BF_EBUSY
 
 #define NSP 3     /* spaces under test: W (writer), R (reader, small limit), X (writer) */
 #define VSP NSP   /* the verifier space: no faults, no limit, only reopens to compare */
@@ -1363,7 +1362,7 @@ static void op_open(fsm *m, int mode)
         return;
     }
     int busy = mode == BF_OPEN_READWRITE && n->consumed != C_NO;
-    if (rc == T_EBUSY && busy) {
+    if (rc == BF_EBUSY && busy) {
         n->consumed = C_YES;
         return;
     }
@@ -1411,7 +1410,7 @@ static void op_delete(fsm *m)
               "delete of absent %s returned %d, not BF_ENOENT", sname(ni), rc);
         return;
     }
-    if (rc == T_EBUSY && n->consumed != C_NO) {
+    if (rc == BF_EBUSY && n->consumed != C_NO) {
         n->consumed = C_YES;
         return;
     }
@@ -1761,7 +1760,7 @@ void fsm_finish(fsm *m)
         bf_file *f;
         int rc = bf_file_open_named(m->s[0].sp, m->set, sname(ni), BF_OPEN_READWRITE, &f);
         if (n->consumed != C_NO) {
-            CHECK(m, "consumed-busy", rc == T_EBUSY || (n->consumed == C_MAYBE && rc == BF_OK),
+            CHECK(m, "consumed-busy", rc == BF_EBUSY || (n->consumed == C_MAYBE && rc == BF_OK),
                   "read-write open of consumed %s returned %d, not BF_EBUSY", sname(ni), rc);
             if (rc == BF_OK)
                 bf_file_close(f);

@@ -21,7 +21,7 @@
  * - d01..d11: one deterministic case per defect of issue 11, named after it.
  *
  * BF_TEST=<pattern> runs only the matching cases (cmocka's test filter).
- * BF_EBUSY does not exist yet: T_EBUSY stands for it.
+ * BF_EBUSY does not exist yet: BF_EBUSY stands for it.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -42,7 +42,6 @@
 #include "space.h"
 #include "support.h"
 
-#define T_EBUSY BF_EBUSY
 
 T_PARENT_FIXTURE("fsmodel")
 
