@@ -43,7 +43,6 @@
 #include "space.h"
 #include "support.h"
 
-
 #define NSP 3     /* spaces under test: W (writer), R (reader, small limit), X (writer) */
 #define VSP NSP   /* the verifier space: no faults, no limit, only reopens to compare */
 #define NNAMES 12 /* name slots */

@@ -42,7 +42,6 @@
 #include "space.h"
 #include "support.h"
 
-
 T_PARENT_FIXTURE("fsmodel")
 
 static char set[600];
