@@ -2,7 +2,8 @@
  * htable.c - chunked, accounted hash table (see htable.h).
  *
  * Buckets double when entries outnumber them (load factor 1). Chunk size
- * follows work_mem so a tiny budget is not swallowed by one chunk.
+ * follows work_mem so a tiny budget is not swallowed by one chunk, and so
+ * does the first bucket array.
  */
 #include "htable.h"
 
@@ -15,6 +16,13 @@ void ht_init(htable *h, qctx *q, memacct *m)
     h->q = q;
     h->m = m;
     h->chunk_size = q_chunk_size(q);
+}
+
+/* Bucket count after the next doubling: the first array is an eighth of a chunk, so a small
+ * budget is not half spent on buckets before it holds a tuple. */
+static uint64_t grown_nbuckets(const htable *h)
+{
+    return h->nbuckets ? h->nbuckets * 2 : h->chunk_size / 8 / sizeof(htentry *);
 }
 
 static void free_chunks(htable *h, htchunk *c)
@@ -48,7 +56,7 @@ size_t ht_insert_cost(const htable *h, size_t payload)
     if (!c || c->cap - c->used < sz)
         cost = sizeof(htchunk) + (sz > h->chunk_size ? sz : h->chunk_size);
     if (h->nentries >= h->nbuckets)
-        cost += (h->nbuckets ? h->nbuckets * 2 : 1024) * sizeof(htentry *);
+        cost += grown_nbuckets(h) * sizeof(htentry *);
     return cost;
 }
 
@@ -94,7 +102,7 @@ static void *chunk_alloc(htable *h, size_t n)
 void *ht_insert(htable *h, uint64_t hash, size_t payload)
 {
     if (h->nentries >= h->nbuckets)
-        rehash(h, h->nbuckets ? h->nbuckets * 2 : 1024);
+        rehash(h, grown_nbuckets(h));
     size_t sz = sizeof(htentry) + Q_ALIGN8(payload);
     htentry *e = chunk_alloc(h, sz);
     e->hash = hash;

@@ -104,9 +104,12 @@ static void quicksort(const sortop *s, const tup **v, size_t n)
     }
 }
 
+/* The pointer array starts small (a tiny budget is not spent on it) and doubles. */
+#define SORT_ARR_FIRST 64
+
 static void grow_arr(sortop *s)
 {
-    size_t nc = s->cap ? s->cap * 2 : 1024;
+    size_t nc = s->cap ? s->cap * 2 : SORT_ARR_FIRST;
     s->arr = q_realloc(s->base.q, s->arr, nc * sizeof *s->arr);
     mem_add(&s->m, (int64_t)((nc - s->cap) * sizeof *s->arr));
     s->cap = nc;
@@ -338,7 +341,7 @@ static void consume(sortop *s)
     while ((t = s->child->next(s->child)) != NULL) {
         int64_t reserve = s->lts ? q->block_size : 2 * (int64_t)q->block_size;
         int64_t cost = (int64_t)arena_cost(&s->ar, tup_len(t)) +
-                       (s->n == s->cap ? (int64_t)(s->cap ? s->cap : 1024) * 8 : 0);
+                       (s->n == s->cap ? (int64_t)(s->cap ? s->cap : SORT_ARR_FIRST) * 8 : 0);
         if (s->n > 0 && mem_over(&s->m, cost + reserve))
             dump_run(s);
         if (s->n == s->cap)
