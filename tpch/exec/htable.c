@@ -18,6 +18,12 @@ void ht_init(htable *h, qctx *q, memacct *m)
     h->chunk_size = q_chunk_size(q);
 }
 
+static void charge(htable *h, int64_t delta)
+{
+    h->bytes += delta;
+    mem_add(h->m, delta);
+}
+
 /* Bucket count after the next doubling: the first array is an eighth of a chunk, so a small
  * budget is not half spent on buckets before it holds a tuple. */
 static uint64_t grown_nbuckets(const htable *h)
@@ -29,7 +35,7 @@ static void free_chunks(htable *h, htchunk *c)
 {
     while (c) {
         htchunk *n = c->next;
-        mem_add(h->m, -(int64_t)(sizeof(htchunk) + c->cap));
+        charge(h, -(int64_t)(sizeof(htchunk) + c->cap));
         free(c);
         c = n;
     }
@@ -40,7 +46,7 @@ void ht_reset(htable *h)
     free_chunks(h, h->chunks);
     h->chunks = NULL;
     if (h->buckets) {
-        mem_add(h->m, -(int64_t)(h->nbuckets * sizeof(htentry *)));
+        charge(h, -(int64_t)(h->nbuckets * sizeof(htentry *)));
         free(h->buckets);
     }
     h->buckets = NULL;
@@ -63,7 +69,7 @@ size_t ht_insert_cost(const htable *h, size_t payload)
 static void rehash(htable *h, uint64_t nb)
 {
     htentry **nbk = q_calloc(h->q, nb, sizeof *nbk);
-    mem_add(h->m, (int64_t)(nb * sizeof *nbk));
+    charge(h, (int64_t)(nb * sizeof *nbk));
     for (uint64_t i = 0; i < h->nbuckets; i++) {
         htentry *e = h->buckets[i];
         while (e) {
@@ -75,7 +81,7 @@ static void rehash(htable *h, uint64_t nb)
         }
     }
     if (h->buckets) {
-        mem_add(h->m, -(int64_t)(h->nbuckets * sizeof *nbk));
+        charge(h, -(int64_t)(h->nbuckets * sizeof *nbk));
         free(h->buckets);
     }
     h->buckets = nbk;
@@ -92,7 +98,7 @@ static void *chunk_alloc(htable *h, size_t n)
         c->cap = cap;
         c->next = h->chunks;
         h->chunks = c;
-        mem_add(h->m, (int64_t)(sizeof(htchunk) + cap));
+        charge(h, (int64_t)(sizeof(htchunk) + cap));
     }
     void *p = (uint8_t *)(c + 1) + c->used;
     c->used += n;
@@ -140,7 +146,7 @@ htchunk *ht_detach(htable *h)
 
 void ht_free_chunk(htable *h, htchunk *c)
 {
-    mem_add(h->m, -(int64_t)(sizeof(htchunk) + c->cap));
+    charge(h, -(int64_t)(sizeof(htchunk) + c->cap));
     free(c);
 }
 
