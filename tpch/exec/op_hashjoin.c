@@ -18,10 +18,11 @@
  * Memory (docs/executor.md): the working set is the table, the block buffer
  * of every batch file being written or read, and the file arrays; the
  * library's struct, block map and free list of every batch file count too
- * (memacct.lib). A file is written in one phase only (batch 0's build or
- * probe, a later batch's load or probe) and parked when that phase ends, so
- * a pending batch holds no buffer: at any time the files with a buffer are
- * the writers of one side plus one reader. The table may use the working
+ * (memacct.lib). Files are written in phases (batch 0's build or probe, a
+ * later batch's load or probe, which re-routes tuples to files that may
+ * exist already) and parked when each phase ends, so a pending batch holds
+ * no buffer: at any time the files with a buffer are the writers of one
+ * side plus one reader. The table may use the working
  * budget less the buffers of the writers the current phase can have (every
  * later batch during batch 0; for a later batch the batches its tuples can
  * move on to) and of one split. When it is full, doubling nbatch frees half
@@ -94,7 +95,8 @@ static void close_file(spillfile **slot)
     *slot = NULL;
 }
 
-/* The phase that wrote these files of the later batches is over: they wait to be read. */
+/* The phase that wrote these files of the later batches is over: they wait to be read (or
+ * to be written again by a later batch's re-routing, which reloads their last block). */
 static void park_later(hj *j, spillfile **files)
 {
     for (int b = j->curbatch + 1; b < j->nbatch; b++)
