@@ -335,12 +335,12 @@ static void fill_row(bench_row *row, int qnum, const run_result *r, double media
     row->peak_temp = r->spill.physical_peak;
     row->op_peak = r->op_peak;
     if (work_mem > 0) {
-        if ((double)r->op_peak <= MEM_SLACK * (double)work_mem)
+        if ((double)r->op_peak <= MEM_SLACK * (double)work_mem) {
             row->mem = "ok";
-        else
+        } else {
             row->mem = r->op_over <= MEM_SLACK ? "floor" : "OVER";
-        if (r->op_peak_floor > work_mem)
             row->op_floor = r->op_peak_floor;
+        }
     }
     row->mem_peak = r->mem_peak;
     row->heap_peak = r->heap_peak;
