@@ -8,8 +8,8 @@
  * on a new tape. At the end, runs are merged in balanced passes of at most
  * `order` runs, as many as the budget holds block buffers for (each input
  * tape costs one plus its current row, the output tape one), until one final
- * pass of at most `order` runs is merged on the fly into the output. All tapes share one
- * buffile file, whose blocks are recycled (logtape.h).
+ * pass of at most `order` runs is merged on the fly into the output. All
+ * tapes share one buffile file, whose blocks are recycled (logtape.h).
  *
  * With a limit the operator is a top-N: a bounded max-heap of the best
  * `limit` rows, as PostgreSQL's bounded heapsort; it never spills.
