@@ -190,6 +190,8 @@ static void consume(hagg *a)
         a->parts = NULL;
         a->spill_mode = false;
     }
+    if (a->level == 0)
+        a->m.grant = a->m.peak; /* the first pass is over: it read the whole input */
     a->emitting = true;
     a->ec = a->ht.chunks;
     a->ee = a->ec ? ht_chunk_first(a->ec) : NULL;

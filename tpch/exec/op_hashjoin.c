@@ -257,6 +257,8 @@ static void build(hj *j)
 static bool next_batch(hj *j)
 {
     qctx *q = j->base.q;
+    if (j->curbatch == 0)
+        j->m.grant = j->m.peak; /* batch 0 is over: the whole input has been seen */
     for (;;) {
         park_later(j, j->ofiles);
         close_file(&j->ofiles[j->curbatch]);

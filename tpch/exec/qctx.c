@@ -112,7 +112,7 @@ void mem_init(memacct *m, qctx *q)
 
 int64_t mem_work_budget(const memacct *m)
 {
-    int64_t b = m->q->work_mem - m->lib;
+    int64_t b = (m->q->work_mem > m->grant ? m->q->work_mem : m->grant) - m->lib;
     return b > m->min_work ? b : m->min_work;
 }
 
@@ -122,7 +122,7 @@ int64_t mem_floor(const memacct *m)
     if (w == INT64_MAX)
         return w;
     int64_t work = m->need > m->min_work ? m->need : m->min_work;
-    int64_t grown = w + m->lib - m->lib_grown;
+    int64_t grown = (w > m->grant ? w : m->grant) + m->lib - m->lib_grown;
     return m->lib + work > grown ? m->lib + work : grown;
 }
 

@@ -38,6 +38,8 @@ typedef struct memacct {
                           operator can shed it. */
     int64_t lib_grown; /* lib when the working set (cur - lib) last grew */
     int64_t min_work;  /* least working set the operator's algorithm runs in (set once) */
+    int64_t grant;     /* the peak of the operator's first phase, once it is over (0 before):
+                          later phases may hold as much again without raising the peak */
     int64_t need;      /* least working set the data seen so far needs (a hash join's
                           balanced batches), 0 if none; counts for the floor only */
     int64_t peak;
@@ -102,17 +104,21 @@ void mem_charge(memacct *m, int64_t work, int64_t lib);
 /*
  * The space an operator may give its working set (tables, run buffers, block buffers of
  * the files it reads and writes): work_mem less the library memory of its files, but
- * never less than the least working set its algorithm runs in (memacct.min_work).
+ * never less than the least working set its algorithm runs in (memacct.min_work), nor,
+ * once its first phase is over, than what keeps it within that phase's peak
+ * (memacct.grant): squeezing a later batch or pass below what the operator has already
+ * held would only re-spill data, not lower its peak.
  */
 int64_t mem_work_budget(const memacct *m);
 /*
  * The operator's floor: the memory it cannot avoid holding now, the larger of
  *  - its files' library memory (lib) plus the least working set of its algorithm
  *    (min_work) or, when larger, of the data it has seen (need), and
- *  - work_mem plus the library memory its files gained since its working set last grew:
- *    a working set chosen within budget (a hash join's batch-0 table while the outer side
- *    is partitioned, an aggregate's groups while rows spill) cannot shrink while the
- *    block maps of the files it writes grow.
+ *  - work_mem (or the first phase's peak, memacct.grant, when larger) plus the library
+ *    memory its files gained since its working set last grew: a working set chosen within
+ *    budget (a hash join's batch-0 table while the outer side is partitioned, an
+ *    aggregate's groups while rows spill) cannot shrink while the block maps of the files
+ *    it writes grow.
  * An operator above work_mem is at its floor when its peak is within this.
  */
 int64_t mem_floor(const memacct *m);
