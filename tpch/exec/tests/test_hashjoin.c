@@ -73,10 +73,12 @@ static void run(jointype jt, int64_t want_rows, int64_t want_nulls)
     }
     qstats st = t.q.st;
     int64_t op_peak = t.q.op_peak;
+    bool within_floor = WITHIN_BUDGET_OR_FLOOR(&t.q);
     tctx_close(&t, NULL);
     printf("join type %d: rows=%lld nulls=%lld batches=%d skew_stop=%d op_peak=%lld\n", (int)jt,
            (long long)rows, (long long)nulls, st.hj_max_batches, (int)st.hj_skew_stop,
            (long long)op_peak);
+    CHECK(within_floor);
     CHECK(rows == want_rows);
     CHECK(nulls == want_nulls);
     CHECK(st.hj_spilled == 1);
@@ -129,7 +131,9 @@ static void single_key(void)
         test_failures++;
     }
     qstats st = t.q.st;
+    bool within_floor = WITHIN_BUDGET_OR_FLOOR(&t.q); /* the floor of skew: the key's rows */
     tctx_close(&t, NULL);
+    CHECK(within_floor);
     printf("single key: rows=%lld batches=%d skew_stop=%d\n", (long long)rows,
            st.hj_max_batches, (int)st.hj_skew_stop);
     CHECK(rows == 3 * N_SKEW);
