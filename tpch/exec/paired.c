@@ -5,6 +5,7 @@
 #include "paired.h"
 
 #include <math.h>
+#include <stddef.h>
 
 double pd_t975(int df)
 {
