@@ -96,7 +96,7 @@ static void csv_row(FILE *out, const bench_row *r)
             (long long)r->sort_runs, r->verify ? r->verify : "", r->error ? r->error : "");
 }
 
-static void json_string(FILE *out, const char *s)
+void report_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
     for (; *s; s++) {
@@ -115,7 +115,7 @@ static void json_row(FILE *out, const bench_row *r)
     char name[16];
     name_of(r, name, sizeof name);
     fprintf(out, "    {\"query\": ");
-    json_string(out, name);
+    report_json_string(out, name);
     fprintf(out,
             ", \"rows\": %llu, \"seconds\": %.6f, \"spill_files\": %llu, "
             "\"logical_bytes\": %llu, \"physical_bytes\": %llu, \"ratio\": %.4f, "
@@ -133,15 +133,15 @@ static void json_row(FILE *out, const bench_row *r)
             r->agg, r->agg_depth, r->sort, r->sort_passes, (long long)r->sort_runs);
     if (r->mem) {
         fprintf(out, ", \"mem\": ");
-        json_string(out, r->mem);
+        report_json_string(out, r->mem);
     }
     if (r->verify) {
         fprintf(out, ", \"verify\": ");
-        json_string(out, r->verify);
+        report_json_string(out, r->verify);
     }
     if (r->error) {
         fprintf(out, ", \"error\": ");
-        json_string(out, r->error);
+        report_json_string(out, r->error);
     }
     fprintf(out, "}");
 }
@@ -175,11 +175,11 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
         break;
     case FMT_JSON:
         fprintf(out, "{\n  \"sf\": %g, \"codec\": ", h->sf);
-        json_string(out, h->codec);
+        report_json_string(out, h->codec);
         fprintf(out, ", \"level\": ");
-        json_string(out, h->level);
+        report_json_string(out, h->level);
         fprintf(out, ", \"block_size\": %u, \"work_mem\": ", h->block_size);
-        json_string(out, h->work_mem);
+        report_json_string(out, h->work_mem);
         fprintf(out, ", \"repeat\": %d,\n  \"queries\": [\n", h->repeat);
         for (int i = 0; i < nrows; i++) {
             json_row(out, &rows[i]);

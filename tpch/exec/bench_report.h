@@ -46,4 +46,7 @@ typedef struct bench_header {
 void report_print(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
                   int nrows, const bench_row *total);
 
+/* Write `s` as a JSON string literal (quotes, escapes). */
+void report_json_string(FILE *out, const char *s);
+
 #endif
