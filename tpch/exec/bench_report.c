@@ -131,6 +131,13 @@ static void json_row(FILE *out, const bench_row *r)
             (unsigned long long)r->peak_temp, (long long)r->op_peak, (long long)r->op_floor,
             (long long)r->mem_peak, (long long)r->heap_peak, r->codec_ms, r->hj, r->hj_batches,
             r->agg, r->agg_depth, r->sort, r->sort_passes, (long long)r->sort_runs);
+    fprintf(out, ", \"blocks_by_codec\": [%llu, %llu, %llu, %llu], \"auto_probe_ms\": %.3f",
+            (unsigned long long)r->blocks[0], (unsigned long long)r->blocks[1],
+            (unsigned long long)r->blocks[2], (unsigned long long)r->blocks[3], r->probe_ms);
+    if (r->auto_reason) {
+        fprintf(out, ", \"auto_reason\": ");
+        report_json_string(out, r->auto_reason);
+    }
     if (r->mem) {
         fprintf(out, ", \"mem\": ");
         report_json_string(out, r->mem);
@@ -162,6 +169,14 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
         for (int i = 0; i < nrows; i++)
             table_row(out, &rows[i]);
         table_row(out, total);
+        if (strcmp(h->codec, "auto") == 0)
+            fprintf(out, "auto: per spilling query, extents none/lz4/zstd and the last decision\n");
+        for (int i = 0; i < nrows && strcmp(h->codec, "auto") == 0; i++)
+            if (rows[i].logical > 0 && rows[i].auto_reason != NULL)
+                fprintf(
+                    out, "  Q%-3d %llu/%llu/%llu, probes %.1f ms: %s\n", rows[i].query,
+                    (unsigned long long)rows[i].blocks[0], (unsigned long long)rows[i].blocks[1],
+                    (unsigned long long)rows[i].blocks[2], rows[i].probe_ms, rows[i].auto_reason);
         break;
     case FMT_CSV:
         fprintf(out, "query,rows,seconds,spill_files,logical_bytes,physical_bytes,ratio,saved_pct,"

@@ -62,41 +62,42 @@ typedef struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: spillbench [options]\n"
-            "Run TPC-H queries (data derived from TPC-H) under a work_mem budget; every\n"
-            "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
-            "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
-            "\n"
-            "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto, optionally with a\n"
-            "                              level (default lz4); a list runs paired mode\n"
-            "  --level=N                   codec level (default: the codec's own)\n"
-            "  --block-size=SIZE,...       buffile block size, power of two 4K..1M (default 8K)\n"
-            "  --work-mem=SIZE,...         per-operator memory budget (default 4MB;\n"
-            "                              0 or 'unlimited' = never spill)\n"
-            "  --rounds=N                  paired mode: N rounds of every configuration (the\n"
-            "                              product of the lists) per query, in shuffled order,\n"
-            "                              after one warm-up; time ratios to the first with 95%%\n"
-            "                              intervals (default 1; more than one configuration\n"
-            "                              or round means paired mode)\n"
-            "  --seed=N                    the shuffle's seed (default: from the clock, printed)\n"
-            "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
-            "  --queries=all|N,N,...       queries to run (default all)\n"
-            "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
-            "  --temp-limit=SIZE           fail a query whose spill files exceed SIZE on disk\n"
-            "  --io-limit=RATE             model a slower temp disk: RATE bytes/s for spill\n"
-            "                              reads and writes together, e.g. 200MB/s\n"
-            "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
-            "                              generated there if DIR/meta.txt is missing\n"
-            "  --repeat=N                  run each query N times, report the median time\n"
-            "  --format=table|csv|json     report format (default table)\n"
-            "  --out=FILE                  write the report to FILE instead of stdout\n"
-            "  --results-dir=DIR           write each query's result rows to DIR/qN.tsv\n"
-            "  --verify                    also run each query without spilling (unlimited\n"
-            "                              work_mem, codec none) and compare the results\n"
-            "  --help                      this text\n"
-            "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n",
-            DEFAULT_SF);
+    fprintf(
+        f,
+        "usage: spillbench [options]\n"
+        "Run TPC-H queries (data derived from TPC-H) under a work_mem budget; every\n"
+        "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
+        "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
+        "\n"
+        "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto, optionally with a\n"
+        "                              level (default lz4); a list runs paired mode\n"
+        "  --level=N                   codec level (default: the codec's own)\n"
+        "  --block-size=SIZE,...       buffile block size, power of two 4K..1M (default 8K)\n"
+        "  --work-mem=SIZE,...         per-operator memory budget (default 4MB;\n"
+        "                              0 or 'unlimited' = never spill)\n"
+        "  --rounds=N                  paired mode: N rounds of every configuration (the\n"
+        "                              product of the lists) per query, in shuffled order,\n"
+        "                              after one warm-up; time ratios to the first with 95%%\n"
+        "                              intervals (default 1; more than one configuration\n"
+        "                              or round means paired mode)\n"
+        "  --seed=N                    the shuffle's seed (default: from the clock, printed)\n"
+        "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
+        "  --queries=all|N,N,...       queries to run (default all)\n"
+        "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
+        "  --temp-limit=SIZE           fail a query whose spill files exceed SIZE on disk\n"
+        "  --io-limit=RATE             model a slower temp disk: RATE bytes/s for spill\n"
+        "                              reads and writes together, e.g. 200MB/s\n"
+        "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
+        "                              generated there if DIR/meta.txt is missing\n"
+        "  --repeat=N                  run each query N times, report the median time\n"
+        "  --format=table|csv|json     report format (default table)\n"
+        "  --out=FILE                  write the report to FILE instead of stdout\n"
+        "  --results-dir=DIR           write each query's result rows to DIR/qN.tsv\n"
+        "  --verify                    also run each query without spilling (unlimited\n"
+        "                              work_mem, codec none) and compare the results\n"
+        "  --help                      this text\n"
+        "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n",
+        DEFAULT_SF);
 }
 
 static _Noreturn void bad_flag(const char *fmt, ...)
@@ -119,9 +120,21 @@ static bool parse_size(const char *s, int64_t *out)
         return false;
     double mult = 1;
     switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024.0; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024.0 * 1024.0; end++; break;
+    case 'k':
+    case 'K':
+        mult = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1024.0 * 1024.0;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1024.0 * 1024.0 * 1024.0;
+        end++;
+        break;
     default: break;
     }
     if (mult > 1 && (*end == 'b' || *end == 'B'))
@@ -317,8 +330,8 @@ static void parse_args(int argc, char **argv, options *o)
         } else if (strcmp(name, "--io-limit") == 0) {
             char rate[64];
             size_t vl = strlen(val);
-            snprintf(rate, sizeof rate, "%.*s", (int)(vl > 2 && strcmp(val + vl - 2, "/s") == 0
-                                                          ? vl - 2 : vl), val);
+            snprintf(rate, sizeof rate, "%.*s",
+                     (int)(vl > 2 && strcmp(val + vl - 2, "/s") == 0 ? vl - 2 : vl), val);
             if (!parse_size(rate, &size) || size <= 0)
                 bad_flag("--io-limit: '%s' is not a rate (e.g. 200MB/s)", val);
             o->io_limit = size;
@@ -438,6 +451,9 @@ static void fill_row(bench_row *row, int qnum, const run_result *r, double media
     row->mem_peak = r->mem_peak;
     row->heap_peak = r->heap_peak;
     row->codec_ms = (double)(r->spill.compress_ns + r->spill.decompress_ns) / 1e6;
+    memcpy(row->blocks, r->spill.blocks_by_codec, sizeof row->blocks);
+    row->probe_ms = (double)r->spill.auto_probe_ns / 1e6;
+    row->auto_reason = r->auto_reason[0] != '\0' ? strdup(r->auto_reason) : NULL;
     row->hj = r->ops.hj_spilled;
     row->agg = r->ops.agg_spilled;
     row->sort = r->ops.sort_spilled;
@@ -474,6 +490,9 @@ static void add_total(bench_row *t, const bench_row *r)
     if (r->heap_peak > t->heap_peak)
         t->heap_peak = r->heap_peak;
     t->codec_ms += r->codec_ms;
+    for (int k = 0; k < 4; k++)
+        t->blocks[k] += r->blocks[k];
+    t->probe_ms += r->probe_ms;
     t->hj += r->hj;
     t->agg += r->agg;
     t->sort += r->sort;
@@ -571,7 +590,8 @@ int main(int argc, char **argv)
         snprintf(data_dir, sizeof data_dir, "./tpch-data/sf%g", o.sf);
     char err[512];
     if (db_ensure(data_dir, o.sf, gen_progress, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "%sspillbench: generating %s: %s\n", progress_on ? "\n" : "", data_dir, err);
+        fprintf(stderr, "%sspillbench: generating %s: %s\n", progress_on ? "\n" : "", data_dir,
+                err);
         return 1;
     }
     if (progress_on)
@@ -668,11 +688,13 @@ int main(int argc, char **argv)
     if (progress_on)
         fprintf(stderr, "\r\033[K");
     free(times);
-    bench_header h = {db->sf, bf_codec_name(o.codec), o.level_text, o.block_size,
-                      o.work_mem_text, o.repeat};
+    bench_header h = {db->sf,       bf_codec_name(o.codec), o.level_text,
+                      o.block_size, o.work_mem_text,        o.repeat};
     report_print(out, o.format, &h, rows, nrows, &total);
-    for (int i = 0; i < nrows; i++)
+    for (int i = 0; i < nrows; i++) {
         free((char *)rows[i].error);
+        free((char *)rows[i].auto_reason);
+    }
     if (out != stdout && fclose(out) != 0) {
         fprintf(stderr, "spillbench: writing %s: %s\n", o.out, strerror(errno));
         status = 1;
