@@ -61,12 +61,32 @@ count_temp() {
     /temporary file: path/ {
       if ($0 !~ /logical size/) { other++; next }
       if ($0 ~ /\.fileset\//) shared++; else if ($0 ~ /\.buffile\//) private++; else other++
-      match($0, /size [0-9]+, logical size [0-9]+/)
+      match($0, /size [0-9]+, logical size [0-9]+, compression [a-z0-9]+/)
       split(substr($0, RSTART, RLENGTH), f, /[ ,]+/)
-      phys += f[2]; logi += f[5]
+      phys += f[2]; logi += f[5]; codec[f[7]]++
     }
-    END { printf "private %d shared %d other %d logical %.0f physical %.0f\n",
-                 private, shared, other, logi, phys }'
+    END {
+      printf "private %d shared %d other %d logical %.0f physical %.0f", private, shared, other, logi, phys
+      for (c in codec) printf " %s %d", c, codec[c]
+      printf "\n"
+    }'
+}
+
+# fileset_kinds LOG...: the FileSet files of the logs by the subsystem that
+# names them: "hash N sort N logrep N other N".
+fileset_kinds() {
+  cat "$@" | grep -o 'temporary file: path "[^"]*\.fileset/[^"]*", size [0-9]*, logical' \
+    | sed -E 's|.*\.fileset/([^"]*)".*|\1|' | awk '
+      /^[io][0-9]+of[0-9]+\.p[0-9]+$/ { hash++; next }   # sharedtuplestore of parallel hash join
+      /^[0-9]+$/ { sort++; next }                          # worker tapes of parallel sort
+      /^[0-9]+-[0-9]+\.(changes|subxacts)$/ { logrep++; next }  # streamed transactions
+      { other++ }
+      END { printf "hash %d sort %d logrep %d other %d\n", hash, sort, logrep, other }'
+}
+
+# codec_count COUNTS CODEC: how many files count_temp saw with that codec.
+codec_count() {
+  echo "$1" | awk -v c="$2" '{ for (i = 11; i < NF; i += 2) if ($i == c) n = $(i + 1) } END { print n + 0 }'
 }
 
 # describe_counts "private N shared N ...": a sentence for the report.
@@ -74,12 +94,15 @@ describe_counts() {
   set -- $1
   local ratio="-"
   [ "${10}" -gt 0 ] && ratio=$(awk -v l="$8" -v p="${10}" 'BEGIN { printf "%.2f", l / p }')
-  echo "temp files: $2 private, $4 shared (FileSet), $6 not through libbuffile; logical $8 B, physical ${10} B (ratio $ratio)"
+  local codecs=""
+  [ $# -gt 10 ] && codecs=", by codec: $(echo "${@:11}" | sed -E 's/([a-z0-9]+) ([0-9]+)/\1 \2,/g; s/,$//')"
+  echo "temp files: $2 private, $4 shared (FileSet), $6 not through libbuffile; logical $8 B, physical ${10} B (ratio $ratio)$codecs"
 }
 
 # --- part: make check ------------------------------------------------------------
 part_regress() {
-  local codec=$1 conf=$RUN/regress-$codec.conf out=$RUN/regress-$codec
+  local codec=$1
+  local conf=$RUN/regress-$codec.conf out=$RUN/regress-$codec
   rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
   printf 'temp_file_compression = %s\nlog_temp_files = 0\n' "$codec" > "$conf"
   local rc=0
@@ -92,13 +115,18 @@ part_regress() {
     head -40 "$out/regression.diffs" 2>/dev/null
     return 1
   fi
-  local c; c=$(count_temp "$out/postmaster.log")
+  local c k; c=$(count_temp "$out/postmaster.log"); k=$(fileset_kinds "$out/postmaster.log")
   describe_counts "$c"
+  echo "FileSet files by subsystem: $k"
+  set -- $k
+  [ "$2" -gt 0 ] && [ "$4" -gt 0 ] \
+    || { echo "expected files of both parallel hash joins and parallel sorts (index builds)"; return 1; }
   set -- $c
   [ "$2" -gt 0 ] && [ "$4" -gt 0 ] && [ "$6" -eq 0 ] && [ "${10}" -lt "$8" ] \
     || { echo "the log does not show the suite's temp files going through libbuffile"; return 1; }
-  grep -q "temp_file_compression = $codec" "$B/src/test/regress/tmp_check/data/postgresql.conf" \
-    || { echo "TEMP_CONFIG did not reach the server"; return 1; }
+  # TEMP_CONFIG reached the server: every file the suite wrote used the codec.
+  [ "$(codec_count "$c" "$codec")" -eq $(($2 + $4)) ] \
+    || { echo "not every temp file was written with $codec"; return 1; }
 }
 
 # --- part: logical replication streaming TAP tests ----------------------------------
@@ -115,8 +143,10 @@ part_tap_stream() {
   [ $rc -eq 0 ] || { echo "prove failed (rc $rc): $out/prove.out"; return 1; }
   local c; c=$(count_temp "$out"/log/*.log)
   describe_counts "$c"
+  echo "FileSet files by subsystem: $(fileset_kinds "$out"/log/*.log)"
   set -- $c
   [ "$4" -gt 0 ] && [ "$6" -eq 0 ] || { echo "no streamed-transaction file went through libbuffile"; return 1; }
+  [ "$(codec_count "$c" zstd)" -eq $(($2 + $4)) ] || { echo "not every temp file was written with zstd"; return 1; }
 }
 
 # --- servers for tpch and aborts -------------------------------------------------------
@@ -223,6 +253,7 @@ part_tpch() {
     done
   done
   describe_counts "$(count_temp "$RUN/tpch-patched.log")"
+  echo "FileSet files by subsystem: $(fileset_kinds "$RUN/tpch-patched.log")"
   set -- $(count_temp "$RUN/tpch-patched.log")
   stop_server tpch-stock "$STOCK"
   stop_server tpch-patched "$PATCHED"

@@ -40,7 +40,8 @@
  *
  * - A file's usage is reported (pg_stat_database.temp_files/temp_bytes and
  *   the log_temp_files line) once per handle that wrote it, at its close or
- *   export, in physical bytes; the log line adds the logical size.
+ *   export, in physical bytes; the log line adds the logical size and the
+ *   codec.
  *
  * - The library never prints or aborts: every negative status becomes an
  *   ereport() naming the path and carrying the library's message;
@@ -66,6 +67,7 @@
 #include <buffile.h>
 
 #include "commands/tablespace.h"
+#include "common/file_utils.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -335,8 +337,9 @@ BufFileReportUsage(BufFile *file)
 	if (log_temp_files >= 0 &&
 		st.physical_bytes / 1024 >= (uint64) log_temp_files)
 		ereport(LOG,
-				(errmsg("temporary file: path \"%s\", size " UINT64_FORMAT ", logical size " UINT64_FORMAT,
-						file->path, st.physical_bytes, st.logical_bytes)));
+				(errmsg("temporary file: path \"%s\", size " UINT64_FORMAT ", logical size " UINT64_FORMAT ", compression %s",
+						file->path, st.physical_bytes, st.logical_bytes,
+						bf_codec_name(bf_file_codec(file->bf)))));
 }
 
 /*
@@ -582,21 +585,53 @@ BufFileDeleteFileSet(FileSet *fileset, const char *name, bool missing_ok)
 
 /*
  * Remove the directory of a FileSet with every file of ours in it, without
- * raising an error (FileSetDeleteAll runs in cleanup paths).  Does nothing
- * in a process that never used BufFiles: fd.c's walk removes the files.
+ * raising an error (FileSetDeleteAll runs in cleanup paths).  The usage of
+ * the files was reported by the handles that wrote them, so nothing is
+ * reported here (fd.c's walk, which runs next and finds nothing, would
+ * report every segment and index file again).
  */
 void
 BufFileDeleteFileSetDirectory(const char *dirpath)
 {
+	DIR		   *dir;
+	struct dirent *de;
+	char		path[MAXPGPATH * 2];
 	int			status;
 
-	if (buffile_space == NULL)
+	if (buffile_space != NULL)
+	{
+		status = bf_fileset_destroy(buffile_space, dirpath);
+		if (status != BF_OK && status != BF_ENOENT)
+			ereport(LOG,
+					(errmsg("could not remove temporary directory \"%s\": %s",
+							dirpath, bf_space_errmsg(buffile_space))));
 		return;
-	status = bf_fileset_destroy(buffile_space, dirpath);
-	if (status != BF_OK && status != BF_ENOENT)
+	}
+
+	/*
+	 * A process that never opened a BufFile has no space (a parallel worker
+	 * that detaches last, for one), and creating one in an exit path is no
+	 * good: remove the plain files quietly ourselves.
+	 */
+	dir = AllocateDir(dirpath);
+	if (dir == NULL)
+		return;					/* ENOENT, or fd.c's walk will say why */
+	while ((de = ReadDirExtended(dir, dirpath, LOG)) != NULL)
+	{
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
+		if (get_dirent_type(path, de, false, LOG) == PGFILETYPE_REG &&
+			unlink(path) < 0 && errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not remove file \"%s\": %m", path)));
+	}
+	FreeDir(dir);
+	if (rmdir(dirpath) < 0 && errno != ENOENT && errno != ENOTEMPTY)
 		ereport(LOG,
-				(errmsg("could not remove temporary directory \"%s\": %s",
-						dirpath, bf_space_errmsg(buffile_space))));
+				(errcode_for_file_access(),
+				 errmsg("could not remove directory \"%s\": %m", dirpath)));
 }
 
 /*
