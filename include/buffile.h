@@ -15,11 +15,13 @@
  * negative bf_status. The library never aborts, exits or prints; a message
  * naming the path, operation and errno of the last failure is kept by the
  * space (bf_space_errmsg). After an error the file stays consistent: data
- * acknowledged before the failing call still reads back.
+ * acknowledged before the failing call still reads back, and each function
+ * below says what its failure leaves (position, size, data, statistics).
  *
  * Memory: per open file = one block buffer + the block map (16 bytes per
- * logical block) + the free-extent list + a small struct. Codec contexts
- * and the compression scratch buffer belong to the space.
+ * logical block holding data; a hole costs nothing but 8 bytes per 4096
+ * blocks of directory) + the free-extent list + a small struct. Codec
+ * contexts and the compression scratch buffer belong to the space.
  */
 #ifndef BUFFILE_H
 #define BUFFILE_H
@@ -55,6 +57,7 @@ typedef enum bf_status {
     BF_EREADONLY = -9, /* write to a file opened read-only */
     BF_ENOENT = -10,   /* a named file does not exist */
     BF_EEXIST = -11,   /* a named file already exists */
+    BF_EBUSY = -12,    /* a named file was consumed by bf_file_append: read-only from then on */
 } bf_status;
 
 /* A short static description of a status code ("corrupt extent", ...). */
@@ -98,23 +101,34 @@ typedef struct bf_allocator {
 } bf_allocator;
 
 /* Statistics of one file or (summed over its files) of a space. */
+/*
+ * Statistics of one file or of a space. A space's current sizes and their
+ * peaks cover the files it writes: anonymous files, named files it created
+ * and named files it opened read-write; a read-only handle on a named file
+ * counts nothing against the space (its own bf_file_stats still shows the
+ * file), as PostgreSQL's temp_file_limit counts what a backend writes.
+ * Counters (written, read, blocks, times) sum over every file the space
+ * ever opened. Peaks only ever record sizes a file had: a failed call does
+ * not move them.
+ */
 typedef struct bf_stats {
     uint64_t logical_bytes;     /* current logical size */
     uint64_t logical_peak;      /* peak of logical_bytes */
-    uint64_t physical_bytes;    /* current bytes on disk, dead bytes included */
+    uint64_t physical_bytes;    /* bytes the file holds on disk: the sizes of its segment files
+                                   (dead bytes included) and, for a named file, its index */
     uint64_t physical_peak;     /* peak of physical_bytes */
-    uint64_t dead_bytes;        /* of physical_bytes, not holding a live extent */
-    uint64_t logical_written;   /* bytes passed to write calls */
-    uint64_t logical_read;      /* bytes returned by read calls */
+    uint64_t dead_bytes;        /* of the segment bytes, those not holding a live extent */
+    uint64_t logical_written;   /* bytes passed to write calls that succeeded */
+    uint64_t logical_read;      /* bytes returned by read calls that succeeded */
     uint64_t physical_written;  /* extent bytes written to disk */
     uint64_t physical_read;     /* extent bytes read from disk */
     uint64_t blocks_compressed; /* extents written compressed */
     uint64_t blocks_raw;        /* extents stored raw (did not shrink) */
     uint64_t blocks_read;       /* extents read and verified */
-    uint64_t compress_ns;       /* codec CPU time compressing (thread CPU clock) */
-    uint64_t decompress_ns;     /* codec CPU time decompressing */
-    uint64_t files_created;     /* space only: files created over its life */
-    uint64_t files_open;        /* space only: files open now */
+    uint64_t compress_ns;       /* codec time compressing (monotonic clock around the codec) */
+    uint64_t decompress_ns;     /* codec time decompressing */
+    uint64_t files_created;     /* space only: files created over its life (not opens) */
+    uint64_t files_open;        /* space only: handles open now */
     uint64_t memory_bytes;      /* heap held now: a file's struct, block buffer, block
                                    map and free list; for a space, that of its open
                                    files plus its scratch and read-ahead buffers (codec
@@ -132,7 +146,9 @@ typedef struct bf_space_options {
     bf_codec codec;                /* default codec of files */
     int32_t level;                 /* default level, BF_LEVEL_DEFAULT for the codec's own */
     uint64_t temp_limit;           /* limit on physical bytes of all files; 0 = none */
-    uint64_t segment_size;         /* bytes per segment file; multiple of 4096, >= 1 MiB */
+    uint64_t segment_size;         /* bytes per segment file; 0: 1 GiB; a multiple of 4096
+                                      with room for two blocks and their headers (tests use
+                                      small segments to cross them often) */
     uint32_t max_open_fds;         /* descriptors the space keeps open at most; 0 = auto */
     const bf_allocator *allocator; /* NULL: malloc/realloc/free; copied */
     uint64_t io_limit;             /* model a slower disk: temp I/O bytes per second, reads and
@@ -169,8 +185,9 @@ BF_API const char *bf_space_dir(const bf_space *space);
 BF_API void bf_space_stats(const bf_space *space, bf_stats *out);
 
 /*
- * Change the temp limit (physical bytes, 0 = none). Lowering it below the
- * current usage makes the next write that grows the files fail with BF_ELIMIT.
+ * Change the temp limit (physical bytes of the files the space writes,
+ * segments and indexes; 0 = none). Lowering it below the current usage
+ * makes the next write that grows the files fail with BF_ELIMIT.
  */
 BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
 
@@ -199,9 +216,17 @@ BF_API void bf_file_options_init(bf_file_options *opts);
 BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file **out);
 
 /*
- * Close a file: deletes its segment files and frees it. Returns BF_OK or
- * BF_EIO if a segment could not be removed (the file is freed regardless).
- * NULL is a no-op.
+ * Close a file and free the handle, whatever the status. NULL is a no-op.
+ *
+ * Anonymous file: its segment files are deleted; BF_EIO if one could not
+ * be (it is removed with the space directory by bf_space_destroy).
+ *
+ * Named file (file sets): a read-only handle just goes. A writable one
+ * persists the file's index first (as bf_file_export), so that the file
+ * can be opened by name. If that fails (BF_ELIMIT, BF_ENOSPC, BF_EIO, ...)
+ * the file is rolled back: it reads exactly as at its last successful
+ * persist (export, or the close that ended an earlier session), or, if it
+ * was never persisted, it is deleted and its name is free again.
  */
 BF_API int bf_file_close(bf_file *file);
 
@@ -210,9 +235,10 @@ BF_API int bf_file_close(bf_file *file);
  * the end leaves a hole that reads as zeros. Partial writes into an
  * existing block read-modify-write it. Data is buffered in the block
  * buffer and written when the position leaves the block (or on flush).
- * Returns BF_OK when all bytes were accepted, or a negative status; on
- * error the position is unchanged and bytes that had been written by this
- * call may or may not be in the file.
+ * Returns BF_OK when all bytes were accepted, or a negative status.
+ * On error: the position is unchanged; each byte of [position, position +
+ * len) reads as before or as written; the size is unchanged or grown only
+ * to cover bytes of this call that were stored; nothing else changes.
  */
 BF_API int bf_file_write(bf_file *file, const void *buf, size_t len);
 
@@ -220,7 +246,10 @@ BF_API int bf_file_write(bf_file *file, const void *buf, size_t len);
  * Read up to `len` bytes at the current position and advance it. Returns
  * the number of bytes read (less than `len` only at end of file, 0 at or
  * past it) or a negative status (BF_ECORRUPT when an extent fails its
- * checks, BF_EIO, ...).
+ * checks, BF_EIO, ...). Moving the buffer to another block may write the
+ * buffered block first, so a read can also fail with write errors
+ * (BF_ENOSPC, BF_ELIMIT). On error the position and the file are
+ * unchanged ("buf" holds garbage).
  */
 BF_API int64_t bf_file_read(bf_file *file, void *buf, size_t len);
 
@@ -230,9 +259,9 @@ BF_API int64_t bf_file_read(bf_file *file, void *buf, size_t len);
 
 /*
  * Move the position to any logical offset (also past the end; a later
- * write there leaves a hole). Moving to another block may write the
- * buffered block first, so seek can return write errors.
- * Errors: BF_EINVAL (negative or overflowing offset, bad whence), write errors.
+ * write there leaves a hole). Never writes: the buffered block stays until
+ * a read or write needs another one.
+ * Errors: BF_EINVAL (negative or overflowing offset, bad whence).
  */
 BF_API int bf_file_seek(bf_file *file, int64_t offset, int whence);
 
@@ -246,10 +275,17 @@ BF_API uint64_t bf_file_size(const bf_file *file);
  * Set the logical size. Shrinking frees the extents of whole blocks past the
  * new end (their physical space is reused or, at the end, returned to the
  * file system); growing leaves a hole. The position is not changed.
+ * Shrinking writes nothing unless a dirty buffered block before the new
+ * last block must make room for it (a buffered block past the new end is
+ * dropped), so it works at the temp limit. On error (BF_ENOMEM, read
+ * errors of the new last block, write errors of that flush) nothing has
+ * changed. Giving trailing space back to the file system is not an error
+ * source: if that fails the call still succeeds and the bytes stay as free
+ * space of the file (tried again at the next shrink, removed at close).
  */
 BF_API int bf_file_truncate(bf_file *file, uint64_t size);
 
-/* Write the buffered block, if modified. */
+/* Write the buffered block, if modified. On error it stays buffered and dirty. */
 BF_API int bf_file_flush(bf_file *file);
 
 /* The file's logical block size, codec and level. */
@@ -267,6 +303,9 @@ BF_API int bf_file_seek_block(bf_file *file, uint64_t blkno);
  * the last block are zeros). bf_file_write_block replaces block `blkno`
  * with `buf`, compressing straight from the caller's buffer, and extends
  * the file to cover the whole block if needed. Neither moves the position.
+ * A rewrite is copy-on-write: the new copy needs room (and counts against
+ * the temp limit) before the old one is freed; BF_ELIMIT says so. On error
+ * the position, the size and the block's contents are unchanged.
  */
 BF_API int bf_file_read_block(bf_file *file, uint64_t blkno, void *buf);
 BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
@@ -275,7 +314,8 @@ BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
  * Tell the file that block `blkno` holds nothing of value any more (a
  * logtape-style caller that has consumed it): its extent is freed for
  * reuse and the block reads as zeros until written again. The logical size
- * is unchanged.
+ * is unchanged. Fails only on a read-only file (giving space back to the
+ * file system is tried, not required, as in bf_file_truncate).
  */
 BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
 
@@ -303,11 +343,22 @@ BF_API bf_space *bf_file_space(const bf_file *file);
  * map, so any opener seeks at the same cost as the writer.
  *
  * Names are 1..128 characters from [A-Za-z0-9_.-], not starting with '.'.
- * All spaces using a set must have the same segment size. Closing a named
- * file does not delete it: bf_file_delete_named or bf_fileset_destroy do.
+ * A file is its set and its name, whatever handle or path reaches it. All
+ * spaces using a set must have the same segment size. Closing a named file
+ * does not delete it: bf_file_delete_named or bf_fileset_destroy do.
  * Coordination (who writes, when readers start) is the caller's, as with
  * PostgreSQL's SharedFileSet: a file must not be written by two handles at
- * once, nor read while another handle writes it.
+ * once, nor opened while another handle writes it.
+ *
+ * Versions: a file is written in sessions (its creation, then each
+ * read-write open), each ending with a persisted index (export or close).
+ * While a session runs, nothing the last persisted index points at is
+ * overwritten or cut off, so a crash or a failed close leaves that version
+ * whole, and opening the file then gives it exactly. Every extent carries
+ * the session that wrote it: a read-only handle that outlives later
+ * sessions reads its own version while they run and, once a later session
+ * reuses the space, BF_ECORRUPT ("reopen it") for the blocks concerned -
+ * never another version's bytes.
  */
 
 /* Create the set directory `dir` (mode 0700), or accept an existing one owned by the caller. */
@@ -327,7 +378,9 @@ BF_API int bf_file_create_named(bf_space *space, const char *dir, const char *na
 /*
  * Flush a named file, persist its index, and make this handle read-only:
  * from now on other spaces may open it. Errors: BF_EINVAL for an
- * anonymous file, write errors.
+ * anonymous file, write errors, BF_ELIMIT (the index counts against the
+ * temp limit like the segments). On error the handle stays writable and
+ * the file as it was; export may be tried again.
  */
 BF_API int bf_file_export(bf_file *file);
 
@@ -337,11 +390,14 @@ BF_API int bf_file_export(bf_file *file);
 /*
  * Open the named file `name` of set `dir` from its index: codec, level and
  * block size are the file's own. Read-write handles may write anywhere,
- * append at the end and truncate; closing one persists the new index.
+ * append at the end and truncate; closing one persists the new index (see
+ * bf_file_close for a close that fails). A read-write handle counts the
+ * file against this space's temp limit; a read-only one does not.
  * Errors: BF_ENOENT (no index: never exported/closed, or deleted),
  * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
  * segment files), BF_EINVAL (bad name or mode, or a space whose segment
- * size differs from the file's).
+ * size differs from the file's), BF_EBUSY (read-write open of a file that
+ * was appended to another: see bf_file_append).
  */
 BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
                               bf_file **out);
@@ -349,21 +405,37 @@ BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name
 /*
  * Delete the named file's index and its own segments. Segments that other
  * files spliced in with bf_file_append stay until the set is destroyed.
- * Errors: BF_ENOENT when nothing by that name exists.
+ * Errors: BF_ENOENT when nothing by that name exists, BF_EBUSY for a file
+ * that was appended to another (its bytes are that file's now), BF_EIO. A
+ * failed delete may have removed the index already (the name no longer
+ * opens); deleting again, or destroying the set, removes the rest.
  */
 BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *name);
 
 /*
  * Concatenate `source` (a read-only named file: exported, or opened
- * read-only) onto writable named file `target` of the same set, without
- * copying or recompressing: the target's block map takes the source's
- * extents where they are. The source's data starts at the first block
- * boundary at or after the target's logical size (the bytes in between
- * read as zeros); *start receives that logical offset, which callers add
- * to offsets they kept in terms of the source (PostgreSQL aligns to 1 GiB
- * segments; block alignment wastes less than one block). Both must have
- * the same block size. The source handle stays valid and read-only; its
- * segments must outlive the target (delete the set, not the source).
+ * read-only) onto named file `target` of the same set, without copying or
+ * recompressing: the target's block map takes the source's extents where
+ * they are. The source's data starts at the first block boundary at or
+ * after the target's logical size (the bytes in between read as zeros);
+ * *start receives that logical offset, which callers add to offsets they
+ * kept in terms of the source (PostgreSQL aligns to 1 GiB segments; block
+ * alignment wastes less than one block). Both must have the same block
+ * size.
+ *
+ * A writable target persists the splice, and the source is *consumed*, as
+ * PostgreSQL's BufFileAppend consumes it: its bytes are the target's from
+ * now on, so it can still be opened read-only but a read-write open or a
+ * bf_file_delete_named of it fails with BF_EBUSY; it goes when the set is
+ * destroyed. A read-only target (PostgreSQL's parallel sort appends worker
+ * files onto one opened read-only) gets a view for this handle alone:
+ * nothing is persisted and the source is not consumed. The source handle
+ * stays valid and read-only either way.
+ * Errors: BF_EINVAL (not both named in the same set, source not read-only,
+ * block or segment sizes differ, or the source is the target or holds it
+ * as a part - a file cannot be appended to itself, through any handle),
+ * BF_ENOMEM, I/O errors marking the source consumed. On error target and
+ * source are unchanged.
  */
 BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
 

@@ -29,6 +29,7 @@ const char *bf_strerror(int status)
     case BF_EREADONLY: return "file is read-only";
     case BF_ENOENT: return "no such file";
     case BF_EEXIST: return "file exists";
+    case BF_EBUSY: return "file is part of another file";
     default: return "unknown error";
     }
 }

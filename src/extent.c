@@ -15,7 +15,7 @@
 
 static const unsigned char magic[3] = {'B', 'F', 'X'};
 
-int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno,
+int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno, uint32_t gen,
                    const void *data, uint32_t raw_len, unsigned char *scratch, struct iovec iov[2],
                    int *iovcnt, bf_extent_info *info)
 {
@@ -43,6 +43,7 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     bf_put32(hdr + 8, plen);
     bf_put32(hdr + 12, raw_len);
     bf_put64(hdr + 16, blkno);
+    bf_put32(hdr + 28, gen);
     uint32_t crc = bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), payload, plen);
     bf_put32(hdr + 24, crc);
 
@@ -62,10 +63,11 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     info->payload_len = plen;
     info->raw_len = raw_len;
     info->blkno = blkno;
+    info->gen = gen;
     return 0;
 }
 
-int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
+int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno, uint32_t max_gen,
                     uint32_t block_size, bf_extent_info *info, const char **why)
 {
     if (len < BF_EXTENT_HDR) {
@@ -85,8 +87,8 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     info->payload_len = bf_get32(ext + 8);
     info->raw_len = bf_get32(ext + 12);
     info->blkno = bf_get64(ext + 16);
-    if ((ext[5] & ~BF_EXTENT_FLAG_RAW) != 0 || ext[6] != 0 || ext[7] != 0 ||
-        bf_get32(ext + 28) != 0) {
+    info->gen = bf_get32(ext + 28);
+    if ((ext[5] & ~BF_EXTENT_FLAG_RAW) != 0 || ext[6] != 0 || ext[7] != 0) {
         *why = "reserved extent header bits set";
         return BF_ECORRUPT;
     }
@@ -110,6 +112,10 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     }
     if (info->blkno != expect_blkno) {
         *why = "extent belongs to another block";
+        return BF_ECORRUPT;
+    }
+    if (info->gen > max_gen) {
+        *why = "extent written by a later read-write session of the file (reopen it)";
         return BF_ECORRUPT;
     }
     if (!info->raw && bf_codec_ops_get(info->codec) == NULL) {

@@ -11,6 +11,11 @@
  * the map switched and the old extent freed. A failed write therefore
  * leaves the previous contents readable, and the dirty buffer is kept so
  * that nothing acknowledged is lost.
+ *
+ * Every public call either does what it says or leaves what buffile.h
+ * promises for its failure: storing paths make room in the map before
+ * they write and give it back if the write fails, sizes and peaks move
+ * only once bytes are stored, and reads put the position back.
  */
 #include "file.h"
 
@@ -28,82 +33,132 @@ static unsigned shift_of(uint32_t block_size)
 
 /* ---- accounting ------------------------------------------------------- */
 
-/* Move a file's current value to `v`, keeping the space's sum and both peaks. */
-static void track(uint64_t *cur, uint64_t *file_peak, uint64_t *space_now, uint64_t *space_peak,
-                  uint64_t v)
+/*
+ * Move a file's current value from `old` to `v`: its peak, and, when the
+ * file is the space's (counted), the space's sum and peak.
+ */
+static void track(const bf_file *f, uint64_t old, uint64_t v, uint64_t *file_peak,
+                  uint64_t *space_now, uint64_t *space_peak)
 {
-    *space_now = *space_now - *cur + v;
-    *cur = v;
     if (v > *file_peak)
         *file_peak = v;
+    if (!f->counted)
+        return;
+    *space_now = *space_now - old + v;
     if (*space_now > *space_peak)
         *space_peak = *space_now;
 }
 
 static void logical_set(bf_file *f, uint64_t size)
 {
-    bf_space *sp = f->space;
-    track(&f->size, &f->c.logical_peak, &sp->logical_now, &sp->c.logical_peak, size);
+    bf_space *sp = f->seg.space;
+    track(f, f->size, size, &f->c.logical_peak, &sp->logical_now, &sp->c.logical_peak);
+    f->size = size;
+}
+
+static uint64_t index_bytes(const bf_file *f)
+{
+    return f->named != NULL ? f->named->idx_bytes : 0;
+}
+
+void bf_file_set_physical(bf_file *f, uint64_t end, uint64_t idx)
+{
+    bf_space *sp = f->seg.space;
+    uint64_t old_idx = index_bytes(f);
+    track(f, f->phys_end + old_idx, end + idx, &f->c.physical_peak, &sp->physical_now,
+          &sp->c.physical_peak);
+    if (f->counted)
+        sp->index_now = sp->index_now - old_idx + idx;
+    f->phys_end = end;
+    if (f->named != NULL)
+        f->named->idx_bytes = idx;
 }
 
 static void physical_set(bf_file *f, uint64_t end)
 {
-    bf_space *sp = f->space;
-    track(&f->phys_end, &f->c.physical_peak, &sp->physical_now, &sp->c.physical_peak, end);
+    bf_file_set_physical(f, end, index_bytes(f));
 }
 
 static void live_add(bf_file *f, int64_t delta)
 {
-    f->space->live_now += (uint64_t)delta;
+    if (f->counted)
+        f->seg.space->live_now += (uint64_t)delta;
 }
 
 /* Bytes of live part-0 extents; computed, not stored, to keep the struct small. */
 static uint64_t live_bytes(const bf_file *f)
 {
     uint64_t live = 0;
-    for (uint32_t b = 0; b < f->map.n; b++)
-        if (f->map.e[b].cap != 0 && bf_map_part(&f->map.e[b]) == 0)
-            live += bf_map_len(&f->map.e[b]);
+    const bf_map_entry *e;
+    for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
+        if (bf_map_part(e) == 0)
+            live += bf_map_len(e);
     return live;
 }
 
-/* The segment row holding extents of `part`, and the block delta of its headers. */
-static bf_seg *part_seg(bf_file *f, uint32_t part, uint64_t *delta)
+uint64_t bf_file_live_end(const bf_file *f)
+{
+    uint64_t end = 0;
+    const bf_map_entry *e;
+    for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
+        if (bf_map_part(e) == 0 && bf_map_off(e) + e->cap > end)
+            end = bf_map_off(e) + e->cap;
+    return end;
+}
+
+/* The segment row holding extents of `part`, the block delta of its headers and its generation. */
+static bf_seg *part_seg(bf_file *f, uint32_t part, uint64_t *delta, uint32_t *gen)
 {
     if (part == 0) {
         *delta = 0;
+        *gen = f->named != NULL ? f->named->gen : 0;
         return &f->seg;
     }
-    *delta = f->named->parts[part - 1].blk_delta;
+    const bf_part *p = &f->named->parts[part - 1];
+    *delta = p->blk_delta;
+    *gen = p->gen;
     return &f->named->parts[part - 1].seg;
 }
 
 #define COUNT(f, field, n)                                                                         \
     do {                                                                                           \
         (f)->c.field += (n);                                                                       \
-        (f)->space->c.field += (n);                                                                \
+        (f)->seg.space->c.field += (n);                                                            \
     } while (0)
 
 /* ---- physical space --------------------------------------------------- */
 
-/* Give the trailing free chunks back to the file system. */
-static int shrink_tail(bf_file *f)
+void bf_file_shrink_tail(bf_file *f)
 {
+    bf_space *sp = f->seg.space;
     uint64_t end = bf_free_tail_start(&f->free, f->phys_end);
-    if (end == f->phys_end)
-        return BF_OK;
-    int rc = bf_seg_truncate(&f->seg, end);
-    if (rc != BF_OK)
-        return rc;
-    bf_free_drop_beyond(&f->free, end);
+    uint64_t floor = f->named != NULL ? f->named->kept_end : 0;
+    if (end < floor)
+        end = floor; /* the persisted index still needs those bytes */
+    if (end >= f->phys_end)
+        return;
+    if (bf_seg_resize(&f->seg, end) != BF_OK) {
+        /* Not the caller's failure: the space stays free and goes at the next shrink or at
+           close. Segments already removed from the end are gone, though. */
+        uint64_t left = (uint64_t)f->seg.nsegs * sp->segment_size;
+        if (left >= f->phys_end)
+            return;
+        end = left > end ? left : end;
+    }
+    bf_free_drop_beyond(&f->free, &sp->alloc, sp->segment_size, end);
     physical_set(f, end);
-    return BF_OK;
 }
 
+/*
+ * Forget an entry's extent. Its bytes become free space, unless they
+ * belong to a spliced part (never ours to reuse) or to the last persisted
+ * index (kept until a new index is durable: shadow paging).
+ */
 static void release_extent(bf_file *f, bf_map_entry *e)
 {
     if (e->cap != 0 && bf_map_part(e) == 0) {
-        bf_free_put(&f->free, &f->space->alloc, f->space->segment_size, e->off, e->cap);
+        if ((e->len & BF_MAP_KEPT) == 0)
+            bf_free_put(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, e->off, e->cap);
         live_add(f, -(int64_t)bf_map_len(e));
     }
     memset(e, 0, sizeof(*e));
@@ -113,10 +168,12 @@ static void release_extent(bf_file *f, bf_map_entry *e)
  * Find room for an extent of `need` bytes: a free chunk, else the end
  * (skipping to the next segment when it would straddle). *grow is set to
  * the new physical end when the end is used, else to the current one.
+ * `rewrite`: the block has an extent already, which is freed only after
+ * the new copy is written (the message says so at the temp limit).
  */
-static int extent_place(bf_file *f, uint32_t need, bf_chunk *ch, uint64_t *grow)
+static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, uint64_t *grow)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     *grow = f->phys_end;
     if (bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8, ch))
         return BF_OK;
@@ -125,13 +182,17 @@ static int extent_place(bf_file *f, uint32_t need, bf_chunk *ch, uint64_t *grow)
     if (off + need > seg_end)
         off = seg_end;
     uint64_t end = off + need;
-    if (sp->temp_limit != 0 && sp->physical_now + (end - f->phys_end) > sp->temp_limit) {
+    if (f->counted && sp->temp_limit != 0 &&
+        sp->physical_now + (end - f->phys_end) > sp->temp_limit) {
         char path[4096];
         bf_seg_path(&f->seg, (uint32_t)(off / sp->segment_size), path, sizeof(path));
         return bf_fail(sp, BF_ELIMIT, "write", path, 0,
-                       "temp limit of %llu bytes reached (%llu in use, %u more needed)",
+                       "temp limit of %llu bytes reached (%llu in use, %u more needed%s)",
                        (unsigned long long)sp->temp_limit, (unsigned long long)sp->physical_now,
-                       (unsigned)(end - f->phys_end));
+                       (unsigned)(end - f->phys_end),
+                       rewrite ? ": a rewritten block's new copy needs room before its old one "
+                                 "is freed"
+                               : "");
     }
     ch->off = off;
     ch->cap = need;
@@ -142,22 +203,21 @@ static int extent_place(bf_file *f, uint32_t need, bf_chunk *ch, uint64_t *grow)
 /* ---- block store and load --------------------------------------------- */
 
 /*
- * Compress block `blkno` from `data` into `at` (room for header + block):
- * iov describes the extent (header and payload in `at`, or header in `at`
- * and the raw payload still in `data`). Bytes at or past size are not stored.
+ * Compress `raw_len` bytes of block `blkno` from `data` into `at` (room
+ * for header + block): iov describes the extent (header and payload in
+ * `at`, or header in `at` and the raw payload still in `data`).
  */
-static int block_pack(bf_file *f, uint64_t blkno, const void *data, unsigned char *at,
-                      struct iovec iov[2], int *iovcnt, bf_extent_info *info)
+static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                      unsigned char *at, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
-    bf_space *sp = f->space;
-    uint64_t left = f->size - blkno * f->block_size;
-    uint32_t raw_len = left < f->block_size ? (uint32_t)left : f->block_size;
+    bf_space *sp = f->seg.space;
     const bf_codec_ops *ops = bf_codec_ops_get((bf_codec)f->codec);
     void *ctx;
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
     if (rc != BF_OK)
         return rc;
-    rc = bf_extent_pack(ops, ctx, f->level, blkno, data, raw_len, at, iov, iovcnt, info);
+    uint32_t gen = f->named != NULL ? f->named->gen : 0;
+    rc = bf_extent_pack(ops, ctx, f->level, blkno, gen, data, raw_len, at, iov, iovcnt, info);
     if (f->codec != BF_CODEC_NONE)
         COUNT(f, compress_ns, info->codec_ns);
     if (rc != BF_OK)
@@ -166,12 +226,12 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, unsigned cha
     return BF_OK;
 }
 
-/* The extent of `blkno` has been written at `off`: point the map at it, free the old one. */
+/* The extent of `blkno` has been written at `off`: point the map at it, release the old one. */
 static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
                          const bf_extent_info *info)
 {
     uint32_t len = BF_EXTENT_HDR + info->payload_len;
-    bf_map_entry *e = &f->map.e[blkno];
+    bf_map_entry *e = bf_map_get(&f->map, blkno); /* made room for before the write */
     release_extent(f, e);
     e->off = off;
     e->len = len | (info->raw ? BF_MAP_RAW : 0);
@@ -184,41 +244,63 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
         COUNT(f, blocks_compressed, 1);
 }
 
-static int map_room(bf_file *f, uint64_t last_blkno)
+/*
+ * Make the map hold blocks first..first+n-1 before anything is written, so
+ * that committing cannot fail; *old_n lets a failure give the room back.
+ */
+static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
 {
-    int rc = bf_map_ensure(&f->map, &f->space->alloc, (uint32_t)last_blkno);
-    if (rc != BF_OK)
-        return bf_fail(f->space, rc, "write", NULL, 0, "block map for %llu blocks",
-                       (unsigned long long)last_blkno + 1);
+    *old_n = f->map.n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (bf_map_slot(&f->map, &f->seg.space->alloc, (uint32_t)(first + i)) == NULL) {
+            bf_map_shrink(&f->map, &f->seg.space->alloc, *old_n);
+            return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block map for %llu blocks",
+                           (unsigned long long)(first + n));
+        }
+    }
     return BF_OK;
 }
 
-/* Compress and write block `blkno` from `data`, into free space or at the end. */
-static int block_store(bf_file *f, uint64_t blkno, const void *data)
+/* Compress and write `raw_len` bytes of block `blkno` from `data`, into free space or at the end.
+ */
+static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
+    uint32_t old_n;
+    int rc = map_room(f, blkno, 1, &old_n);
+    if (rc != BF_OK)
+        return rc;
     struct iovec iov[2];
     int iovcnt;
     bf_extent_info info;
-    int rc = block_pack(f, blkno, data, sp->scratch, iov, &iovcnt, &info);
+    bf_chunk ch = {0, 0};
+    uint64_t grow = f->phys_end;
+    uint32_t len = 0;
+    int placed = 0;
+    rc = block_pack(f, blkno, data, raw_len, sp->scratch, iov, &iovcnt, &info);
+    if (rc == BF_OK) {
+        len = BF_EXTENT_HDR + info.payload_len;
+        rc = extent_place(f, len, bf_map_used(bf_map_get(&f->map, blkno)), &ch, &grow);
+        placed = rc == BF_OK;
+    }
+    int from_free = placed && grow == f->phys_end;
+    /* An extent that skips to the next segment leaves a gap, made part of the segment
+       file (as free space) so that the physical size is what the file system holds. */
+    int gap = placed && !from_free && ch.off > f->phys_end;
+    if (gap)
+        rc = bf_seg_resize(&f->seg, ch.off);
     if (rc == BF_OK)
-        rc = map_room(f, blkno);
-    if (rc != BF_OK)
-        return rc;
-    uint32_t len = BF_EXTENT_HDR + info.payload_len;
-    bf_chunk ch;
-    uint64_t grow;
-    rc = extent_place(f, len, &ch, &grow);
-    if (rc != BF_OK)
-        return rc;
-    rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
+        rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
     if (rc != BF_OK) {
-        if (grow == f->phys_end)
+        if (from_free)
             bf_free_put(&f->free, &sp->alloc, sp->segment_size, ch.off, ch.cap);
+        else if (gap)
+            bf_seg_resize(&f->seg, f->phys_end); /* best effort: the gap is not needed now */
+        bf_map_shrink(&f->map, &sp->alloc, old_n);
         return rc;
     }
-    if (grow != f->phys_end) {
-        if (ch.off > f->phys_end) /* the gap left at a segment's end */
+    if (!from_free) {
+        if (gap)
             bf_free_put(&f->free, &sp->alloc, sp->segment_size, f->phys_end,
                         (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
@@ -242,7 +324,7 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data)
  */
 static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *data, uint32_t n)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     uint32_t bs = f->block_size;
     if (n > BATCH_BLOCKS)
         n = BATCH_BLOCKS;
@@ -250,32 +332,34 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         n = BATCH_BYTES / bs;
     if (n < 2 || f->free.n != 0)
         return 0;
+    uint32_t old_n;
     int rc = bf_space_reserve_scratch(sp, (size_t)n * (BF_EXTENT_HDR + bs));
     if (rc == BF_OK)
-        rc = map_room(f, blkno + n - 1);
+        rc = map_room(f, blkno, n, &old_n);
     if (rc != BF_OK)
         return rc;
     struct iovec iov[2 * BATCH_BLOCKS];
     bf_extent_info info[BATCH_BLOCKS];
     int iovcnt = 0;
     size_t used = 0, total = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && rc == BF_OK; i++) {
         int cnt;
-        rc = block_pack(f, blkno + i, data + (size_t)i * bs, sp->scratch + used, iov + iovcnt, &cnt,
-                        &info[i]);
-        if (rc != BF_OK)
-            return rc;
+        rc = block_pack(f, blkno + i, data + (size_t)i * bs, bs, sp->scratch + used, iov + iovcnt,
+                        &cnt, &info[i]);
         used += BF_EXTENT_HDR + (info[i].raw ? 0 : info[i].payload_len);
         total += BF_EXTENT_HDR + info[i].payload_len;
         iovcnt += cnt;
     }
     uint64_t off = f->phys_end;
     uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
-    if (off + total > seg_end || (sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit))
-        return 0;
-    rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
-    if (rc != BF_OK)
-        return rc;
+    int fits = off + total <= seg_end &&
+               !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
+    if (rc == BF_OK && fits)
+        rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
+    if (rc != BF_OK || !fits) {
+        bf_map_shrink(&f->map, &sp->alloc, old_n);
+        return rc; /* 0 when the batch does not apply after all */
+    }
     physical_set(f, off + total);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t len = BF_EXTENT_HDR + info[i].payload_len;
@@ -296,7 +380,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
 static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uint64_t off,
                         uint32_t len, const unsigned char **ext)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     int sequential = stream && sp->seq_file == f && sp->seq_blk + 1 == blkno;
     sp->seq_file = f;
     sp->seq_blk = blkno;
@@ -309,13 +393,15 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     uint64_t end = off + len;
     if (sequential) {
         uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
-        uint32_t part = bf_map_part(&f->map.e[blkno]);
+        uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
         for (uint64_t b = blkno + 1; b < f->map.n; b++) {
-            const bf_map_entry *e = &f->map.e[b];
+            const bf_map_entry *e = bf_map_get(&f->map, b);
+            if (!bf_map_used(e))
+                break;
             uint64_t eoff = bf_map_off(e);
             uint64_t eend = eoff + bf_map_len(e);
-            if (e->cap == 0 || bf_map_part(e) != part || eoff < end || eoff - end > 4096 ||
-                eend > seg_end || eend - off > BF_READAHEAD)
+            if (bf_map_part(e) != part || eoff < end || eoff - end > 4096 || eend > seg_end ||
+                eend - off > BF_READAHEAD)
                 break;
             end = eend;
         }
@@ -347,15 +433,15 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  */
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
-    if (e == NULL || e->cap == 0) {
+    if (!bf_map_used(e)) {
         memset(dst, 0, f->block_size);
         return BF_OK;
     }
-    uint32_t len = bf_map_len(e);
+    uint32_t len = bf_map_len(e), gen;
     uint64_t delta;
-    bf_seg *seg = part_seg(f, bf_map_part(e), &delta);
+    bf_seg *seg = part_seg(f, bf_map_part(e), &delta, &gen);
     uint64_t off = bf_map_off(e);
     const unsigned char *ext = NULL;
     int rc = extent_fetch(f, blkno, stream, seg, off, len, &ext);
@@ -364,7 +450,7 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     bf_extent_info info;
     const char *why = NULL;
     char path[4096];
-    rc = bf_extent_check(ext, len, blkno - delta, f->block_size, &info, &why);
+    rc = bf_extent_check(ext, len, blkno - delta, gen, f->block_size, &info, &why);
     if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
         rc = BF_ECORRUPT;
         why = "raw flag differs from the block map";
@@ -398,17 +484,27 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
                        why);
     }
     memset(dst + info.raw_len, 0, f->block_size - info.raw_len);
-    sp->blocks_read++;
+    COUNT(f, blocks_read, 1);
     return BF_OK;
 }
 
 /* ---- the block buffer ------------------------------------------------- */
 
+/* Bytes of block `blkno` below the logical size (what its extent stores). */
+static uint32_t block_bytes(const bf_file *f, uint64_t blkno)
+{
+    uint64_t start = blkno << shift_of(f->block_size);
+    if (start >= f->size)
+        return 0;
+    return f->size - start < f->block_size ? (uint32_t)(f->size - start) : f->block_size;
+}
+
 static int buf_flush(bf_file *f)
 {
     if (!f->buf_dirty)
         return BF_OK;
-    int rc = block_store(f, f->buf_blk, f->buf);
+    uint32_t n = block_bytes(f, f->buf_blk);
+    int rc = n > 0 ? block_store(f, f->buf_blk, f->buf, n) : BF_OK;
     if (rc == BF_OK)
         f->buf_dirty = 0;
     return rc;
@@ -439,9 +535,9 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
     buf_drop(f);
     if (f->buf == NULL) {
         /* Allocated on first use: files that are created and never written cost no buffer. */
-        f->buf = bf_malloc(&f->space->alloc, f->block_size);
+        f->buf = bf_malloc(&f->seg.space->alloc, f->block_size);
         if (f->buf == NULL)
-            return bf_fail(f->space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
+            return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
     }
     if (fill != FILL_ZERO) {
@@ -451,7 +547,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
     } else {
         memset(f->buf, 0, f->block_size);
     }
-    f->buf_blk = blkno;
+    f->buf_blk = (uint32_t)blkno;
     return BF_OK;
 }
 
@@ -460,7 +556,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
 static int check_writable(bf_file *f, const char *op)
 {
     if (f->readonly)
-        return bf_fail(f->space, BF_EREADONLY, op, NULL, 0, "file is read-only");
+        return bf_fail(f->seg.space, BF_EREADONLY, op, NULL, 0, "file is read-only");
     return BF_OK;
 }
 
@@ -469,7 +565,7 @@ static int check_extent(bf_file *f, uint64_t end, const char *op)
 {
     uint64_t max = ((uint64_t)BF_MAP_MAX_BLOCK + 1) << shift_of(f->block_size);
     if (end > max)
-        return bf_fail(f->space, BF_EINVAL, op, NULL, 0,
+        return bf_fail(f->seg.space, BF_EINVAL, op, NULL, 0,
                        "offset %llu beyond the largest file size (%llu bytes)",
                        (unsigned long long)end, (unsigned long long)max);
     return BF_OK;
@@ -481,7 +577,8 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
     if (rc != BF_OK || len == 0)
         return rc;
     if (f->pos + len < f->pos || (rc = check_extent(f, f->pos + len, "write")) != BF_OK)
-        return rc != BF_OK ? rc : bf_fail(f->space, BF_EINVAL, "write", NULL, 0, "length overflow");
+        return rc != BF_OK ? rc
+                           : bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "length overflow");
     const unsigned char *p = data;
     unsigned shift = shift_of(f->block_size);
     uint32_t bs = f->block_size;
@@ -492,27 +589,25 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
         uint32_t off = (uint32_t)(f->pos & (bs - 1));
         size_t n = bs - off < left ? bs - off : left;
         if (n == bs && blkno != f->buf_blk) {
-            /* Whole blocks: compress straight from the caller's memory, several per write. */
-            uint64_t old_size = f->size;
+            /* Whole blocks: compress straight from the caller's memory, several per write.
+               The size moves only over blocks stored. */
             uint64_t whole = left / bs;
             if (f->buf_blk > blkno && f->buf_blk - blkno < whole)
                 whole = f->buf_blk - blkno; /* stop before the buffered block */
             if (whole > BATCH_BLOCKS)
                 whole = BATCH_BLOCKS;
-            if (f->pos + whole * bs > f->size)
-                logical_set(f, f->pos + whole * bs); /* block_pack stores up to the size */
             uint64_t stored = 0;
             rc = blocks_store_batch(f, blkno, p, (uint32_t)whole);
             if (rc == 0) {
-                rc = block_store(f, blkno, p);
+                rc = block_store(f, blkno, p, bs);
                 stored = rc == BF_OK;
             } else if (rc > 0) {
                 stored = (uint64_t)rc;
                 rc = BF_OK;
             }
-            uint64_t reached = f->pos + stored * bs;
-            logical_set(f, reached > old_size ? reached : old_size);
             n = (size_t)(stored * bs);
+            if (n > 0 && f->pos + n > f->size)
+                logical_set(f, f->pos + n);
         } else {
             int covered = off == 0 && n == bs;
             int load = !covered && (blkno << shift) < f->size;
@@ -547,6 +642,7 @@ int64_t bf_file_read(bf_file *f, void *data, size_t len)
     unsigned char *p = data;
     unsigned shift = shift_of(f->block_size);
     uint32_t bs = f->block_size;
+    uint64_t start = f->pos;
     size_t done = 0;
     while (done < len) {
         uint64_t blkno = f->pos >> shift;
@@ -560,12 +656,14 @@ int64_t bf_file_read(bf_file *f, void *data, size_t len)
             if (rc == BF_OK)
                 memcpy(p + done, f->buf + off, n);
         }
-        if (rc != BF_OK)
+        if (rc != BF_OK) {
+            f->pos = start; /* the call failed: the position says so */
             return rc;
+        }
         f->pos += n;
         done += n;
-        COUNT(f, logical_read, n);
     }
+    COUNT(f, logical_read, done);
     return (int64_t)done;
 }
 
@@ -576,10 +674,10 @@ int bf_file_seek(bf_file *f, int64_t offset, int whence)
     case BF_SEEK_SET: base = 0; break;
     case BF_SEEK_CUR: base = (int64_t)f->pos; break;
     case BF_SEEK_END: base = (int64_t)f->size; break;
-    default: return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0, "bad whence %d", whence);
+    default: return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0, "bad whence %d", whence);
     }
     if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0)
-        return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0,
+        return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0,
                        "offset %lld from %lld is outside the file's range", (long long)offset,
                        (long long)base);
     f->pos = (uint64_t)(base + offset);
@@ -612,24 +710,42 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         logical_set(f, size);
         return BF_OK;
     }
+    bf_space *sp = f->seg.space;
     unsigned shift = shift_of(f->block_size);
     uint64_t keep = (size + f->block_size - 1) >> shift;
     uint32_t tail = (uint32_t)(size & (f->block_size - 1));
-    if (tail != 0) {
-        /* The new last block must read as zeros past the new end. */
-        rc = buf_switch(f, keep - 1, FILL_LOAD);
-        if (rc != BF_OK)
+    if (tail != 0 && f->buf_blk != keep - 1) {
+        /* The new last block must read as zeros past the new end, so it goes into the
+           buffer. It is loaded into a new one: if that fails, the current buffer (perhaps
+           a dirty block past the new end) is still there. Only a dirty block before the
+           new end must be written first. */
+        if (f->buf_dirty && f->buf_blk < keep - 1 && (rc = buf_flush(f)) != BF_OK)
             return rc;
+        unsigned char *nb = bf_malloc(&sp->alloc, f->block_size);
+        if (nb == NULL)
+            return bf_fail(sp, BF_ENOMEM, "truncate", NULL, 0, "block buffer of %u bytes",
+                           f->block_size);
+        if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
+            bf_free(&sp->alloc, nb);
+            return rc;
+        }
+        bf_free(&sp->alloc, f->buf);
+        f->buf = nb;
+        f->buf_blk = (uint32_t)(keep - 1);
+    }
+    if (tail != 0) {
         memset(f->buf + tail, 0, f->block_size - tail);
         f->buf_dirty = 1;
+    } else if (f->buf_blk != BF_NO_BLOCK && f->buf_blk >= keep) {
+        buf_drop(f); /* past the new end: nothing to write */
     }
-    if (f->buf_blk != BF_NO_BLOCK && f->buf_blk >= keep)
-        buf_drop(f);
-    for (uint64_t b = keep; b < f->map.n; b++)
-        release_extent(f, &f->map.e[b]);
-    bf_map_shrink(&f->map, &f->space->alloc, (uint32_t)(keep < f->map.n ? keep : f->map.n));
+    bf_map_entry *e;
+    for (uint64_t b = keep; (e = bf_map_next(&f->map, &b)) != NULL; b++)
+        release_extent(f, e);
+    bf_map_shrink(&f->map, &sp->alloc, (uint32_t)(keep < f->map.n ? keep : f->map.n));
     logical_set(f, size);
-    return shrink_tail(f);
+    bf_file_shrink_tail(f);
+    return BF_OK;
 }
 
 uint32_t bf_file_block_size(const bf_file *f)
@@ -649,13 +765,13 @@ int32_t bf_file_level(const bf_file *f)
 
 bf_space *bf_file_space(const bf_file *f)
 {
-    return f->space;
+    return f->seg.space;
 }
 
 int bf_file_seek_block(bf_file *f, uint64_t blkno)
 {
     if (blkno > BF_MAP_MAX_BLOCK)
-        return bf_fail(f->space, BF_EINVAL, "seek", NULL, 0, "block %llu out of range",
+        return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
     f->pos = blkno << shift_of(f->block_size);
     return BF_OK;
@@ -664,13 +780,13 @@ int bf_file_seek_block(bf_file *f, uint64_t blkno)
 int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
 {
     if (blkno > BF_MAP_MAX_BLOCK)
-        return bf_fail(f->space, BF_EINVAL, "read", NULL, 0, "block %llu out of range",
+        return bf_fail(f->seg.space, BF_EINVAL, "read", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
-    if (blkno == f->buf_blk) {
+    int rc = BF_OK;
+    if (blkno == f->buf_blk)
         memcpy(buf, f->buf, f->block_size);
-        return BF_OK;
-    }
-    int rc = block_load(f, blkno, 0, buf);
+    else
+        rc = block_load(f, blkno, 0, buf);
     if (rc == BF_OK)
         COUNT(f, logical_read, f->block_size);
     return rc;
@@ -682,18 +798,15 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
     if (rc != BF_OK)
         return rc;
     if (blkno > BF_MAP_MAX_BLOCK)
-        return bf_fail(f->space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
+        return bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
+    /* The whole block is stored, so the file covers it once the store succeeded. */
+    rc = block_store(f, blkno, buf, f->block_size);
+    if (rc != BF_OK)
+        return rc; /* the previous contents (on disk, or in a dirty buffer) stay */
     uint64_t end = (blkno + 1) << shift_of(f->block_size);
-    uint64_t old_size = f->size;
     if (end > f->size)
         logical_set(f, end);
-    rc = block_store(f, blkno, buf);
-    if (rc != BF_OK) {
-        /* The previous contents (on disk, or in a dirty buffer) stay as they were. */
-        logical_set(f, old_size);
-        return rc;
-    }
     if (blkno == f->buf_blk) {
         memcpy(f->buf, buf, f->block_size);
         f->buf_dirty = 0;
@@ -709,15 +822,17 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
         return rc;
     if (blkno == f->buf_blk)
         buf_drop(f);
-    if (blkno < f->map.n)
-        release_extent(f, &f->map.e[blkno]);
-    return shrink_tail(f);
+    bf_map_entry *e = bf_map_get(&f->map, blkno);
+    if (e != NULL)
+        release_extent(f, e);
+    bf_file_shrink_tail(f);
+    return BF_OK;
 }
 
 uint64_t bf_file_memory(const bf_file *f)
 {
-    uint64_t m = sizeof(*f) + (f->buf ? f->block_size : 0) +
-                 (uint64_t)f->map.cap * sizeof(bf_map_entry) + bf_free_memory(&f->free);
+    uint64_t m = sizeof(*f) + (f->buf ? f->block_size : 0) + bf_map_memory(&f->map) +
+                 bf_free_memory(&f->free);
     if (f->named != NULL)
         m += sizeof(*f->named) + (uint64_t)f->named->nparts * sizeof(bf_part);
     return m;
@@ -725,7 +840,7 @@ uint64_t bf_file_memory(const bf_file *f)
 
 void bf_file_stats(const bf_file *f, bf_stats *out)
 {
-    bf_stats_fill(out, &f->c, f->size, f->phys_end, live_bytes(f));
+    bf_stats_fill(out, &f->c, f->size, f->phys_end + index_bytes(f), f->phys_end - live_bytes(f));
     out->memory_bytes = bf_file_memory(f);
 }
 
@@ -735,7 +850,7 @@ int bf_file_release_buffer(bf_file *f)
     if (rc != BF_OK)
         return rc;
     buf_drop(f);
-    bf_free(&f->space->alloc, f->buf);
+    bf_free(&f->seg.space->alloc, f->buf);
     f->buf = NULL;
     return BF_OK;
 }
@@ -747,10 +862,10 @@ void bf_file_set_logical(bf_file *f, uint64_t size)
     logical_set(f, size);
 }
 
-void bf_file_adopt(bf_file *f, uint64_t size, uint64_t phys_end)
+void bf_file_adopt(bf_file *f, uint64_t size, uint64_t phys_end, uint64_t idx_bytes)
 {
     logical_set(f, size);
-    physical_set(f, phys_end);
+    bf_file_set_physical(f, phys_end, idx_bytes);
     live_add(f, (int64_t)live_bytes(f));
 }
 
@@ -761,7 +876,7 @@ void bf_file_options_init(bf_file_options *opts)
     opts->block_size = 0;
 }
 
-int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
+int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
 {
     *out = NULL;
     bf_file_options o;
@@ -797,7 +912,6 @@ int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
     bf_file *f = bf_calloc(&sp->alloc, 1, sizeof(*f));
     if (f == NULL)
         return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "file struct");
-    f->space = sp;
     f->buf_blk = BF_NO_BLOCK;
     f->block_size = bs;
     f->codec = (uint8_t)codec;
@@ -807,28 +921,29 @@ int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
     if (sp->files)
         sp->files->prev = f;
     sp->files = f;
-    sp->files_created++;
     sp->files_open++;
     *out = f;
     return BF_OK;
 }
 
-int bf_file_close(bf_file *f)
+int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
 {
-    if (f == NULL)
-        return BF_OK;
-    bf_space *sp = f->space;
-    int rc;
-    if (f->named != NULL) {
-        /* A named file outlives its handle: persist what a later opener needs. */
-        rc = f->readonly ? BF_OK : bf_named_persist(f);
-        bf_named_release(f);
-    } else {
-        rc = bf_seg_remove(&f->seg);
+    int rc = bf_file_new(sp, opts, out);
+    if (rc == BF_OK) {
+        (*out)->counted = 1;
+        sp->files_created++;
     }
+    return rc;
+}
+
+void bf_file_release(bf_file *f)
+{
+    bf_space *sp = f->seg.space;
     live_add(f, -(int64_t)live_bytes(f));
     logical_set(f, 0);
-    physical_set(f, 0);
+    bf_file_set_physical(f, 0, 0);
+    bf_named_release(f);
+    bf_seg_close(&f->seg);
     if (f->prev)
         f->prev->next = f->next;
     else
@@ -840,5 +955,15 @@ int bf_file_close(bf_file *f)
     bf_free_clear(&f->free, &sp->alloc);
     bf_free(&sp->alloc, f->buf);
     bf_free(&sp->alloc, f);
+}
+
+int bf_file_close(bf_file *f)
+{
+    if (f == NULL)
+        return BF_OK;
+    if (f->named != NULL)
+        return bf_named_close(f);
+    int rc = bf_seg_remove(&f->seg);
+    bf_file_release(f);
     return rc;
 }

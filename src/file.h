@@ -5,13 +5,18 @@
  *  - buf holds logical block buf_blk (or nothing when buf_blk ==
  *    BF_NO_BLOCK); bytes of it at or past `size` are zero; buf_dirty means
  *    it differs from the block's extent.
- *  - map covers at most the blocks below ceil(size / block_size); every
- *    non-hole entry points at a verified-on-read extent of exactly that
- *    block, in the file's own segments (part 0) or in a spliced part.
- *  - phys_end is the end of the file's own segments; the bytes below it
- *    are live part-0 extents, free chunks or segment-end gaps. Only part-0
- *    extents are ever freed or reused: spliced parts are read-only.
+ *  - map covers at most the blocks below ceil(size / block_size), also
+ *    after a failed call; every used entry points at a verified-on-read
+ *    extent of exactly that block, in the file's own segments (part 0) or
+ *    in a spliced part.
+ *  - phys_end is the end of the file's own segments and the sum of their
+ *    sizes (a gap left at a segment's end is in the file, as free space);
+ *    the bytes below it are live part-0 extents, free chunks, or extents
+ *    kept for the last persisted index. Only part-0 extents without
+ *    BF_MAP_KEPT are ever freed or reused: spliced parts are read-only.
  *  - named == NULL for an anonymous temp file (deleted on close).
+ *  - counted: the file's bytes are the space's (it was created here or
+ *    opened read-write); a read-only handle on someone's file is not.
  */
 #ifndef BF_FILE_H
 #define BF_FILE_H
@@ -24,7 +29,7 @@
 #include "segment.h"
 #include "space.h"
 
-#define BF_NO_BLOCK UINT64_MAX
+#define BF_NO_BLOCK UINT32_MAX
 
 /* Another named file's segments, spliced into this file by bf_file_append. */
 typedef struct bf_part {
@@ -33,47 +38,83 @@ typedef struct bf_part {
     char *prefix;       /* "<set dir>/<name>" */
     uint64_t bytes;     /* the source's physical end */
     uint64_t blk_delta; /* its extent headers hold (block number - blk_delta) */
+    uint32_t gen;       /* its extents are of this generation or older */
 } bf_part;
 
-/* What a file of a file set has beyond an anonymous temp file. */
+/*
+ * What a file of a file set has beyond an anonymous temp file.
+ *
+ * Generations and shadow paging: every session that writes a named file
+ * (its creation, or a read-write open) has a generation one above the
+ * index it started from, stamped into every extent it writes. While the
+ * session runs, the extents of the last persisted index are marked
+ * BF_MAP_KEPT in the map and never freed, and the physical end never drops
+ * below `kept_end`: a crash or a failed close leaves that index valid. A
+ * handle reads only extents of its generation or older, so an old reader
+ * sees its own version or BF_ECORRUPT, never a later session's bytes.
+ */
 typedef struct bf_named {
     char *dir;      /* the set directory */
     char *name;     /* the file's name in the set */
     char *prefix;   /* "<dir>/<name>": the prefix of the file's own segments */
     bf_part *parts; /* parts[i] is part i + 1 of the block map */
     uint32_t nparts;
+    uint32_t gen;       /* this handle's generation */
+    uint64_t dev, ino;  /* the set directory's identity: a file is (set, name) */
+    uint64_t kept_end;  /* physical end of the last persisted index (0: never persisted) */
+    uint64_t idx_bytes; /* size of the file's index on disk */
+    uint8_t persisted;  /* an index of this file exists */
 } bf_named;
 
 struct bf_file {
-    struct bf_space *space;
     struct bf_file *prev, *next; /* the space's list of open files */
     uint64_t pos;
     uint64_t size;
     unsigned char *buf;
-    uint64_t buf_blk;
     uint64_t phys_end;
     bf_named *named;
-    int32_t level;
+    uint32_t buf_blk;
     uint32_t block_size;
+    int32_t level;
     uint8_t codec;
     uint8_t buf_dirty;
     uint8_t readonly;
+    uint8_t counted;
     bf_blockmap map;
     bf_freespace free;
-    bf_seg seg;
+    bf_seg seg; /* seg.space is the file's space */
     bf_counters c;
 };
 
 /* Heap bytes the file holds (struct, buffer, map, free list, named state). */
 uint64_t bf_file_memory(const struct bf_file *f);
 
+/* A new file with the options resolved, not yet counted as created (bf_file_create counts). */
+int bf_file_new(struct bf_space *space, const bf_file_options *opts, struct bf_file **out);
+
 /* Set the logical size, keeping the space's totals and peaks. */
 void bf_file_set_logical(struct bf_file *f, uint64_t size);
 
-/* Account a file whose map, segments and physical end were just filled from an index. */
-void bf_file_adopt(struct bf_file *f, uint64_t size, uint64_t phys_end);
+/* Set the physical end and the index bytes, keeping the space's totals and peaks. */
+void bf_file_set_physical(struct bf_file *f, uint64_t phys_end, uint64_t idx_bytes);
 
-/* fileset.c: write a named file's index (flushing first); free its named state. */
+/* Account a file whose map, segments and physical end were just filled from an index. */
+void bf_file_adopt(struct bf_file *f, uint64_t size, uint64_t phys_end, uint64_t idx_bytes);
+
+/* Where the extents of the file's own blocks end: the physical end a new index records. */
+uint64_t bf_file_live_end(const struct bf_file *f);
+
+/* Give the physical space past the live extents back (not below the kept end). */
+void bf_file_shrink_tail(struct bf_file *f);
+
+/* Free the file's memory and unlink it from its space (its files are the caller's). */
+void bf_file_release(struct bf_file *f);
+
+/*
+ * fileset.c: close a named file (persist or roll back, then release);
+ * write a named file's index (flushing first); free its named state.
+ */
+int bf_named_close(struct bf_file *f);
 int bf_named_persist(struct bf_file *f);
 void bf_named_release(struct bf_file *f);
 

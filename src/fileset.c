@@ -6,7 +6,16 @@
  * index "<dir>/<name>.idx" is replaced atomically (write "<name>.idx.tmp",
  * rename), so an opener sees the old index or the new one, never a mix.
  * Spliced parts are only ever read: their extents are never freed into the
- * target's free list, and their segments are never truncated by it.
+ * target's free list, and their segments are never truncated by it. A file
+ * spliced into a writable target is marked consumed ("<name>.consumed"):
+ * from then on nobody opens it read-write or deletes it alone, so the
+ * bytes the target points at never change.
+ *
+ * Sessions (see bf_named in file.h): an index records the generation of
+ * the session that wrote it; a read-write open starts the next generation,
+ * marks the index's extents kept, and its close either persists a new
+ * index or rolls the file back to the old one, which nothing in the
+ * session touched.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -98,19 +107,27 @@ int bf_fileset_destroy(bf_space *sp, const char *dir)
     return status;
 }
 
-/* Give `f` its named state: set dir, name, and the segment prefix of its own part. */
+/* Give `f` its named state: set dir (and its identity), name, and the prefix of its segments. */
 static int attach_named(bf_file *f, const char *dir, const char *name)
 {
-    const bf_allocator *a = &f->space->alloc;
+    const bf_allocator *a = &f->seg.space->alloc;
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        int e = errno;
+        return bf_fail(f->seg.space, e == ENOENT ? BF_ENOENT : BF_EIO, "open", dir, e,
+                       "file set directory");
+    }
     bf_named *nm = bf_calloc(a, 1, sizeof(*nm));
     if (nm == NULL)
-        return bf_fail(f->space, BF_ENOMEM, "open", name, 0, "named file state");
+        return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
     nm->dir = str_dup(a, dir, strlen(dir));
     nm->name = str_dup(a, name, strlen(name));
     nm->prefix = join(a, dir, name, strlen(name));
+    nm->dev = (uint64_t)st.st_dev;
+    nm->ino = (uint64_t)st.st_ino;
     f->named = nm;
     if (nm->dir == NULL || nm->name == NULL || nm->prefix == NULL)
-        return bf_fail(f->space, BF_ENOMEM, "open", name, 0, "named file state");
+        return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
     f->seg.prefix = nm->prefix;
     return BF_OK;
 }
@@ -118,21 +135,91 @@ static int attach_named(bf_file *f, const char *dir, const char *name)
 void bf_named_release(bf_file *f)
 {
     bf_named *nm = f->named;
-    const bf_allocator *a = &f->space->alloc;
+    if (nm == NULL)
+        return;
+    const bf_allocator *a = &f->seg.space->alloc;
     bf_seg_close(&f->seg);
-    for (uint32_t i = 0; nm != NULL && i < nm->nparts; i++) {
+    for (uint32_t i = 0; i < nm->nparts; i++) {
         bf_seg_close(&nm->parts[i].seg);
         bf_free(a, nm->parts[i].name);
         bf_free(a, nm->parts[i].prefix);
     }
-    if (nm != NULL) {
-        bf_free(a, nm->parts);
-        bf_free(a, nm->dir);
-        bf_free(a, nm->name);
-        bf_free(a, nm->prefix);
-        bf_free(a, nm);
-    }
+    bf_free(a, nm->parts);
+    bf_free(a, nm->dir);
+    bf_free(a, nm->name);
+    bf_free(a, nm->prefix);
+    bf_free(a, nm);
     f->named = NULL;
+}
+
+/* ---- consumed files ---------------------------------------------------- */
+
+static void marker_path(const char *dir, const char *name, size_t name_len, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%.*s.consumed", dir, (int)name_len, name);
+}
+
+/* 1 if `name` of set `dir` was consumed by an append, 0 if not, or a negative status. */
+static int consumed(bf_space *sp, const char *dir, const char *name)
+{
+    char path[4096];
+    marker_path(dir, name, strlen(name), path, sizeof(path));
+    int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        sp->io.close(sp->io.ctx, fd);
+        return 1;
+    }
+    if (errno == ENOENT)
+        return 0;
+    return bf_fail(sp, BF_EIO, "open", path, errno, "checking whether the file was appended");
+}
+
+/* Refuse `op` on a consumed file with BF_EBUSY; BF_OK when it was not consumed. */
+static int refuse_consumed(bf_space *sp, const char *op, const char *dir, const char *name)
+{
+    int c = consumed(sp, dir, name);
+    if (c == 1)
+        return bf_fail(sp, BF_EBUSY, op, name, 0,
+                       "it was appended to another file of set %s, which reads its bytes: it "
+                       "stays read-only and goes with the set",
+                       dir);
+    return c;
+}
+
+/*
+ * Mark the names (the source and its parts) consumed. New markers are
+ * created with O_EXCL; on failure the ones this call created are removed.
+ */
+static int mark_consumed(bf_space *sp, const bf_file *source)
+{
+    const bf_named *sn = source->named;
+    uint32_t n = 1 + sn->nparts, made = 0;
+    int rc = BF_OK;
+    uint32_t *fresh = bf_calloc(&sp->alloc, n, sizeof(*fresh));
+    if (fresh == NULL)
+        return bf_fail(sp, BF_ENOMEM, "append", sn->prefix, 0, "consumed markers");
+    char path[4096];
+    for (uint32_t i = 0; i < n && rc == BF_OK; i++) {
+        const char *name = i == 0 ? sn->name : sn->parts[i - 1].name;
+        marker_path(sn->dir, name, strlen(name), path, sizeof(path));
+        int fd = sp->io.open(sp->io.ctx, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                             S_IRUSR | S_IWUSR);
+        if (fd >= 0) {
+            sp->io.close(sp->io.ctx, fd);
+            fresh[made++] = i;
+        } else if (errno != EEXIST) {
+            rc = bf_fail(sp, bf_status_from_errno(errno), "append", path, errno,
+                         "marking the source consumed");
+        }
+    }
+    while (rc != BF_OK && made-- > 0) {
+        uint32_t i = fresh[made];
+        const char *name = i == 0 ? sn->name : sn->parts[i - 1].name;
+        marker_path(sn->dir, name, strlen(name), path, sizeof(path));
+        sp->io.unlink(sp->io.ctx, path);
+    }
+    bf_free(&sp->alloc, fresh);
+    return rc;
 }
 
 int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
@@ -145,8 +232,10 @@ int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
     bf_file *f;
     if ((rc = bf_file_create(sp, opts, &f)) != BF_OK)
         return rc;
-    if ((rc = attach_named(f, dir, name)) == BF_OK)
+    if ((rc = attach_named(f, dir, name)) == BF_OK) {
+        f->named->gen = 1;
         rc = bf_seg_reserve(&f->seg); /* takes the name at once, O_EXCL */
+    }
     if (rc != BF_OK) {
         f->readonly = 1; /* nothing to persist, and never delete a name someone else holds */
         bf_file_close(f);
@@ -158,29 +247,39 @@ int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
 
 /* ---- persisting and loading the index ---------------------------------- */
 
-static void index_of(const bf_file *f, bf_index *idx)
+/* Segments a named file with `bytes` physical bytes keeps: segment 0 holds its name. */
+static uint32_t segs_for(const bf_space *sp, uint64_t bytes)
 {
-    memset(idx, 0, sizeof(*idx));
-    idx->block_size = f->block_size;
-    idx->codec = f->codec;
-    idx->level = f->level;
-    idx->size = f->size;
-    idx->segment_size = f->space->segment_size;
-    idx->phys_end = f->phys_end;
-    idx->nsegs = f->seg.nsegs;
-    idx->nparts = f->named->nparts;
-    idx->nblocks = f->map.n;
+    uint64_t n = (bytes + sp->segment_size - 1) / sp->segment_size;
+    return n > 0 ? (uint32_t)n : 1;
 }
 
+/*
+ * Flush a named file and write its index, recording the extents as they
+ * are: physical end = where the live extents end. On success the index on
+ * disk is this one (bf_named.persisted); on failure the previous index, if
+ * any, is untouched.
+ */
 int bf_named_persist(bf_file *f)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     int rc = bf_file_flush(f);
     if (rc != BF_OK)
         return rc;
     bf_named *nm = f->named;
+    uint64_t end = bf_file_live_end(f);
     bf_index idx;
-    index_of(f, &idx);
+    memset(&idx, 0, sizeof(idx));
+    idx.block_size = f->block_size;
+    idx.codec = f->codec;
+    idx.level = f->level;
+    idx.size = f->size;
+    idx.segment_size = sp->segment_size;
+    idx.phys_end = end;
+    idx.nsegs = segs_for(sp, end);
+    idx.nparts = nm->nparts;
+    idx.nblocks = f->map.n;
+    idx.gen = nm->gen;
     bf_index_part *parts = bf_calloc(&sp->alloc, nm->nparts ? nm->nparts : 1, sizeof(*parts));
     if (parts == NULL)
         return bf_fail(sp, BF_ENOMEM, "export", nm->prefix, 0, "index parts");
@@ -188,23 +287,33 @@ int bf_named_persist(bf_file *f)
         parts[i].name = nm->parts[i].name;
         parts[i].name_len = (uint16_t)strlen(nm->parts[i].name);
         parts[i].nsegs = nm->parts[i].seg.nsegs;
+        parts[i].gen = nm->parts[i].gen;
         parts[i].bytes = nm->parts[i].bytes;
         parts[i].blk_delta = nm->parts[i].blk_delta;
     }
     idx.parts = parts;
-    size_t len = bf_index_size(&idx);
+    size_t len = bf_index_size(&idx, &f->map);
+    size_t pl = strlen(nm->prefix);
+    char tmp[4096], final[4096];
+    snprintf(tmp, sizeof(tmp), "%.*s.idx.tmp", (int)pl, nm->prefix);
+    snprintf(final, sizeof(final), "%.*s.idx", (int)pl, nm->prefix);
+    /* The index is on disk like the segments: it counts against the temp limit. */
+    if (f->counted && sp->temp_limit != 0 &&
+        sp->physical_now - nm->idx_bytes + len > sp->temp_limit) {
+        bf_free(&sp->alloc, parts);
+        return bf_fail(sp, BF_ELIMIT, "export", final, 0,
+                       "temp limit of %llu bytes reached (%llu in use, index of %zu bytes)",
+                       (unsigned long long)sp->temp_limit, (unsigned long long)sp->physical_now,
+                       len);
+    }
     unsigned char *buf = bf_malloc(&sp->alloc, len);
     if (buf == NULL) {
         bf_free(&sp->alloc, parts);
         return bf_fail(sp, BF_ENOMEM, "export", nm->prefix, 0, "index of %zu bytes", len);
     }
-    bf_index_encode(&idx, f->map.e, buf);
+    bf_index_encode(&idx, &f->map, buf);
     bf_free(&sp->alloc, parts);
 
-    size_t pl = strlen(nm->prefix);
-    char tmp[4096], final[4096];
-    snprintf(tmp, sizeof(tmp), "%.*s.idx.tmp", (int)pl, nm->prefix);
-    snprintf(final, sizeof(final), "%.*s.idx", (int)pl, nm->prefix);
     /* O_EXCL: never write through something planted at that name (a link to another
        file); a stale temp index left by a crash is removed first. */
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
@@ -232,19 +341,63 @@ int bf_named_persist(bf_file *f)
     bf_free(&sp->alloc, buf);
     if (rc == BF_OK && sp->io.rename(sp->io.ctx, tmp, final) != 0)
         rc = bf_fail(sp, BF_EIO, "export", final, errno, "renaming the index into place");
-    if (rc != BF_OK)
+    if (rc != BF_OK) {
         sp->io.unlink(sp->io.ctx, tmp);
-    return rc;
+        return rc;
+    }
+    nm->persisted = 1;
+    bf_file_set_physical(f, f->phys_end, len);
+    return BF_OK;
+}
+
+/*
+ * After a new index is durable, nothing needs the bytes past its physical
+ * end: give them back, unless the file was consumed by an append, whose
+ * target may point at extents this session no longer has. A failure here
+ * leaves dead bytes that the set's removal takes; it is not the caller's.
+ */
+static void trim_after_persist(bf_file *f)
+{
+    bf_named *nm = f->named;
+    if (consumed(f->seg.space, nm->dir, nm->name) != 0)
+        return;
+    nm->kept_end = 0;
+    uint64_t end = bf_file_live_end(f);
+    if (end < f->phys_end && bf_seg_resize(&f->seg, end) == BF_OK) {
+        bf_free_drop_beyond(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, end);
+        bf_file_set_physical(f, end, nm->idx_bytes);
+    }
 }
 
 int bf_file_export(bf_file *f)
 {
     if (f->named == NULL)
-        return bf_fail(f->space, BF_EINVAL, "export", NULL, 0,
+        return bf_fail(f->seg.space, BF_EINVAL, "export", NULL, 0,
                        "only files of a file set can be exported");
-    int rc = f->readonly ? BF_OK : bf_named_persist(f);
-    if (rc == BF_OK)
-        f->readonly = 1;
+    if (f->readonly)
+        return BF_OK;
+    int rc = bf_named_persist(f);
+    if (rc != BF_OK)
+        return rc;
+    f->readonly = 1;
+    trim_after_persist(f);
+    return BF_OK;
+}
+
+int bf_named_close(bf_file *f)
+{
+    bf_named *nm = f->named;
+    int rc = BF_OK;
+    if (!f->readonly) {
+        rc = bf_named_persist(f);
+        if (rc == BF_OK)
+            trim_after_persist(f);
+        else if (nm->persisted)
+            bf_seg_resize(&f->seg, nm->kept_end); /* roll back: the old index is intact */
+        else
+            bf_seg_remove(&f->seg); /* never persisted: the file goes, its name is free */
+    }
+    bf_file_release(f);
     return rc;
 }
 
@@ -359,7 +512,7 @@ static void sort_by_offset(bf_chunk *c, uint32_t n)
  */
 typedef struct own_extents {
     const bf_blockmap *map;
-    uint32_t b;
+    uint64_t b;
     bf_chunk *sorted;
     uint32_t n, i;
 } own_extents;
@@ -372,9 +525,10 @@ static int own_next(own_extents *it, bf_chunk *out)
         *out = it->sorted[it->i++];
         return 1;
     }
-    while (it->b < it->map->n) {
-        const bf_map_entry *e = &it->map->e[it->b++];
-        if (e->cap != 0 && bf_map_part(e) == 0) {
+    const bf_map_entry *e;
+    while ((e = bf_map_next(it->map, &it->b)) != NULL) {
+        it->b++;
+        if (bf_map_part(e) == 0) {
             *out = (bf_chunk){bf_map_off(e), e->cap};
             return 1;
         }
@@ -389,7 +543,7 @@ static int own_next(own_extents *it, bf_chunk *out)
  */
 static int rebuild_free(bf_file *f, uint64_t phys_end)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     const char *prefix = f->named->prefix;
     own_extents it = {&f->map, 0, NULL, 0, 0};
     int ordered = 1;
@@ -441,7 +595,7 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
  */
 static int check_no_segment_beyond(bf_file *f)
 {
-    bf_space *sp = f->space;
+    bf_space *sp = f->seg.space;
     char path[4096];
     bf_seg_path(&f->seg, f->seg.nsegs, path, sizeof(path));
     int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -452,10 +606,29 @@ static int check_no_segment_beyond(bf_file *f)
                    "segment files do not match the index (one more than it counts)");
 }
 
-/* Fill an opened file from a decoded index: parts, segments, map. */
-static int load_index(bf_file *f, const bf_index *idx)
+/* An index entry into the map of the file being opened (`ctx`); `kept` marks part-0 extents. */
+typedef struct loader {
+    bf_file *f;
+    uint32_t kept;
+} loader;
+
+static int load_entry(void *ctx, uint32_t blkno, const bf_map_entry *e)
 {
-    bf_space *sp = f->space;
+    loader *l = ctx;
+    bf_map_entry *slot = bf_map_slot(&l->f->map, &l->f->seg.space->alloc, blkno);
+    if (slot == NULL)
+        return BF_ENOMEM;
+    *slot = *e;
+    if (bf_map_part(e) == 0)
+        slot->len |= l->kept;
+    return BF_OK;
+}
+
+/* Fill an opened file from a decoded index: parts, segments, map. */
+static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf, size_t len,
+                      int mode)
+{
+    bf_space *sp = f->seg.space;
     bf_named *nm = f->named;
     const bf_allocator *a = &sp->alloc;
     if (idx->nparts > 0) {
@@ -475,13 +648,14 @@ static int load_index(bf_file *f, const bf_index *idx)
         p->seg.nsegs = ip->nsegs;
         p->bytes = ip->bytes;
         p->blk_delta = ip->blk_delta;
+        p->gen = ip->gen;
     }
     f->seg.nsegs = idx->nsegs;
-    if (idx->nblocks > 0 && bf_map_ensure(&f->map, a, idx->nblocks - 1) != BF_OK)
+    /* A writer keeps every extent of the index it starts from until a new index is durable. */
+    loader l = {f, mode == BF_OPEN_READWRITE ? BF_MAP_KEPT : 0};
+    if (bf_index_each(idx, buf, len, load_entry, &l) != BF_OK)
         return bf_fail(sp, BF_ENOMEM, "open", nm->prefix, 0, "block map of %u blocks",
                        idx->nblocks);
-    for (uint32_t b = 0; b < idx->nblocks; b++)
-        bf_index_entry(idx, b, &f->map.e[b]);
     int rc = check_segments(&f->seg, idx->phys_end);
     for (uint32_t i = 0; rc == BF_OK && i < nm->nparts; i++)
         rc = check_segments(&nm->parts[i].seg, nm->parts[i].bytes);
@@ -499,6 +673,8 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     char prefix[4000];
     if (snprintf(prefix, sizeof(prefix), "%s/%s", dir, name) >= (int)sizeof(prefix))
         return bf_fail(sp, BF_EINVAL, "open", name, 0, "path too long");
+    if (mode == BF_OPEN_READWRITE && (rc = refuse_consumed(sp, "open", dir, name)) != BF_OK)
+        return rc;
     unsigned char *buf = NULL;
     size_t len = 0;
     if ((rc = read_index(sp, prefix, &buf, &len)) != BF_OK)
@@ -521,12 +697,14 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         rc = bf_fail(sp, rc, "open", prefix, 0, "index parts");
     else if (rc != BF_OK)
         rc = bf_fail(sp, rc, "open", prefix, 0, "%s.idx: %s", name, why);
+    else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
+        rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     if (rc == BF_OK) {
         bf_file_options fo = {(bf_codec)idx.codec, idx.level, idx.block_size};
-        rc = bf_file_create(sp, &fo, &f);
+        rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
-        rc = load_index(f, &idx);
+        rc = load_index(f, &idx, buf, len, mode);
     if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = check_no_segment_beyond(f)) == BF_OK)
         rc = rebuild_free(f, idx.phys_end);
     bf_free(&sp->alloc, parts);
@@ -540,8 +718,14 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         }
         return rc;
     }
-    bf_file_adopt(f, idx.size, idx.phys_end);
+    bf_named *nm = f->named;
+    nm->persisted = 1;
     f->readonly = mode == BF_OPEN_READONLY;
+    /* A writer's bytes are its space's; a reader's are not (the writer's space counted them). */
+    f->counted = mode == BF_OPEN_READWRITE;
+    nm->gen = f->readonly ? idx.gen : idx.gen + 1;
+    nm->kept_end = f->readonly ? 0 : idx.phys_end;
+    bf_file_adopt(f, idx.size, idx.phys_end, len);
     *out = f;
     return BF_OK;
 }
@@ -549,6 +733,8 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
 int bf_file_delete_named(bf_space *sp, const char *dir, const char *name)
 {
     int rc = check_name(sp, "delete", dir, name);
+    if (rc == BF_OK)
+        rc = refuse_consumed(sp, "delete", dir, name);
     if (rc != BF_OK)
         return rc;
     char path[4096];
@@ -574,47 +760,63 @@ int bf_file_delete_named(bf_space *sp, const char *dir, const char *name)
 
 /* ---- append ------------------------------------------------------------ */
 
+/* Whether `source` is `target`'s file, or holds it as a part: a file is (set, name). */
+static int same_file(const bf_named *target, const bf_named *source)
+{
+    if (strcmp(target->name, source->name) == 0)
+        return 1;
+    for (uint32_t i = 0; i < source->nparts; i++)
+        if (strcmp(target->name, source->parts[i].name) == 0)
+            return 1;
+    return 0;
+}
+
 int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
 {
-    bf_space *sp = target->space;
+    bf_space *sp = target->seg.space;
     const bf_allocator *a = &sp->alloc;
+    bf_named *tn = target->named, *sn = source->named;
     const char *why = NULL;
-    if (target->named == NULL || source->named == NULL)
+    if (tn == NULL || sn == NULL)
         why = "both files must belong to a file set";
-    else if (strcmp(target->named->dir, source->named->dir) != 0)
+    else if (tn->dev != sn->dev || tn->ino != sn->ino)
         why = "the files belong to different sets";
-    else if (target == source)
-        why = "a file cannot be appended to itself";
+    else if (same_file(tn, sn))
+        why = "a file cannot be appended to itself (the source is, or holds, the target)";
     else if (!source->readonly)
         why = "the source must be read-only (exported or opened read-only)";
-    else if (target->readonly)
-        why = "the target is read-only";
     else if (target->block_size != source->block_size)
         why = "block sizes differ";
-    else if (sp->segment_size != source->space->segment_size)
+    else if (sp->segment_size != source->seg.space->segment_size)
         why = "segment sizes differ";
-    else if ((uint64_t)target->named->nparts + 1 + source->named->nparts >= BF_MAP_MAX_PARTS)
+    else if ((uint64_t)tn->nparts + 1 + sn->nparts >= BF_MAP_MAX_PARTS)
         why = "too many appended parts";
     if (why != NULL)
-        return bf_fail(sp, target->readonly ? BF_EREADONLY : BF_EINVAL, "append",
-                       target->named ? target->named->prefix : NULL, 0, "%s", why);
+        return bf_fail(sp, BF_EINVAL, "append", tn ? tn->prefix : NULL, 0, "%s", why);
     uint32_t bs = target->block_size;
     uint64_t start_blk = (target->size + bs - 1) / bs;
-    uint64_t nblk = source->map.n;
-    if (start_blk + nblk > (uint64_t)BF_MAP_MAX_BLOCK + 1)
-        return bf_fail(sp, BF_EINVAL, "append", target->named->prefix, 0,
+    if (start_blk + source->map.n > (uint64_t)BF_MAP_MAX_BLOCK + 1)
+        return bf_fail(sp, BF_EINVAL, "append", tn->prefix, 0,
                        "the result would exceed the largest file size");
-    if (nblk > 0 && bf_map_ensure(&target->map, a, (uint32_t)(start_blk + nblk - 1)) != BF_OK)
-        return bf_fail(sp, BF_ENOMEM, "append", target->named->prefix, 0, "block map");
 
-    bf_named *tn = target->named, *sn = source->named;
-    uint32_t add = 1 + sn->nparts;
+    /* Room first (map entries, parts), so that nothing can fail once anything changed. */
+    uint32_t old_n = target->map.n;
+    const bf_map_entry *e;
+    for (uint64_t b = 0; (e = bf_map_next(&source->map, &b)) != NULL; b++) {
+        if (bf_map_slot(&target->map, a, (uint32_t)(start_blk + b)) == NULL) {
+            bf_map_shrink(&target->map, a, old_n);
+            return bf_fail(sp, BF_ENOMEM, "append", tn->prefix, 0, "block map");
+        }
+    }
+    /* The parts array moves: no descriptor of the old one may stay in the space's list. */
+    for (uint32_t i = 0; i < tn->nparts; i++)
+        bf_seg_close(&tn->parts[i].seg);
+    uint32_t add = 1 + sn->nparts, first = tn->nparts; /* the source's own part */
     bf_part *parts = bf_realloc(a, tn->parts, (size_t)(tn->nparts + add) * sizeof(*parts));
-    if (parts == NULL)
-        return bf_fail(sp, BF_ENOMEM, "append", tn->prefix, 0, "parts");
-    tn->parts = parts;
-    uint32_t first = tn->nparts; /* index in parts[] of the source's own part */
-    for (uint32_t i = 0; i < add; i++) {
+    int rc = parts != NULL ? BF_OK : BF_ENOMEM;
+    if (parts != NULL)
+        tn->parts = parts;
+    for (uint32_t i = 0; i < add && rc == BF_OK; i++) {
         bf_part *p = &parts[first + i];
         const char *name = i == 0 ? sn->name : sn->parts[i - 1].name;
         memset(p, 0, sizeof(*p));
@@ -625,21 +827,41 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
                 bf_free(a, parts[first + j].name);
                 bf_free(a, parts[first + j].prefix);
             }
-            return bf_fail(sp, BF_ENOMEM, "append", tn->prefix, 0, "parts");
+            rc = BF_ENOMEM;
         }
+    }
+    if (rc != BF_OK) {
+        bf_map_shrink(&target->map, a, old_n);
+        return bf_fail(sp, rc, "append", tn->prefix, 0, "parts");
+    }
+    /* A writable target persists the splice: the source's bytes are the target's from now
+       on. A read-only target is a view for this handle alone. */
+    if (!target->readonly && (rc = mark_consumed(sp, source)) != BF_OK) {
+        for (uint32_t j = 0; j < add; j++) {
+            bf_free(a, parts[first + j].name);
+            bf_free(a, parts[first + j].prefix);
+        }
+        bf_map_shrink(&target->map, a, old_n);
+        return rc;
+    }
+    for (uint32_t i = 0; i < add; i++) {
+        bf_part *p = &parts[first + i];
         bf_seg_init(&p->seg, sp, 0, p->prefix);
         p->seg.nsegs = i == 0 ? source->seg.nsegs : sn->parts[i - 1].seg.nsegs;
         p->bytes = i == 0 ? source->phys_end : sn->parts[i - 1].bytes;
         p->blk_delta = start_blk + (i == 0 ? 0 : sn->parts[i - 1].blk_delta);
+        p->gen = i == 0 ? sn->gen : sn->parts[i - 1].gen;
     }
     tn->nparts += add;
     /* Part k of the source becomes part first + 1 + k of the target (part 0 is the target's). */
-    for (uint64_t b = 0; b < nblk; b++) {
-        bf_map_entry e = source->map.e[b];
-        if (e.cap != 0)
-            e.off = ((uint64_t)(first + 1 + bf_map_part(&e)) << BF_MAP_PART_SHIFT) | bf_map_off(&e);
-        target->map.e[start_blk + b] = e;
+    for (uint64_t b = 0; (e = bf_map_next(&source->map, &b)) != NULL; b++) {
+        bf_map_entry *t = bf_map_get(&target->map, start_blk + b);
+        t->off = ((uint64_t)(first + 1 + bf_map_part(e)) << BF_MAP_PART_SHIFT) | bf_map_off(e);
+        t->len = e->len & ~BF_MAP_KEPT; /* the source's session mark, not the target's */
+        t->cap = e->cap;
     }
+    if (target->buf_blk != BF_NO_BLOCK && target->buf_blk >= start_blk)
+        target->buf_blk = BF_NO_BLOCK; /* a clean copy of a hole, now the source's block */
     bf_file_set_logical(target, start_blk * bs + source->size);
     *start = start_blk * bs;
     return BF_OK;

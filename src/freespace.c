@@ -140,14 +140,16 @@ uint64_t bf_free_tail_start(const bf_freespace *fs, uint64_t end)
     return end;
 }
 
-void bf_free_drop_beyond(bf_freespace *fs, uint64_t end)
+void bf_free_drop_beyond(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t end)
 {
-    uint32_t j = 0;
-    for (uint32_t i = 0; i < fs->n; i++) {
-        if (fs->c[i].off < end)
-            fs->c[j++] = fs->c[i];
+    while (fs->n > 0) {
+        bf_chunk last = bf_free_by_offset(fs)[fs->n - 1];
+        if (last.off + last.cap <= end)
+            return;
+        remove_chunk(fs, fs->n - 1);
+        if (last.off < end) /* it straddles the new end: keep the part below */
+            bf_free_put(fs, a, boundary, last.off, (uint32_t)(end - last.off));
     }
-    fs->n = j; /* by_off keeps its prefix: the chunks below end */
 }
 
 uint64_t bf_free_memory(const bf_freespace *fs)

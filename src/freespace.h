@@ -58,8 +58,8 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
  */
 uint64_t bf_free_tail_start(const bf_freespace *fs, uint64_t end);
 
-/* Drop every chunk at or beyond `end`. */
-void bf_free_drop_beyond(bf_freespace *fs, uint64_t end);
+/* Drop the free bytes at or beyond `end` (a chunk that straddles it is cut). */
+void bf_free_drop_beyond(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t end);
 
 /* Heap bytes the free list holds. */
 uint64_t bf_free_memory(const bf_freespace *fs);

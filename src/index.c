@@ -1,10 +1,12 @@
 /*
  * index.c - encode and validate the persisted block index.
  *
- * Layout (docs/format.md): a 64-byte header, the spliced parts (24 bytes +
- * name, padded to 8), nblocks 16-byte map entries, and a CRC-32C of all
- * preceding bytes. Decoding checks lengths before reading, the CRC before
- * interpreting, then every entry against the parts it names.
+ * Layout (docs/format.md): a 64-byte header, the spliced parts (28 bytes +
+ * name, padded to 8), runs of used map entries (first block, count, count
+ * 16-byte entries; holes are not stored), and a CRC-32C of all preceding
+ * bytes. Decoding checks lengths before reading, the CRC before
+ * interpreting, then every run and entry against the header and the parts
+ * it names; only then are entries handed out.
  */
 #include "index.h"
 
@@ -17,20 +19,37 @@
 
 static const char magic[8] = {'B', 'F', 'I', 'N', 'D', 'E', 'X', '1'};
 
+#define RUN_HDR 8u
+#define ENTRY 16u
+
 static size_t part_size(uint16_t name_len)
 {
-    return (24 + (size_t)name_len + 7) & ~(size_t)7;
+    return (28 + (size_t)name_len + 7) & ~(size_t)7;
 }
 
-size_t bf_index_size(const bf_index *idx)
+/* The run of used blocks that starts at or after *b: its first block and length, or 0. */
+static uint32_t next_run(const bf_blockmap *map, uint64_t *b)
+{
+    if (bf_map_next(map, b) == NULL)
+        return 0;
+    uint64_t end = *b + 1;
+    while (end < map->n && bf_map_used(bf_map_get(map, end)))
+        end++;
+    return (uint32_t)(end - *b);
+}
+
+size_t bf_index_size(const bf_index *idx, const bf_blockmap *map)
 {
     size_t n = BF_INDEX_HDR;
     for (uint32_t i = 0; i < idx->nparts; i++)
         n += part_size(idx->parts[i].name_len);
-    return n + (size_t)idx->nblocks * 16 + 4;
+    uint32_t count;
+    for (uint64_t b = 0; (count = next_run(map, &b)) != 0; b += count)
+        n += RUN_HDR + (size_t)count * ENTRY;
+    return n + 4;
 }
 
-void bf_index_encode(const bf_index *idx, const bf_map_entry *map, unsigned char *out)
+void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char *out)
 {
     memset(out, 0, BF_INDEX_HDR);
     memcpy(out, magic, 8);
@@ -44,6 +63,7 @@ void bf_index_encode(const bf_index *idx, const bf_map_entry *map, unsigned char
     bf_put32(out + 48, idx->nsegs);
     bf_put32(out + 52, idx->nparts);
     bf_put32(out + 56, idx->nblocks);
+    bf_put32(out + 60, idx->gen);
     unsigned char *p = out + BF_INDEX_HDR;
     for (uint32_t i = 0; i < idx->nparts; i++) {
         const bf_index_part *pt = &idx->parts[i];
@@ -52,24 +72,24 @@ void bf_index_encode(const bf_index *idx, const bf_map_entry *map, unsigned char
         bf_put64(p, pt->bytes);
         bf_put64(p + 8, pt->blk_delta);
         bf_put32(p + 16, pt->nsegs);
-        bf_put16(p + 20, pt->name_len);
-        memcpy(p + 24, pt->name, pt->name_len);
+        bf_put32(p + 20, pt->gen);
+        bf_put16(p + 24, pt->name_len);
+        memcpy(p + 28, pt->name, pt->name_len);
         p += sz;
     }
-    for (uint32_t b = 0; b < idx->nblocks; b++, p += 16) {
-        bf_put64(p, map[b].off);
-        bf_put32(p + 8, map[b].len);
-        bf_put32(p + 12, map[b].cap);
+    uint32_t count;
+    for (uint64_t b = 0; (count = next_run(map, &b)) != 0; b += count) {
+        bf_put32(p, (uint32_t)b);
+        bf_put32(p + 4, count);
+        p += RUN_HDR;
+        for (uint32_t k = 0; k < count; k++, p += ENTRY) {
+            const bf_map_entry *e = bf_map_get(map, b + k);
+            bf_put64(p, e->off);
+            bf_put32(p + 8, e->len & ~BF_MAP_KEPT); /* a session's own mark, not a fact */
+            bf_put32(p + 12, e->cap);
+        }
     }
     bf_put32(p, bf_crc32c(0, out, (size_t)(p - out)));
-}
-
-void bf_index_entry(const bf_index *idx, uint32_t i, bf_map_entry *out)
-{
-    const unsigned char *p = idx->entries + (size_t)i * 16;
-    out->off = bf_get64(p);
-    out->len = bf_get32(p + 8);
-    out->cap = bf_get32(p + 12);
 }
 
 static int bad(const char **why, const char *reason)
@@ -121,6 +141,7 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     idx->nsegs = bf_get32(buf + 48);
     idx->nparts = bf_get32(buf + 52);
     idx->nblocks = bf_get32(buf + 56);
+    idx->gen = bf_get32(buf + 60);
     uint32_t bs = idx->block_size;
     if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
         return bad(why, "bad block size in index");
@@ -136,49 +157,86 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     return BF_OK;
 }
 
+/* Check one used entry against the header and the parts. */
+static int entry_ok(const bf_index *idx, const bf_map_entry *e)
+{
+    uint32_t part = bf_map_part(e);
+    if (e->cap == 0 || (e->len & BF_MAP_KEPT) != 0 || part > idx->nparts)
+        return 0;
+    uint64_t limit = part == 0 ? idx->phys_end : idx->parts[part - 1].bytes;
+    uint32_t elen = bf_map_len(e);
+    uint64_t off = bf_map_off(e);
+    return elen >= BF_EXTENT_HDR && elen <= idx->block_size + BF_EXTENT_HDR && elen <= e->cap &&
+           off + e->cap <= limit && off % idx->segment_size + e->cap <= idx->segment_size;
+}
+
+static void entry_at(const unsigned char *p, bf_map_entry *e)
+{
+    e->off = bf_get64(p);
+    e->len = bf_get32(p + 8);
+    e->cap = bf_get32(p + 12);
+}
+
+/*
+ * Walk the runs from idx->runs to the CRC: with `put` NULL only check them
+ * (ascending, disjoint, inside nblocks, every entry valid), else hand the
+ * entries out.
+ */
+static int walk_runs(const bf_index *idx, const unsigned char *end,
+                     int (*put)(void *ctx, uint32_t blkno, const bf_map_entry *e), void *ctx,
+                     const char **why)
+{
+    uint64_t next = 0;
+    for (const unsigned char *p = idx->runs; p < end;) {
+        if ((size_t)(end - p) < RUN_HDR)
+            return bad(why, "index truncated in a run header");
+        uint64_t first = bf_get32(p), count = bf_get32(p + 4);
+        p += RUN_HDR;
+        if (count == 0 || first < next || first + count > idx->nblocks ||
+            (size_t)(end - p) / ENTRY < count)
+            return bad(why, "bad run of entries in index");
+        for (uint64_t k = 0; k < count; k++, p += ENTRY) {
+            bf_map_entry e;
+            entry_at(p, &e);
+            if (put == NULL && !entry_ok(idx, &e))
+                return bad(why, "index entry outside its segments");
+            int rc = put != NULL ? put(ctx, (uint32_t)(first + k), &e) : BF_OK;
+            if (rc != BF_OK)
+                return rc;
+        }
+        next = first + count;
+    }
+    return BF_OK;
+}
+
 int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, const char **why)
 {
     const unsigned char *p = buf + BF_INDEX_HDR, *end = buf + len - 4;
-    uint32_t bs = idx->block_size;
     for (uint32_t i = 0; i < idx->nparts; i++) {
-        if (end - p < 24)
+        if (end - p < 28)
             return bad(why, "index truncated in its parts");
         bf_index_part *pt = &idx->parts[i];
         pt->bytes = bf_get64(p);
         pt->blk_delta = bf_get64(p + 8);
         pt->nsegs = bf_get32(p + 16);
-        pt->name_len = bf_get16(p + 20);
+        pt->gen = bf_get32(p + 20);
+        pt->name_len = bf_get16(p + 24);
         if ((size_t)(end - p) < part_size(pt->name_len))
             return bad(why, "index truncated in its parts");
-        pt->name = (const char *)p + 24;
+        pt->name = (const char *)p + 28;
         if (!bf_name_valid(pt->name, pt->name_len) || pt->bytes > BF_MAP_OFF_MASK ||
             !segs_match(pt->bytes, pt->nsegs, idx->segment_size) ||
             pt->blk_delta > BF_MAP_MAX_BLOCK)
             return bad(why, "bad part in index");
         p += part_size(pt->name_len);
     }
-    if ((size_t)(end - p) != (size_t)idx->nblocks * 16)
-        return bad(why, "index length does not match its block count");
-    idx->entries = p;
-    for (uint32_t b = 0; b < idx->nblocks; b++) {
-        bf_map_entry e;
-        bf_index_entry(idx, b, &e);
-        if (e.cap == 0) {
-            if (e.off != 0 || e.len != 0)
-                return bad(why, "bad hole entry in index");
-            continue;
-        }
-        uint32_t part = bf_map_part(&e);
-        uint64_t limit = part == 0 ? idx->phys_end : 0;
-        if (part > idx->nparts)
-            return bad(why, "index entry names a missing part");
-        if (part > 0)
-            limit = idx->parts[part - 1].bytes;
-        uint32_t elen = bf_map_len(&e);
-        uint64_t off = bf_map_off(&e);
-        if (elen < BF_EXTENT_HDR || elen > bs + BF_EXTENT_HDR || elen > e.cap ||
-            off + e.cap > limit || off % idx->segment_size + e.cap > idx->segment_size)
-            return bad(why, "index entry outside its segments");
-    }
-    return BF_OK;
+    idx->runs = p;
+    return walk_runs(idx, end, NULL, NULL, why);
+}
+
+int bf_index_each(const bf_index *idx, const unsigned char *buf, size_t len,
+                  int (*put)(void *ctx, uint32_t blkno, const bf_map_entry *e), void *ctx)
+{
+    const char *why = NULL;
+    return walk_runs(idx, buf + len - 4, put, ctx, &why);
 }

@@ -203,20 +203,32 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
     return BF_OK;
 }
 
-int bf_seg_truncate(bf_seg *seg, uint64_t end)
+/* Unlink segment `segno`; a segment that is already gone is not an error. */
+static int seg_unlink(bf_seg *seg, uint32_t segno)
+{
+    struct bf_space *sp = seg->space;
+    char path[4096];
+    bf_seg_path(seg, segno, path, sizeof(path));
+    if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
+        return bf_fail(sp, BF_EIO, "unlink", path, errno, NULL);
+    return BF_OK;
+}
+
+int bf_seg_resize(bf_seg *seg, uint64_t end)
 {
     struct bf_space *sp = seg->space;
     uint32_t keep = (uint32_t)((end + sp->segment_size - 1) / sp->segment_size);
-    char path[4096];
+    if (keep == 0 && seg->prefix != NULL && seg->nsegs > 0)
+        keep = 1; /* a named file's segment 0 holds its name */
     forget_readahead(seg);
     while (seg->nsegs > keep) {
         uint32_t last = seg->nsegs - 1;
         if (seg->fd >= 0 && seg->segno == last)
             bf_seg_close(seg);
-        bf_seg_path(seg, last, path, sizeof(path));
         /* A segment that could not be removed still exists: nsegs must keep saying so. */
-        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
-            return bf_fail(sp, BF_EIO, "unlink", path, errno, NULL);
+        int rc = seg_unlink(seg, last);
+        if (rc != BF_OK)
+            return rc;
         seg->nsegs--;
     }
     if (keep == 0)
@@ -226,6 +238,7 @@ int bf_seg_truncate(bf_seg *seg, uint64_t end)
     if (rc != BF_OK)
         return rc;
     if (sp->io.ftruncate(sp->io.ctx, seg->fd, (off_t)tail) != 0) {
+        char path[4096];
         bf_seg_path(seg, keep - 1, path, sizeof(path));
         return bf_fail(sp, BF_EIO, "truncate", path, errno, "to %llu bytes",
                        (unsigned long long)tail);
@@ -240,5 +253,14 @@ int bf_seg_reserve(bf_seg *seg)
 
 int bf_seg_remove(bf_seg *seg)
 {
-    return bf_seg_truncate(seg, 0);
+    /* The descriptor goes first: the caller may free seg whatever happens below. */
+    bf_seg_close(seg);
+    int status = BF_OK;
+    for (uint32_t segno = seg->nsegs; segno-- > 0;) {
+        int rc = seg_unlink(seg, segno);
+        if (status == BF_OK)
+            status = rc;
+    }
+    seg->nsegs = 0;
+    return status;
 }

@@ -44,13 +44,21 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
 /* Read exactly `len` bytes at physical offset `off`; a short read is BF_ECORRUPT. */
 int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len);
 
-/* Shrink the physical bytes to `end`: later segments removed, the last one truncated. */
-int bf_seg_truncate(bf_seg *seg, uint64_t end);
+/*
+ * Make the physical bytes end at `end`: later segments removed (from the
+ * last; nsegs stops at the first that cannot be), the last one cut or
+ * extended. A named row keeps segment 0, which holds its name.
+ */
+int bf_seg_resize(bf_seg *seg, uint64_t end);
 
 /* Create segment 0 now (O_EXCL), so a name is taken at once; BF_EEXIST if it exists. */
 int bf_seg_reserve(bf_seg *seg);
 
-/* Close the descriptor and delete every segment file. */
+/*
+ * Close the descriptor and delete every segment file, segment 0 of a named
+ * row too. Tries them all; returns the first failure (the files that stay
+ * are the caller's to report).
+ */
 int bf_seg_remove(bf_seg *seg);
 
 /* Close the descriptor, if open (keeps the files). */

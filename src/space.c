@@ -174,28 +174,29 @@ void bf_space_set_io(bf_space *sp, const bf_io *io)
 }
 
 void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,
-                   uint64_t live)
+                   uint64_t dead)
 {
     memset(out, 0, sizeof(*out));
     out->logical_bytes = logical;
     out->logical_peak = c->logical_peak;
     out->physical_bytes = physical;
     out->physical_peak = c->physical_peak;
-    out->dead_bytes = physical - live;
+    out->dead_bytes = dead;
     out->logical_written = c->logical_written;
     out->logical_read = c->logical_read;
     out->physical_written = c->physical_written;
     out->physical_read = c->physical_read;
     out->blocks_compressed = c->blocks_compressed;
     out->blocks_raw = c->blocks_raw;
+    out->blocks_read = c->blocks_read;
     out->compress_ns = c->compress_ns;
     out->decompress_ns = c->decompress_ns;
 }
 
 void bf_space_stats(const bf_space *sp, bf_stats *out)
 {
-    bf_stats_fill(out, &sp->c, sp->logical_now, sp->physical_now, sp->live_now);
-    out->blocks_read = sp->blocks_read;
+    bf_stats_fill(out, &sp->c, sp->logical_now, sp->physical_now,
+                  sp->physical_now - sp->index_now - sp->live_now);
     out->files_created = sp->files_created;
     out->files_open = sp->files_open;
     out->memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);

@@ -1,11 +1,12 @@
 /*
  * space.h - the space's internal state, shared by the modules of src/.
  *
- * Invariants: `c` is the sum over all files ever created in the space of
+ * Invariants: `c` is the sum over all files ever opened in the space of
  * their counters, except the peaks, which are the space's own (peaks of
- * logical_now and physical_now, the sums over open files). `codec_ctx[c]` is NULL until codec c is
- * first used. `scratch` holds at least BF_EXTENT_HDR + the largest block size of any file created
- * in the space.
+ * logical_now and physical_now, the sums over the open files the space
+ * writes: read-only handles on other spaces' files are not counted). `codec_ctx[c]` is NULL until
+ * codec c is first used. `scratch` holds at least BF_EXTENT_HDR + the largest block size of any
+ * file created in the space.
  */
 #ifndef BF_SPACE_H
 #define BF_SPACE_H
@@ -29,6 +30,7 @@ typedef struct bf_counters {
     uint64_t physical_read;
     uint64_t blocks_compressed;
     uint64_t blocks_raw;
+    uint64_t blocks_read;
     uint64_t compress_ns;
     uint64_t decompress_ns;
 } bf_counters;
@@ -46,8 +48,8 @@ struct bf_space {
     unsigned char *scratch;
     size_t scratch_size;
     bf_counters c;
-    uint64_t logical_now, physical_now, live_now; /* sums over open files */
-    uint64_t blocks_read;
+    uint64_t logical_now, physical_now, live_now; /* sums over counted open files */
+    uint64_t index_now;                           /* of physical_now: index files */
     uint64_t files_created, files_open;
     uint32_t next_file_id;
     struct bf_file *files; /* open files, doubly linked */
@@ -67,7 +69,7 @@ struct bf_space {
 
 /* Fill the bf_stats fields that files and spaces share, from counters and current sizes. */
 void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,
-                   uint64_t live);
+                   uint64_t dead);
 
 /* $TMPDIR, or /tmp when unset or empty. */
 const char *bf_default_temp_parent(void);

@@ -133,12 +133,13 @@ void t_counting_init(t_counting *c)
     c->hooks.ctx = c;
 }
 
-/* Count a metadata call; 1 (errno set) when it is the one to fail. */
-static int meta_fails(t_faults *f)
+/* Count a metadata call; 1 (errno set, `fired` named) when it is the one to fail. */
+static int meta_fails(t_faults *f, const char *call)
 {
     f->metas++;
     if (f->fail_meta_at && f->metas == f->fail_meta_at) {
         errno = f->fail_errno;
+        f->fired = call;
         return 1;
     }
     return 0;
@@ -146,7 +147,7 @@ static int meta_fails(t_faults *f)
 
 static int f_open(void *ctx, const char *path, int flags, mode_t mode)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.open(NULL, path, flags, mode);
+    return meta_fails(ctx, "open") ? -1 : bf_posix_io.open(NULL, path, flags, mode);
 }
 
 static int f_close(void *ctx, int fd)
@@ -200,17 +201,17 @@ static ssize_t f_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
 
 static int f_ftruncate(void *ctx, int fd, off_t len)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.ftruncate(NULL, fd, len);
+    return meta_fails(ctx, "ftruncate") ? -1 : bf_posix_io.ftruncate(NULL, fd, len);
 }
 
 static int f_unlink(void *ctx, const char *path)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.unlink(NULL, path);
+    return meta_fails(ctx, "unlink") ? -1 : bf_posix_io.unlink(NULL, path);
 }
 
 static int f_rename(void *ctx, const char *from, const char *to)
 {
-    return meta_fails(ctx) ? -1 : bf_posix_io.rename(NULL, from, to);
+    return meta_fails(ctx, "rename") ? -1 : bf_posix_io.rename(NULL, from, to);
 }
 
 bf_io t_fault_io(t_faults *f)

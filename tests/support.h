@@ -52,6 +52,7 @@ typedef struct t_faults {
     int fail_errno;
     int short_write;
     int short_armed;
+    const char *fired; /* the metadata call an armed fault failed ("unlink", ...), or NULL */
 } t_faults;
 
 bf_io t_fault_io(t_faults *f);

@@ -75,7 +75,7 @@ static where locate(const bf_file *f, uint64_t b)
     assert_non_null(e);
     assert_true(e->cap != 0);
     where w;
-    uint64_t ss = f->space->segment_size;
+    uint64_t ss = f->seg.space->segment_size;
     bf_seg_path(&f->seg, (uint32_t)(e->off / ss), w.path, sizeof(w.path));
     w.off = (off_t)(e->off % ss);
     w.len = bf_map_len(e);
@@ -431,11 +431,10 @@ static bf_file *fuzz_file(bf_space *sp, t_rng *rng, t_image *img)
 /* The block whose live extent holds physical byte `phys`, or BF_NO_BLOCK (dead byte). */
 static uint64_t owner_of(const bf_file *f, uint64_t phys)
 {
-    for (uint64_t b = 0; b < f->map.n; b++) {
-        const bf_map_entry *e = &f->map.e[b];
-        if (e->cap != 0 && phys >= e->off && phys < e->off + bf_map_len(e))
+    const bf_map_entry *e;
+    for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
+        if (phys >= e->off && phys < e->off + bf_map_len(e))
             return b;
-    }
     return BF_NO_BLOCK;
 }
 
@@ -458,7 +457,7 @@ static void fuzz_codec(bf_codec codec, int *live_hits, int *dead_hits)
         assert_true(seg_len > 0);
         off_t off = (off_t)t_below(&rng, (uint64_t)seg_len);
         unsigned char x = (unsigned char)(1 + t_below(&rng, 255));
-        uint64_t owner = owner_of(f, segno * f->space->segment_size + (uint64_t)off);
+        uint64_t owner = owner_of(f, segno * f->seg.space->segment_size + (uint64_t)off);
         /* The block held in the buffer is served from memory, so its flip is harmless. */
         int detectable = owner != BF_NO_BLOCK && owner != f->buf_blk;
         *(detectable ? live_hits : dead_hits) += 1;

@@ -27,7 +27,7 @@ static size_t pack(bf_codec id, t_data kind, uint64_t blkno, unsigned char *disk
     struct iovec iov[2];
     int n;
     assert_int_equal(
-        bf_extent_pack(ops, ctx, ops->default_level, blkno, data, BS, scratch, iov, &n, info),
+        bf_extent_pack(ops, ctx, ops->default_level, blkno, 3, data, BS, scratch, iov, &n, info),
         BF_OK);
     size_t len = 0;
     for (int i = 0; i < n; i++) {
@@ -60,20 +60,25 @@ static void test_every_bit_flip_detected(void **state)
         bf_extent_info info, got;
         size_t len = pack((bf_codec)c, T_DATA_TEXT, 77, disk, &info);
         const char *why = NULL;
-        assert_int_equal(bf_extent_check(disk, len, 77, BS, &got, &why), BF_OK);
+        assert_int_equal(bf_extent_check(disk, len, 77, 3, BS, &got, &why), BF_OK);
         assert_int_equal(got.raw_len, BS);
         assert_int_equal(got.blkno, 77);
+        assert_int_equal(got.gen, 3);
+        /* Written by a later session than the map that points at it expects. */
+        assert_int_equal(bf_extent_check(disk, len, 77, 2, BS, &got, &why), BF_ECORRUPT);
+        assert_non_null(strstr(why, "later"));
         /* Wrong block number expected by the map. */
-        assert_int_equal(bf_extent_check(disk, len, 78, BS, &got, &why), BF_ECORRUPT);
+        assert_int_equal(bf_extent_check(disk, len, 78, 3, BS, &got, &why), BF_ECORRUPT);
         assert_non_null(why);
         /* Length that does not match the map. */
-        assert_int_equal(bf_extent_check(disk, len - 1, 77, BS, &got, &why), BF_ECORRUPT);
+        assert_int_equal(bf_extent_check(disk, len - 1, 77, 3, BS, &got, &why), BF_ECORRUPT);
         size_t step = len > 2000 ? 13 : 1;
         for (size_t byte = 0; byte < len; byte += (byte < BF_EXTENT_HDR ? 1 : step)) {
             for (int bit = 0; bit < 8; bit++) {
                 disk[byte] ^= (unsigned char)(1u << bit);
                 why = NULL;
-                assert_int_equal(bf_extent_check(disk, len, 77, BS, &got, &why), BF_ECORRUPT);
+                assert_int_equal(bf_extent_check(disk, len, 77, UINT32_MAX, BS, &got, &why),
+                                 BF_ECORRUPT);
                 assert_non_null(why);
                 disk[byte] ^= (unsigned char)(1u << bit);
             }

@@ -413,8 +413,9 @@ static void test_forged_index(void **state)
     assert_int_equal(bf_file_close(f), BF_OK);
     assert_int_equal(unlink(extra), 0);
 
-    /* Entries from offset 64: block 1 mapped onto block 0's extent. */
-    forge_index(idx, 64 + 16, bf_get64(good + 64));
+    /* One run of entries from offset 64 (first block, count, then 16 bytes per block): block 1
+       mapped onto block 0's extent. */
+    forge_index(idx, 64 + 8 + 16, bf_get64(good + 64 + 8));
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
     assert_non_null(strstr(bf_space_errmsg(sp), "two extents"));
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
@@ -540,8 +541,8 @@ static void test_segments_and_cost(void **state)
     snprintf(idx, sizeof(idx), "%s/big.idx", set);
     struct stat st;
     assert_int_equal(stat(idx, &st), 0);
-    /* 64 + 16 bytes per block + 4: 2 MiB / 8 KiB = 256 blocks. */
-    assert_int_equal(st.st_size, 64 + 256 * 16 + 4);
+    /* 64 + one run (8 + 16 bytes per block) + 4: 2 MiB / 8 KiB = 256 blocks. */
+    assert_int_equal(st.st_size, 64 + 8 + 256 * 16 + 4);
     assert_true(t_dir_entries(set) > 10);
     bf_file *f;
     assert_int_equal(bf_file_open_named(sp, set, "big", BF_OPEN_READONLY, &f), BF_OK);

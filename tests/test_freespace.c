@@ -53,9 +53,15 @@ static void test_tail(void **state)
     bf_free_put(&fs, a, B, 10, 20);   /* not adjacent */
     assert_int_equal(bf_free_tail_start(&fs, 250), 100);
     assert_int_equal(bf_free_tail_start(&fs, 300), 300);
-    bf_free_drop_beyond(&fs, 100);
+    bf_free_drop_beyond(&fs, a, B, 100);
     assert_int_equal(fs.n, 1);
     assert_int_equal(fs.c[0].off, 10);
+    /* A chunk that straddles the new end is cut there. */
+    bf_free_put(&fs, a, B, 40, 60); /* 40..100 */
+    bf_free_drop_beyond(&fs, a, B, 70);
+    assert_int_equal(fs.n, 2);
+    assert_int_equal(bf_free_by_offset(&fs)[1].off, 40);
+    assert_int_equal(bf_free_by_offset(&fs)[1].cap, 30);
     bf_free_clear(&fs, a);
 }
 
@@ -81,7 +87,7 @@ static void test_merge(void **state)
     assert_int_equal(bf_free_take(&fs, a, B, 350, 10, &ch), 1);
     assert_int_equal(ch.off, 100);
     assert_int_equal(ch.cap, 350);
-    bf_free_drop_beyond(&fs, 4000);
+    bf_free_drop_beyond(&fs, a, B, 4000);
     assert_int_equal(fs.n, 0);
     bf_free_clear(&fs, a);
 }
@@ -161,9 +167,13 @@ static void test_random_against_model(void **state)
             check(&fs, model);
     }
     check(&fs, model);
-    /* Dropping the chunks from a segment boundary on keeps the two orders in step. */
-    bf_free_drop_beyond(&fs, SPACE / 2);
+    /* Dropping the chunks from a segment boundary on, or from inside a segment (cutting a
+       chunk), keeps the two orders in step. */
+    bf_free_drop_beyond(&fs, a, SEG, SPACE / 2);
     memset(model + SPACE / 2, 0, SPACE / 2);
+    check(&fs, model);
+    bf_free_drop_beyond(&fs, a, SEG, SPACE / 2 - 777);
+    memset(model + SPACE / 2 - 777, 0, 777);
     check(&fs, model);
     bf_free_clear(&fs, a);
 }

@@ -43,15 +43,15 @@ static void *codec_ctx(bf_codec c)
 static void fix_crc(unsigned char *ext, size_t len)
 {
     bf_put32(ext + 24, 0);
-    bf_put32(ext + 24, bf_crc32c(bf_crc32c(0, ext, BF_EXTENT_HDR), ext + BF_EXTENT_HDR,
-                                 len - BF_EXTENT_HDR));
+    bf_put32(ext + 24,
+             bf_crc32c(bf_crc32c(0, ext, BF_EXTENT_HDR), ext + BF_EXTENT_HDR, len - BF_EXTENT_HDR));
 }
 
 static void check_decoder(const unsigned char *ext, size_t len, uint64_t expect, uint32_t bs)
 {
     bf_extent_info info;
     const char *why = NULL;
-    int rc = bf_extent_check(ext, len, expect, bs, &info, &why);
+    int rc = bf_extent_check(ext, len, expect, 7, bs, &info, &why);
     if (rc != BF_OK) {
         FUZZ_CHECK(rc == BF_ECORRUPT && why != NULL && why[0] != '\0',
                    "refusal %d without a reason", rc);
@@ -60,6 +60,7 @@ static void check_decoder(const unsigned char *ext, size_t len, uint64_t expect,
     FUZZ_CHECK((uint64_t)info.payload_len + BF_EXTENT_HDR == len, "accepted a length mismatch");
     FUZZ_CHECK(info.raw_len >= 1 && info.raw_len <= bs, "accepted raw length %u", info.raw_len);
     FUZZ_CHECK(info.blkno == expect, "accepted another block's extent");
+    FUZZ_CHECK(info.gen <= 7, "accepted generation %u, newer than the map's", info.gen);
     FUZZ_CHECK(!info.raw || info.payload_len == info.raw_len, "raw extent with wrong length");
     if (info.raw)
         return;
@@ -86,7 +87,8 @@ static void round_trip(const unsigned char *data, uint32_t raw_len, uint64_t blk
         struct iovec iov[2];
         int iovcnt;
         bf_extent_info info;
-        int rc = bf_extent_pack(ops, codec_ctx(codecs[c]), ops->default_level, blkno, data,
+        uint32_t gen = (uint32_t)(blkno % 5);
+        int rc = bf_extent_pack(ops, codec_ctx(codecs[c]), ops->default_level, blkno, gen, data,
                                 raw_len, scratch, iov, &iovcnt, &info);
         FUZZ_CHECK(rc == BF_OK, "%s pack failed: %d", ops->name, rc);
         size_t len = 0;
@@ -99,23 +101,25 @@ static void round_trip(const unsigned char *data, uint32_t raw_len, uint64_t blk
         FUZZ_CHECK(info.payload_len <= raw_len, "%s: extent grew", ops->name);
         bf_extent_info got;
         const char *why = NULL;
-        rc = bf_extent_check(ext, len, blkno, bs, &got, &why);
+        rc = bf_extent_check(ext, len, blkno, gen, bs, &got, &why);
         FUZZ_CHECK(rc == BF_OK, "%s: own extent refused: %s", ops->name, why);
+        if (gen > 0)
+            FUZZ_CHECK(bf_extent_check(ext, len, blkno, gen - 1, bs, &got, &why) == BF_ECORRUPT,
+                       "%s: extent of a later generation accepted", ops->name);
         if (got.raw)
             memcpy(out, ext + BF_EXTENT_HDR, raw_len);
         else
-            FUZZ_CHECK(ops->decompress(codec_ctx(codecs[c]), ext + BF_EXTENT_HDR,
-                                       got.payload_len, out, raw_len) == 0,
+            FUZZ_CHECK(ops->decompress(codec_ctx(codecs[c]), ext + BF_EXTENT_HDR, got.payload_len,
+                                       out, raw_len) == 0,
                        "%s: own payload does not decompress", ops->name);
-        FUZZ_CHECK(memcmp(out, data, raw_len) == 0, "%s: round trip changed the data",
-                   ops->name);
+        FUZZ_CHECK(memcmp(out, data, raw_len) == 0, "%s: round trip changed the data", ops->name);
         /* One flipped bit, chosen by the data, must be caught (CRC-32C finds all of them). */
         size_t bit = (raw_len * 2654435761u + data[0]) % (len * 8);
         ext[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-        FUZZ_CHECK(bf_extent_check(ext, len, blkno, bs, &got, &why) == BF_ECORRUPT,
+        FUZZ_CHECK(bf_extent_check(ext, len, blkno, gen, bs, &got, &why) == BF_ECORRUPT,
                    "%s: flipped bit %zu accepted", ops->name, bit);
         ext[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-        FUZZ_CHECK(bf_extent_check(ext, len - 1, blkno, bs, &got, &why) == BF_ECORRUPT,
+        FUZZ_CHECK(bf_extent_check(ext, len - 1, blkno, gen, bs, &got, &why) == BF_ECORRUPT,
                    "%s: cut extent accepted", ops->name);
     }
     free(scratch);
@@ -162,7 +166,7 @@ int fuzz_write_seeds(const char *dir)
             struct iovec iov[2];
             int iovcnt;
             bf_extent_info info;
-            if (bf_extent_pack(ops, codec_ctx(codecs[c]), ops->default_level, 5, data, raw_len,
+            if (bf_extent_pack(ops, codec_ctx(codecs[c]), ops->default_level, 5, 0, data, raw_len,
                                scratch, iov, &iovcnt, &info) != BF_OK)
                 return 1;
             size_t len = 0;

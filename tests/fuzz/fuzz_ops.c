@@ -12,8 +12,8 @@
  * file; a failed write makes its range unknown, as buffile.h allows.
  * Properties after every call: with no fault armed it succeeds; a failure
  * has a status the armed fault can cause (never BF_ECORRUPT) and a
- * message; position and size follow the documented rules; every known
- * byte read is right. At the end, faults off: the whole file matches,
+ * message; position, size and peaks follow the documented rules (a
+ * failed read or truncate changes neither); every known byte read is right. At the end, faults off: the whole file matches,
  * close leaves no file behind and every allocated byte is freed.
  */
 #include <errno.h>
@@ -219,6 +219,8 @@ static void op_write(rig *r, reader *in, int can)
     }
     fuzz_data(seed, r->buf, len);
     uint64_t old = bf_file_size(r->f);
+    bf_stats before, after;
+    bf_file_stats(r->f, &before);
     int rc = bf_file_write(r->f, r->buf, len);
     if (rc == BF_OK) {
         t_image_write(&r->img, r->pos, r->buf, len);
@@ -230,6 +232,12 @@ static void op_write(rig *r, reader *in, int can)
     uint64_t size = bf_file_size(r->f), hi = r->pos + len > old ? r->pos + len : old;
     FUZZ_CHECK(size >= old && size <= hi, "size %llu after a failed write, expected %llu..%llu",
                (unsigned long long)size, (unsigned long long)old, (unsigned long long)hi);
+    bf_file_stats(r->f, &after);
+    FUZZ_CHECK(after.logical_peak <= (before.logical_peak > size ? before.logical_peak : size),
+               "a failed write left a peak of %llu, a size the file never had",
+               (unsigned long long)after.logical_peak);
+    FUZZ_CHECK(after.logical_written == before.logical_written,
+               "a failed write counted as written");
     t_image_resize(&r->img, size);
     t_image_forget(&r->img, r->pos, len);
 }
@@ -240,10 +248,8 @@ static void op_read(rig *r, reader *in, int can)
     int64_t n = bf_file_read(r->f, r->got, len);
     if (n < 0) {
         check_failure(r, n, can, "read");
-        uint64_t at = bf_file_tell(r->f);
-        FUZZ_CHECK(at >= r->pos && at <= r->pos + len, "failed read left position %llu",
-                   (unsigned long long)at);
-        r->pos = at;
+        FUZZ_CHECK(bf_file_tell(r->f) == r->pos, "failed read moved the position to %llu",
+                   (unsigned long long)bf_file_tell(r->f));
         return;
     }
     uint64_t size = r->img.size;
@@ -263,9 +269,9 @@ static void op_truncate(rig *r, reader *in, int can)
     int rc = bf_file_truncate(r->f, size);
     if (rc != BF_OK) {
         check_failure(r, rc, can, "truncate");
-        FUZZ_CHECK(bf_file_size(r->f) == old || bf_file_size(r->f) == size,
-                   "size %llu after a failed truncate", (unsigned long long)bf_file_size(r->f));
-        size = bf_file_size(r->f);
+        FUZZ_CHECK(bf_file_size(r->f) == old, "size %llu after a failed truncate from %llu",
+                   (unsigned long long)bf_file_size(r->f), (unsigned long long)old);
+        size = old;
     }
     t_image_resize(&r->img, size);
 }

@@ -57,7 +57,9 @@ static int intact(const bf_file *f, uint32_t b, uint32_t segno, const unsigned c
 {
     if (b == f->buf_blk)
         return 1; /* served from the block buffer */
-    const bf_map_entry *e = &f->map.e[b];
+    const bf_map_entry *e = bf_map_get(&f->map, b);
+    if (!bf_map_used(e))
+        return 1; /* a hole has no bytes to compare */
     uint64_t off = bf_map_off(e);
     if (off / SEG != segno)
         return 1;
