@@ -796,44 +796,21 @@ BufFileAppend(BufFile *target, BufFile *source)
 	if (target->resowner != source->resowner)
 		elog(ERROR, "could not append BufFile with non-matching resource owner");
 
+	/*
+	 * Parallel sort's leader appends the workers' files onto one it opened
+	 * read-only: the library then gives this handle a view of the
+	 * concatenation and persists nothing.  A writable target persists the
+	 * splice and consumes the source, as stock PostgreSQL does.
+	 */
 	status = bf_file_append(target->bf, source->bf, &start);
-	if (status == BF_EREADONLY && target->readOnly)
-	{
-		/*
-		 * Parallel sort's leader appends the workers' files onto one it
-		 * opened read-only.  Until the library can append onto a read-only
-		 * handle, reopen the target for writing: the leader is its only user
-		 * from now on, and the handle stays read-only to our callers.
-		 */
-		uint64		pos = bf_file_tell(target->bf);
-		char		dir[MAXPGPATH];
-		bf_file    *bf;
-
-		FileSetDirectory(target->fileset, target->name, dir, false);
-		status = bf_file_close(target->bf);
-		target->bf = NULL;
-		if (status == BF_OK)
-			status = bf_file_open_named(buffile_space, dir, target->name,
-										BF_OPEN_READWRITE, &bf);
-		if (status != BF_OK)
-		{
-			/* the target has no handle any more: forget it */
-			dlist_delete(&target->node);
-			BufFileFailure(status, "open", target->path);
-		}
-		target->bf = bf;
-		status = bf_file_seek(bf, pos, BF_SEEK_SET);
-		if (status == BF_OK)
-			status = bf_file_append(target->bf, source->bf, &start);
-	}
 	if (status != BF_OK)
 		BufFileFailure(status, "append to", target->path);
 
 	/* The source now belongs to the target, which closes it. */
-	dlist_delete(&source->node);
 	oldcxt = MemoryContextSwitchTo(BufFileContext);
 	target->appended = lappend(target->appended, source);
 	MemoryContextSwitchTo(oldcxt);
+	dlist_delete(&source->node);
 
 	Assert(start % BLCKSZ == 0);
 	return (long) (start / BLCKSZ);
