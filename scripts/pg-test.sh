@@ -63,7 +63,7 @@ count_temp() {
       if ($0 ~ /\.fileset\//) shared++; else if ($0 ~ /\.buffile\//) private++; else other++
       match($0, /size [0-9]+, logical size [0-9]+, compression [a-z0-9]+/)
       split(substr($0, RSTART, RLENGTH), f, /[ ,]+/)
-      phys += f[2]; logi += f[5]; codec[f[7]]++
+      phys += f[2]; logi += f[5]; codec[f[7] == "" ? "unknown" : f[7]]++
     }
     END {
       printf "private %d shared %d other %d logical %.0f physical %.0f", private, shared, other, logi, phys
@@ -155,7 +155,7 @@ part_tap_stream() {
 start_server() {
   local name=$1 bin=$2 port=$3 data=$RUN/$1
   [ -f "$data/postmaster.pid" ] && as_user "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1
-  rm -rf "$data"
+  rm -rf "$data" "$RUN/$name.log"
   as_user "$bin/initdb" -D "$data" -A trust -E UTF8 --locale=C --no-sync > "$RUN/$name-initdb.log" 2>&1 \
     || { cat "$RUN/$name-initdb.log"; return 1; }
   cat >> "$data/postgresql.conf" <<EOF
