@@ -254,7 +254,19 @@ part_tpch() {
   done
   describe_counts "$(count_temp "$RUN/tpch-patched.log")"
   echo "FileSet files by subsystem: $(fileset_kinds "$RUN/tpch-patched.log")"
+  # pg_stat_database counts what the log lines say, once every backend and
+  # worker has flushed its statistics at exit.
+  # A backend flushes them as it exits, which may be just after psql returns:
+  # wait up to 10 s.
+  local stat i
   set -- $(count_temp "$RUN/tpch-patched.log")
+  for i in $(seq 1 20); do
+    stat=$(psql_at $PORT_PATCHED -At -F ' ' -c "select sum(temp_files), sum(temp_bytes) from pg_stat_database")
+    [ "$stat" = "$(($2 + $4 + $6)) ${10}" ] && break
+    sleep 0.5
+  done
+  echo "pg_stat_database: temp_files, temp_bytes = $stat; the log: $(($2 + $4 + $6)) files, ${10} bytes"
+  [ "$stat" = "$(($2 + $4 + $6)) ${10}" ] || { echo "pg_stat_database does not match the log"; bad=$((bad + 1)); }
   stop_server tpch-stock "$STOCK"
   stop_server tpch-patched "$PATCHED"
   [ $bad -eq 0 ] || { echo "$bad answers differ from stock PostgreSQL's"; return 1; }
