@@ -6,10 +6,13 @@
 #                                       source into build/pg/inst-stock
 #
 # Source: `apt-get source postgresql-15` of the version of Debian's installed
-# binary package (installed first if missing, so the candidate), through
-# deb-src entries derived from the machine's own apt sources into a private
-# directory: no host file is written. The upstream source of that package is
-# used without Debian's packaging patches (paths of the Debian layout). Cached under build/pg/ (see
+# binary package (the stock reference), through deb-src entries derived from
+# the machine's own apt sources into a private directory: no host file is
+# written. When that source cannot be fetched (the archive may serve a
+# security update's binaries but not its source), the newest version whose
+# source can; Debian's binary of it is installed if none is, else stock is
+# built from the same source as the reference. The upstream source of the
+# package is used without Debian's packaging patches (paths of Debian's layout). Cached under build/pg/ (see
 # scripts/pg-common.sh): a second run re-extracts nothing, rewrites only the
 # files whose patched content changed and lets make rebuild what depends on
 # them (configured with --enable-depend; ccache also keeps objects).
@@ -25,17 +28,20 @@ step() { log "$1 ($((SECONDS - step_start)) s so far)"; }
 
 # --- packages --------------------------------------------------------------
 apt_install build-essential cmake pkg-config bison flex libreadline-dev zlib1g-dev \
-  liblz4-dev libzstd-dev libipc-run-perl ccache dpkg-dev patch "postgresql-$PG_MAJOR"
-VER=$(pg_version)
-UP=$(pg_upstream)
-[ -n "$VER" ] || die "postgresql-$PG_MAJOR is not installed"
-log "PostgreSQL $VER (Debian's installed postgresql-$PG_MAJOR)"
+  liblz4-dev libzstd-dev libipc-run-perl ccache dpkg-dev patch
 ensure_user
 
-# --- source ----------------------------------------------------------------
-SRC=$PGB/src-$UP
-if [ ! -f "$SRC/configure" ]; then
-  APT=$PGB/apt
+# --- version and source ------------------------------------------------------
+# The version is that of Debian's postgresql-15 binary package when its source
+# can be fetched; else the newest version whose source can (the archive may
+# serve a security update's binaries but not its source), whose binary is then
+# installed if none is. Remembered in build/pg/pg-version.
+APT=$PGB/apt
+APTOPT=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/sources.list.d"
+        -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "APT::Sandbox::User=root")
+dsc_of() { echo "$PGB/dl/postgresql-${PG_MAJOR}_${1#*:}.dsc"; }
+VER=$(cat "$PGB/pg-version" 2>/dev/null || true)
+if [ -z "$VER" ] || [ ! -f "$(dsc_of "$VER")" ]; then
   mkdir -p "$APT/sources.list.d" "$APT/lists/partial" "$APT/cache/archives/partial" "$PGB/dl"
   : > "$APT/sources.list"
   # deb822 files: same URIs, suites, components and keys; deb-src instead of deb.
@@ -46,19 +52,48 @@ if [ ! -f "$SRC/configure" ]; then
   for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
     [ -f "$f" ] && sed -nE 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f"
   done >> "$APT/sources.list"
-  APTOPT=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/sources.list.d"
-          -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "APT::Sandbox::User=root")
-  if ! ls "$PGB/dl/postgresql-${PG_MAJOR}_${VER#*:}.dsc" >/dev/null 2>&1; then
-    log "apt-get source postgresql-$PG_MAJOR=$VER (private deb-src lists in $APT)"
-    apt-get "${APTOPT[@]}" update -qq
-    (cd "$PGB/dl" && apt-get "${APTOPT[@]}" source --download-only -qq "postgresql-$PG_MAJOR=$VER")
-  fi
+  log "private deb-src lists in $APT"
+  apt-get "${APTOPT[@]}" update -qq
+  VER=""
+  for v in $(pg_version) $(apt-cache "${APTOPT[@]}" showsrc "postgresql-$PG_MAJOR" \
+               | sed -n 's/^Version: //p' | sort -rV); do
+    if (cd "$PGB/dl" && apt-get "${APTOPT[@]}" source --download-only -qq "postgresql-$PG_MAJOR=$v" \
+          > /dev/null 2>&1) && [ -f "$(dsc_of "$v")" ]; then
+      VER=$v
+      break
+    fi
+    log "the source of postgresql-$PG_MAJOR $v cannot be fetched"
+  done
+  [ -n "$VER" ] || die "no source of postgresql-$PG_MAJOR can be fetched"
+  echo "$VER" > "$PGB/pg-version"
+  log "apt-get source postgresql-$PG_MAJOR=$VER: $(dsc_of "$VER")"
+fi
+if [ -z "$(pg_version)" ]; then
+  log "apt-get install postgresql-$PG_MAJOR=$VER (the stock reference)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-$PG_MAJOR=$VER" > /dev/null
+fi
+UP=${VER#*:}
+UP=${UP%%-*}
+SRC=$PGB/src-$UP
+if [ ! -f "$SRC/configure" ]; then
   rm -rf "$SRC.tmp"
   # Upstream source only: Debian's patches are packaging (they hard-wire
   # /usr/lib/postgresql/15 into `make install`, over the installed package).
-  dpkg-source -x --skip-patches "$PGB/dl/postgresql-${PG_MAJOR}_${VER#*:}.dsc" "$SRC.tmp" >/dev/null
+  dpkg-source -x --skip-patches "$(dsc_of "$VER")" "$SRC.tmp" > /dev/null 2>&1
   mv "$SRC.tmp" "$SRC"
+  chown -R "$PG_USER": "$SRC"
 fi
+# The stock reference: Debian's binary if it is this version, else stock
+# built from this source.
+if [ "$(pg_version)" = "$VER" ]; then
+  echo "/usr/lib/postgresql/$PG_MAJOR/bin" > "$PGB/stock-bin"
+else
+  log "Debian's postgresql-$PG_MAJOR is $(pg_version), not $VER: stock is built from source"
+  PG_BUILD_STOCK=1
+  echo "$PGB/inst-stock/bin" > "$PGB/stock-bin"
+fi
+log "PostgreSQL $VER; stock reference: $(cat "$PGB/stock-bin")"
 step "source ready in $SRC"
 
 # --- libbuffile --------------------------------------------------------------

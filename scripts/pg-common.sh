@@ -11,6 +11,9 @@
 #   build-stock/    VPATH build of src-<ver> (only with PG_BUILD_STOCK=1)
 #   libbuffile/     libbuffile installed (static library linked into postgres)
 #   run/            data directories and logs of pg-test.sh
+#   pg-version      the Debian version whose source is used
+#   stock-bin       bin directory of the stock reference (Debian's binary of
+#                   that version, or build-stock's install)
 # Invariants: the pristine tree is never modified; everything PostgreSQL runs
 # or builds as the unprivileged user $PG_USER, which owns build/pg/.
 
@@ -56,13 +59,13 @@ as_user() {
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"
 }
 
-# The Debian version of postgresql-15 this run uses: the installed binary
-# package (pg-build.sh installs the candidate when it is missing).
+# Version of Debian's installed postgresql-15 binary package ("" if none).
 pg_version() {
-  dpkg-query -W -f='${Version}' postgresql-$PG_MAJOR 2>/dev/null
+  dpkg-query -W -f='${Version}' postgresql-$PG_MAJOR 2>/dev/null || true
 }
 
-# Upstream version (15.18-0+deb12u1 -> 15.18), which names the source trees.
+# Upstream version of the source pg-build.sh chose (15.18-0+deb12u1 -> 15.18),
+# which names the source trees.
 pg_upstream() {
-  local v; v=$(pg_version); v=${v#*:}; echo "${v%%-*}"
+  local v; v=$(cat "$PGB/pg-version"); v=${v#*:}; echo "${v%%-*}"
 }

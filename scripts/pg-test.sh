@@ -17,8 +17,9 @@
 #       streamed transactions: FileSet files reopened read-write, appended,
 #       truncated) with TEMP_CONFIG = zstd, log_temp_files = 0.
 #   tpch  TPC-H SF 0.01 from our generator (tpch/gen) loaded into patched
-#       PostgreSQL and into Debian's postgresql-15 binary of the same version
-#       (the stock reference); the 22 queries of ../shared/tpch/queries at
+#       PostgreSQL and into stock PostgreSQL of the same version (Debian's
+#       postgresql-15 binary, or stock built from the same source when Debian's
+#       is another version: see pg-build.sh); the 22 queries of ../shared/tpch/queries at
 #       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
 #       plans forced cheap), every codec: all answers byte-identical to stock's.
 #   aborts  on the patched server: a spilling query cancelled by
@@ -48,7 +49,7 @@ RESULTS+=("PASS build ($((SECONDS - t0)) s)")
 UP=$(pg_upstream)
 B=$PGB/build-patched
 PATCHED=$PGB/inst-patched/bin
-STOCK=/usr/lib/postgresql/$PG_MAJOR/bin
+STOCK=$(cat "$PGB/stock-bin")
 RUN=$PGB/run
 SOCK=$RUN/sock
 mkdir -p "$RUN" "$SOCK"
