@@ -49,7 +49,7 @@ RESULTS+=("PASS build ($((SECONDS - t0)) s)")
 UP=$(pg_upstream)
 B=$PGB/build-patched
 PATCHED=$PGB/inst-patched/bin
-STOCK=$(cat "$PGB/stock-bin")
+STOCK=${PG_STOCK_BIN:-$(cat "$PGB/stock-bin")}  # PG_STOCK_BIN: another stock reference
 RUN=$PGB/run
 SOCK=$RUN/sock
 mkdir -p "$RUN" "$SOCK"
@@ -288,21 +288,31 @@ part_aborts() {
   start_server aborts "$PATCHED" $port || return 1
   local spill="select count(*) from (select g, md5(g::text) m from generate_series(1, 20000000) g order by m) s"
 
-  # 1. cancel by statement_timeout while spilling
+  # 1. cancel by statement_timeout while spilling. The backend's descriptors
+  # and the BufFile memory context are measured after a spill that completed
+  # and again after the cancelled one: the same, or something leaked.
+  local usage="select 'usage: fds ' || (select count(*) from pg_ls_dir('/proc/self/fd')) || ', BufFile memory ' || (select sum(used_bytes) from pg_backend_memory_contexts where name = 'BufFile')"
   psql_at $port > "$out/cancel.out" 2>&1 <<EOF
 set work_mem = '64kB';
 set temp_file_compression = zstd;
+select count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+$usage;
 set statement_timeout = '3s';
 $spill;
 \\! find $data/base/pgsql_tmp -type f | wc -l | sed 's/^/files-left: /'
 reset statement_timeout;
+$usage;
 select 'alive-' || count(*) from generate_series(1, 10);
 EOF
-  local pid_lines
+  local pid_lines usage_lines
+  usage_lines=$(grep -o 'usage: .*' "$out/cancel.out" | sort -u)
   if grep -q 'canceling statement due to statement timeout' "$out/cancel.out" \
-     && grep -q '^files-left: 0$' "$out/cancel.out" && grep -q 'alive-10' "$out/cancel.out"; then
-    pid_lines=$(grep -c 'temporary file: path' "$log")
-    echo "cancel: statement_timeout cancelled the spill after $pid_lines temp files were written; 0 files left, session alive"
+     && grep -q '^files-left: 0$' "$out/cancel.out" && grep -q 'alive-10' "$out/cancel.out" \
+     && [ -n "$usage_lines" ] && [ "$(echo "$usage_lines" | wc -l)" -eq 1 ]; then
+    # the files the abort closed are logged after the cancel's ERROR
+    pid_lines=$(awk '/canceling statement due to statement timeout/ { f = 1 }
+                     f && /temporary file: path/ { n++ } END { print n + 0 }' "$log")
+    echo "cancel: statement_timeout cancelled the spill, whose abort closed $pid_lines temp files; 0 files left, session alive; before and after the cancel: $usage_lines"
     [ "$pid_lines" -gt 0 ] || { echo "cancel: the query had not spilled yet"; ok=0; }
   else
     echo "cancel: FAILED"; cat "$out/cancel.out"; ok=0
