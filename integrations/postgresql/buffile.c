@@ -378,11 +378,19 @@ BufFileCloseInternal(BufFile *file, int elevel)
 	if (status != BF_OK)
 	{
 		char	   *path = pstrdup(file->path);
+		bool		named = (file->fileset != NULL);
 
 		BufFileFree(file);
-		if (elevel >= ERROR)
+
+		/*
+		 * A named file that could not persist its index is rolled back by
+		 * the library: its writer must hear of it.  A private file whose
+		 * segment could not be removed is only LOGged, as fd.c does; the
+		 * space directory goes at exit anyway.
+		 */
+		if (elevel >= ERROR && named)
 			BufFileFailure(status, "close", path);
-		ereport(elevel,
+		ereport(Min(elevel, LOG),
 				(errmsg("could not close temporary file \"%s\": %s",
 						path, bf_space_errmsg(buffile_space))));
 		pfree(path);
