@@ -70,16 +70,25 @@ typedef enum bf_codec {
     BF_CODEC_LZ4 = 1,  /* level = acceleration, 1 (default) .. 65537; higher is faster */
     BF_CODEC_ZSTD = 2, /* level -7 .. 22, default 1; negative levels are faster */
     BF_CODEC_ZLIB = 3, /* level 1 .. 9, default 6 */
+    /*
+     * A policy, not a format: each file picks, as it grows, the codec and
+     * level (none, lz4, zstd 1 or 3) that makes spilling cheapest on the
+     * space's device, from what the space measures of its I/O time per
+     * byte and of each codec's time and ratio on the data being spilled
+     * (see bf_space_options.auto_prefer and bf_space_auto_reason). Extents
+     * name their codec, so one file mixes codecs. Level must be default.
+     */
+    BF_CODEC_AUTO = 4,
 } bf_codec;
 
 /* Level value meaning "the codec's default level". */
 #define BF_LEVEL_DEFAULT INT32_MIN
 
-/* Name of a codec ("none", "lz4", "zstd", "zlib"), or NULL if unknown. */
+/* Name of a codec ("none", "lz4", "zstd", "zlib", "auto"), or NULL if unknown. */
 BF_API const char *bf_codec_name(bf_codec codec);
 /* Parse a codec name; returns BF_EINVAL for an unknown name. */
 BF_API int bf_codec_parse(const char *name, bf_codec *out);
-/* 1 if the codec was built into this library, 0 otherwise. */
+/* 1 if the codec was built into this library (auto always is), 0 otherwise. */
 BF_API int bf_codec_available(bf_codec codec);
 
 /* Block sizes: powers of two in [BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX]. */
@@ -112,28 +121,31 @@ typedef struct bf_allocator {
  * not move them.
  */
 typedef struct bf_stats {
-    uint64_t logical_bytes;     /* current logical size */
-    uint64_t logical_peak;      /* peak of logical_bytes */
-    uint64_t physical_bytes;    /* bytes the file holds on disk: the sizes of its segment files
-                                   (dead bytes included) and, for a named file, its index */
-    uint64_t physical_peak;     /* peak of physical_bytes */
-    uint64_t dead_bytes;        /* of the segment bytes, those not holding a live extent */
-    uint64_t logical_written;   /* bytes passed to write calls that succeeded */
-    uint64_t logical_read;      /* bytes returned by read calls that succeeded */
-    uint64_t physical_written;  /* extent bytes written to disk */
-    uint64_t physical_read;     /* extent bytes read from disk */
-    uint64_t blocks_compressed; /* extents written compressed */
-    uint64_t blocks_raw;        /* extents stored raw (did not shrink) */
-    uint64_t blocks_read;       /* extents read and verified */
-    uint64_t compress_ns;       /* codec time compressing (monotonic clock around the codec) */
-    uint64_t decompress_ns;     /* codec time decompressing */
-    uint64_t files_created;     /* space only: files created over its life (not opens) */
-    uint64_t files_open;        /* space only: handles open now */
-    uint64_t memory_bytes;      /* heap held now: a file's struct, block buffer, block
-                                   map and free list; for a space, that of its open
-                                   files plus its scratch and read-ahead buffers (codec
-                                   contexts are not included: count them with the
-                                   allocator hooks) */
+    uint64_t logical_bytes;      /* current logical size */
+    uint64_t logical_peak;       /* peak of logical_bytes */
+    uint64_t physical_bytes;     /* bytes the file holds on disk: the sizes of its segment files
+                                    (dead bytes included) and, for a named file, its index */
+    uint64_t physical_peak;      /* peak of physical_bytes */
+    uint64_t dead_bytes;         /* of the segment bytes, those not holding a live extent */
+    uint64_t logical_written;    /* bytes passed to write calls that succeeded */
+    uint64_t logical_read;       /* bytes returned by read calls that succeeded */
+    uint64_t physical_written;   /* extent bytes written to disk */
+    uint64_t physical_read;      /* extent bytes read from disk */
+    uint64_t blocks_compressed;  /* extents written compressed */
+    uint64_t blocks_raw;         /* extents stored raw (did not shrink) */
+    uint64_t blocks_read;        /* extents read and verified */
+    uint64_t compress_ns;        /* codec time compressing (monotonic clock around the codec) */
+    uint64_t decompress_ns;      /* codec time decompressing */
+    uint64_t files_created;      /* space only: files created over its life (not opens) */
+    uint64_t files_open;         /* space only: handles open now */
+    uint64_t blocks_by_codec[4]; /* space only: extents written with none, lz4, zstd, zlib */
+    uint64_t auto_probe_ns;      /* space only: time codec=auto spent probing other codecs */
+    uint64_t auto_switches;      /* space only: codec changes codec=auto made in files */
+    uint64_t memory_bytes;       /* heap held now: a file's struct, block buffer, block
+                                    map and free list; for a space, that of its open
+                                    files plus its scratch and read-ahead buffers (codec
+                                    contexts are not included: count them with the
+                                    allocator hooks) */
 } bf_stats;
 
 typedef struct bf_space bf_space;
@@ -153,9 +165,16 @@ typedef struct bf_space_options {
     const bf_allocator *allocator; /* NULL: malloc/realloc/free; copied */
     uint64_t io_limit;             /* model a slower disk: temp I/O bytes per second, reads and
                                       writes together (token bucket); 0 = unthrottled */
+    int auto_prefer;               /* codec=auto: BF_AUTO_TIME (default) or BF_AUTO_SPACE */
+    uint32_t auto_slack_pct;       /* BF_AUTO_SPACE: the smallest output among codecs at most
+                                      this many percent slower than the fastest (default 20) */
 } bf_space_options;
 
-/* Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit. */
+/* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
+#define BF_AUTO_TIME 0
+#define BF_AUTO_SPACE 1
+
+/* Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit, auto prefers time. */
 BF_API void bf_space_options_init(bf_space_options *opts);
 
 /*
@@ -177,6 +196,13 @@ BF_API void bf_space_destroy(bf_space *space);
 
 /* Message of the last failure in this space ("" if none). Owned by the space. */
 BF_API const char *bf_space_errmsg(const bf_space *space);
+
+/*
+ * The last decision codec=auto made in this space and why: the codec
+ * chosen, each candidate's expected ns per logical byte and ratio, the
+ * measured I/O ns per byte ("" if no file uses auto). Owned by the space.
+ */
+BF_API const char *bf_space_auto_reason(const bf_space *space);
 
 /* The space's private directory. Owned by the space. */
 BF_API const char *bf_space_dir(const bf_space *space);
@@ -288,7 +314,7 @@ BF_API int bf_file_truncate(bf_file *file, uint64_t size);
 /* Write the buffered block, if modified. On error it stays buffered and dirty. */
 BF_API int bf_file_flush(bf_file *file);
 
-/* The file's logical block size, codec and level. */
+/* The file's logical block size, codec (BF_CODEC_AUTO for auto) and level (of the codec in use). */
 BF_API uint32_t bf_file_block_size(const bf_file *file);
 BF_API bf_codec bf_file_codec(const bf_file *file);
 BF_API int32_t bf_file_level(const bf_file *file);

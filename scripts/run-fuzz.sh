@@ -2,7 +2,7 @@
 # Build the libFuzzer targets (clang, ASan+UBSan, BF_FUZZ=ON) in build-fuzz/
 # and run each for a bounded time.
 #   scripts/run-fuzz.sh [SECONDS] [TARGET...]
-# SECONDS per target (default 60); TARGETs from: extent segment index ops
+# SECONDS per target (default 60); TARGETs from: extent segment index ops fileset
 # (default all). New inputs go to build-fuzz/fuzz-corpus/<target>, crashes to
 # build-fuzz/fuzz-artifacts/<target>/; the seed corpus in tests/fuzz/corpus is
 # only read. Exits non-zero if any target crashed, leaked or failed a property.
@@ -28,10 +28,10 @@ if [ $# -gt 0 ]; then
   shift
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(extent segment index ops)
+[ ${#targets[@]} -gt 0 ] || targets=(extent segment index ops fileset)
 for t in "${targets[@]}"; do
   if [ ! -d "tests/fuzz/corpus/$t" ]; then
-    echo "run-fuzz.sh: unknown target '$t' (extent segment index ops)" >&2
+    echo "run-fuzz.sh: unknown target '$t' (extent segment index ops fileset)" >&2
     exit 2
   fi
 done

@@ -3,6 +3,7 @@
  *
  * Which codecs exist is decided at build time (BF_HAVE_LZ4/ZSTD/ZLIB); a
  * codec that was not built is reported as such, never replaced silently.
+ * "auto" has a name but no ops: it is a policy over the others (auto.c).
  */
 #include "codec.h"
 
@@ -27,8 +28,9 @@ static const bf_codec_ops *const registry[] = {
 #endif
 };
 
-static const char *const names[] = {"none", "lz4", "zstd", "zlib"};
-#define NCODECS (sizeof(names) / sizeof(names[0]))
+static const char *const names[] = {"none", "lz4", "zstd", "zlib", "auto"};
+#define NCODECS (sizeof(registry) / sizeof(registry[0]))
+#define NNAMES (sizeof(names) / sizeof(names[0]))
 
 const bf_codec_ops *bf_codec_ops_get(bf_codec codec)
 {
@@ -39,14 +41,14 @@ const bf_codec_ops *bf_codec_ops_get(bf_codec codec)
 
 const char *bf_codec_name(bf_codec codec)
 {
-    if ((int)codec < 0 || (size_t)codec >= NCODECS)
+    if ((int)codec < 0 || (size_t)codec >= NNAMES)
         return NULL;
     return names[codec];
 }
 
 int bf_codec_parse(const char *name, bf_codec *out)
 {
-    for (size_t i = 0; name != NULL && i < NCODECS; i++) {
+    for (size_t i = 0; name != NULL && i < NNAMES; i++) {
         if (strcmp(name, names[i]) == 0) {
             *out = (bf_codec)i;
             return BF_OK;
@@ -57,7 +59,7 @@ int bf_codec_parse(const char *name, bf_codec *out)
 
 int bf_codec_available(bf_codec codec)
 {
-    return bf_codec_ops_get(codec) != NULL;
+    return codec == BF_CODEC_AUTO || bf_codec_ops_get(codec) != NULL;
 }
 
 int bf_codec_resolve_level(const bf_codec_ops *ops, int32_t level, int32_t *out)

@@ -200,6 +200,94 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
     return BF_OK;
 }
 
+/* ---- codec=auto ------------------------------------------------------- */
+
+/*
+ * Compress the block about to be written with the candidates other than
+ * the file's own (whose figures come from the real pack), and decompress
+ * each result, feeding the space's estimates. Returns 1 when some codec
+ * made the block shrink by a tenth or more. Probe time is counted apart.
+ */
+static int auto_probe(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
+{
+    bf_space *sp = f->seg.space;
+    if (a->probe_cap < raw_len) {
+        unsigned char *out = bf_realloc(&sp->alloc, a->probe_out, raw_len);
+        unsigned char *back = out ? bf_realloc(&sp->alloc, a->probe_back, raw_len) : NULL;
+        if (out != NULL)
+            a->probe_out = out;
+        if (back == NULL)
+            return 0; /* no probe this time: the estimates just age */
+        a->probe_back = back;
+        a->probe_cap = raw_len;
+    }
+    uint64_t start = bf_now_ns();
+    int shrinks = 0;
+    for (int k = 0; k < a->ncand; k++) {
+        const bf_auto_cand *c = &a->cand[k];
+        if (k == f->fauto.cand)
+            continue;
+        if (c->codec == BF_CODEC_NONE) {
+            bf_auto_note_pack(a, k, raw_len, raw_len + BF_EXTENT_HDR, 0);
+            continue;
+        }
+        const bf_codec_ops *ops = bf_codec_ops_get(c->codec);
+        void *ctx;
+        if (bf_space_codec_ctx(sp, c->codec, &ctx) != BF_OK)
+            continue;
+        uint64_t t0 = bf_now_ns();
+        int64_t n = raw_len > 1
+                        ? ops->compress(ctx, c->level, data, raw_len, a->probe_out, raw_len - 1)
+                        : 0;
+        uint64_t t1 = bf_now_ns();
+        if (n < 0)
+            continue;
+        bf_auto_note_pack(a, k, raw_len, (uint32_t)(n > 0 ? n : raw_len) + BF_EXTENT_HDR, t1 - t0);
+        if (n == 0)
+            continue;
+        shrinks |= (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
+        if (ops->decompress(ctx, a->probe_out, (size_t)n, a->probe_back, raw_len) == 0)
+            bf_auto_note_unpack(a, c->codec, raw_len, bf_now_ns() - t1);
+    }
+    a->probe_ns += bf_now_ns() - start;
+    return shrinks;
+}
+
+/*
+ * Before an auto file packs a block: probe when the space's schedule or
+ * the file asks for it, and at the file's decision points choose its
+ * codec for the blocks that follow.
+ */
+static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
+{
+    bf_space *sp = f->seg.space;
+    bf_auto *a = sp->autoc;
+    bf_file_auto *fa = &f->fauto;
+    int first = fa->probe, due = first || fa->since >= BF_AUTO_EVERY;
+    int scheduled = a->blocks < BF_AUTO_WARMUP || a->blocks % BF_AUTO_PROBE_EVERY == 0;
+    a->blocks++;
+    if (first || scheduled || (due && fa->flat)) {
+        int shrinks = auto_probe(f, a, data, raw_len);
+        if (fa->flat && shrinks)
+            fa->flat = 0; /* its data compresses again */
+    }
+    if (!due)
+        return;
+    /* Blocks that come out raw under a compressing codec: the file's data does not shrink. */
+    if (!first && !fa->flat && a->cand[fa->cand].codec != BF_CODEC_NONE &&
+        (uint32_t)fa->raw * 8 >= (uint32_t)fa->since * 7)
+        fa->flat = 1;
+    int k = bf_auto_choose(a, fa->cand, fa->flat, a->reason, sizeof(a->reason));
+    if (k != fa->cand) {
+        a->switches += !first;
+        fa->cand = (uint8_t)k;
+        f->codec = (uint8_t)a->cand[k].codec;
+        f->level = a->cand[k].level;
+    }
+    fa->probe = 0;
+    fa->since = fa->raw = 0;
+}
+
 /* ---- block store and load --------------------------------------------- */
 
 /*
@@ -211,6 +299,8 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
                       unsigned char *at, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
     bf_space *sp = f->seg.space;
+    if (f->fauto.on)
+        auto_prepare(f, data, raw_len);
     const bf_codec_ops *ops = bf_codec_ops_get((bf_codec)f->codec);
     void *ctx;
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
@@ -220,6 +310,12 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
     rc = bf_extent_pack(ops, ctx, f->level, blkno, gen, data, raw_len, at, iov, iovcnt, info);
     if (f->codec != BF_CODEC_NONE)
         COUNT(f, compress_ns, info->codec_ns);
+    if (rc == BF_OK && f->fauto.on) {
+        bf_auto_note_pack(sp->autoc, f->fauto.cand, raw_len, BF_EXTENT_HDR + info->payload_len,
+                          info->codec_ns);
+        f->fauto.since++;
+        f->fauto.raw += info->raw && f->codec != BF_CODEC_NONE;
+    }
     if (rc != BF_OK)
         return bf_fail(sp, rc, "compress", NULL, 0, "%s on block %llu: %s", ops->name,
                        (unsigned long long)blkno, bf_strerror(rc));
@@ -238,6 +334,7 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
     e->cap = cap;
     live_add(f, len);
     COUNT(f, physical_written, len);
+    f->seg.space->blocks_by_codec[info->codec]++;
     if (info->raw)
         COUNT(f, blocks_raw, 1);
     else
@@ -294,8 +391,8 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
     if (rc != BF_OK) {
         if (from_free)
             bf_free_put(&f->free, &sp->alloc, sp->segment_size, ch.off, ch.cap);
-        else if (gap)
-            bf_seg_resize(&f->seg, f->phys_end); /* best effort: the gap is not needed now */
+        else if (placed)
+            bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
         bf_map_shrink(&f->map, &sp->alloc, old_n);
         return rc;
     }
@@ -356,6 +453,8 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
                !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
     if (rc == BF_OK && fits)
         rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
+    if (rc != BF_OK && fits)
+        bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
     if (rc != BF_OK || !fits) {
         bf_map_shrink(&f->map, &sp->alloc, old_n);
         return rc; /* 0 when the batch does not apply after all */
@@ -467,7 +566,10 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
             uint64_t t0 = bf_now_ns();
             int d = bf_codec_ops_get(info.codec)
                         ->decompress(ctx, payload, info.payload_len, dst, info.raw_len);
-            COUNT(f, decompress_ns, bf_now_ns() - t0);
+            uint64_t dt = bf_now_ns() - t0;
+            COUNT(f, decompress_ns, dt);
+            if (sp->autoc != NULL && d == 0)
+                bf_auto_note_unpack(sp->autoc, info.codec, info.raw_len, dt);
             if (d == BF_CODEC_NOMEM) {
                 rc = BF_ENOMEM;
                 why = "out of memory in the decompressor";
@@ -755,7 +857,7 @@ uint32_t bf_file_block_size(const bf_file *f)
 
 bf_codec bf_file_codec(const bf_file *f)
 {
-    return (bf_codec)f->codec;
+    return f->fauto.on ? BF_CODEC_AUTO : (bf_codec)f->codec;
 }
 
 int32_t bf_file_level(const bf_file *f)
@@ -887,13 +989,27 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     bf_codec codec = o.codec == BF_CODEC_DEFAULT ? sp->codec : o.codec;
     if (bf_codec_name(codec) == NULL)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "unknown codec %d", (int)codec);
+    int32_t level = o.level;
+    if (level == BF_LEVEL_DEFAULT && codec == sp->codec)
+        level = sp->level;
+    bf_file_auto fa = {0};
+    if (codec == BF_CODEC_AUTO) {
+        bf_auto *a;
+        if (level != BF_LEVEL_DEFAULT)
+            return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
+                           "codec auto chooses its own levels: leave the level at its default");
+        int rc = bf_space_auto(sp, &a);
+        if (rc != BF_OK)
+            return rc;
+        int k = bf_auto_start(a);
+        fa = (bf_file_auto){1, (uint8_t)k, 0, 1, 0, 0};
+        codec = a->cand[k].codec;
+        level = a->cand[k].level;
+    }
     const bf_codec_ops *ops = bf_codec_ops_get(codec);
     if (ops == NULL)
         return bf_fail(sp, BF_ENOCODEC, "create", NULL, 0, "codec %s was not built in",
                        bf_codec_name(codec));
-    int32_t level = o.level;
-    if (level == BF_LEVEL_DEFAULT && codec == sp->codec)
-        level = sp->level;
     if (bf_codec_resolve_level(ops, level, &level) != BF_OK)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "level %d out of range %d..%d for %s",
                        (int)o.level, (int)ops->min_level, (int)ops->max_level, ops->name);
@@ -916,6 +1032,7 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     f->block_size = bs;
     f->codec = (uint8_t)codec;
     f->level = level;
+    f->fauto = fa;
     bf_seg_init(&f->seg, sp, sp->next_file_id++, NULL);
     f->next = sp->files;
     if (sp->files)

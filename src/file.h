@@ -80,6 +80,7 @@ struct bf_file {
     uint8_t buf_dirty;
     uint8_t readonly;
     uint8_t counted;
+    bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
     bf_blockmap map;
     bf_freespace free;
     bf_seg seg; /* seg.space is the file's space */

@@ -271,7 +271,7 @@ int bf_named_persist(bf_file *f)
     bf_index idx;
     memset(&idx, 0, sizeof(idx));
     idx.block_size = f->block_size;
-    idx.codec = f->codec;
+    idx.codec = (uint8_t)bf_file_codec(f); /* auto stays auto after a reopen */
     idx.level = f->level;
     idx.size = f->size;
     idx.segment_size = sp->segment_size;
@@ -589,21 +589,24 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
 }
 
 /*
- * A writer creates the segment after the last one the index counts: it
- * must not exist already (O_EXCL would refuse it on the first write that
- * needs it, long after the open said all was well).
+ * A writer creates the segments after the last one the index counts (with
+ * O_EXCL, so that nothing planted is ever written through). Segments found
+ * there were left by a session that died before its index was durable
+ * (the index is the truth, and it does not point into them): a read-write
+ * open removes them, or the first write needing one would fail long after
+ * the open said all was well.
  */
-static int check_no_segment_beyond(bf_file *f)
+static int remove_segments_beyond(bf_file *f)
 {
     bf_space *sp = f->seg.space;
     char path[4096];
-    bf_seg_path(&f->seg, f->seg.nsegs, path, sizeof(path));
-    int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0)
-        return errno == ENOENT ? BF_OK : bf_fail(sp, BF_EIO, "open", path, errno, NULL);
-    sp->io.close(sp->io.ctx, fd);
-    return bf_fail(sp, BF_ECORRUPT, "open", path, 0,
-                   "segment files do not match the index (one more than it counts)");
+    for (uint32_t segno = f->seg.nsegs;; segno++) {
+        bf_seg_path(&f->seg, segno, path, sizeof(path));
+        if (sp->io.unlink(sp->io.ctx, path) != 0)
+            return errno == ENOENT ? BF_OK
+                                   : bf_fail(sp, BF_EIO, "open", path, errno,
+                                             "removing a segment a failed session left");
+    }
 }
 
 /* An index entry into the map of the file being opened (`ctx`); `kept` marks part-0 extents. */
@@ -639,12 +642,14 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
     for (uint32_t i = 0; i < idx->nparts; i++) {
         bf_part *p = &nm->parts[i];
         const bf_index_part *ip = &idx->parts[i];
+        /* Initialised before it counts: a failed open closes every counted part. */
+        bf_seg_init(&p->seg, sp, 0, NULL);
+        nm->nparts = i + 1;
         p->name = str_dup(a, ip->name, ip->name_len);
         p->prefix = join(a, nm->dir, ip->name, ip->name_len);
-        nm->nparts = i + 1;
         if (p->name == NULL || p->prefix == NULL)
             return bf_fail(sp, BF_ENOMEM, "open", nm->prefix, 0, "parts");
-        bf_seg_init(&p->seg, sp, 0, p->prefix);
+        p->seg.prefix = p->prefix;
         p->seg.nsegs = ip->nsegs;
         p->bytes = ip->bytes;
         p->blk_delta = ip->blk_delta;
@@ -700,12 +705,14 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
         rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     if (rc == BF_OK) {
-        bf_file_options fo = {(bf_codec)idx.codec, idx.level, idx.block_size};
+        bf_file_options fo = {(bf_codec)idx.codec,
+                              idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level,
+                              idx.block_size};
         rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
         rc = load_index(f, &idx, buf, len, mode);
-    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = check_no_segment_beyond(f)) == BF_OK)
+    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = remove_segments_beyond(f)) == BF_OK)
         rc = rebuild_free(f, idx.phys_end);
     bf_free(&sp->alloc, parts);
     bf_free(&sp->alloc, buf);

@@ -149,6 +149,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     memcpy(local, iov, (size_t)iovcnt * sizeof(*iov));
     struct iovec *v = local;
     size_t done = 0;
+    uint64_t t0 = sp->autoc != NULL ? bf_space_io_now(sp) : 0;
     while (done < total) {
         ssize_t w = sp->io.pwritev(sp->io.ctx, seg->fd, v, n, (off_t)(soff + done));
         if (w <= 0) {
@@ -172,6 +173,8 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
             v->iov_len -= skip;
         }
     }
+    if (sp->autoc != NULL) /* codec=auto weighs bytes saved by what moving them costs */
+        bf_auto_note_io(sp->autoc, total, bf_space_io_now(sp) - t0);
     return BF_OK;
 }
 
@@ -184,6 +187,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
     if (rc != BF_OK)
         return rc;
     size_t done = 0;
+    uint64_t t0 = sp->autoc != NULL ? bf_space_io_now(sp) : 0;
     while (done < len) {
         ssize_t r =
             sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)(soff + done));
@@ -200,6 +204,8 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         }
         done += (size_t)r;
     }
+    if (sp->autoc != NULL)
+        bf_auto_note_io(sp->autoc, len, bf_space_io_now(sp) - t0);
     return BF_OK;
 }
 
@@ -238,9 +244,10 @@ int bf_seg_resize(bf_seg *seg, uint64_t end)
     if (rc != BF_OK)
         return rc;
     if (sp->io.ftruncate(sp->io.ctx, seg->fd, (off_t)tail) != 0) {
+        int e = errno; /* extending a segment over a gap can find the disk full */
         char path[4096];
         bf_seg_path(seg, keep - 1, path, sizeof(path));
-        return bf_fail(sp, BF_EIO, "truncate", path, errno, "to %llu bytes",
+        return bf_fail(sp, bf_status_from_errno(e), "truncate", path, e, "to %llu bytes",
                        (unsigned long long)tail);
     }
     return BF_OK;

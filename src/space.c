@@ -30,6 +30,7 @@ void bf_space_options_init(bf_space_options *o)
     o->codec = BF_CODEC_LZ4;
     o->level = BF_LEVEL_DEFAULT;
     o->segment_size = BF_SEGMENT_SIZE_DEFAULT;
+    o->auto_slack_pct = 20;
 }
 
 const char *bf_default_temp_parent(void)
@@ -77,13 +78,21 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     if (bf_codec_name(o.codec) == NULL)
         return reject(errbuf, errlen, BF_EINVAL, "unknown codec %d", (int)o.codec);
     const bf_codec_ops *ops = bf_codec_ops_get(o.codec);
-    if (ops == NULL)
+    int32_t level = BF_LEVEL_DEFAULT;
+    if (o.codec == BF_CODEC_AUTO) {
+        if (o.level != BF_LEVEL_DEFAULT)
+            return reject(errbuf, errlen, BF_EINVAL,
+                          "codec auto chooses its own levels: leave the level at its default");
+    } else if (ops == NULL) {
         return reject(errbuf, errlen, BF_ENOCODEC, "codec %s was not built into this library",
                       bf_codec_name(o.codec));
-    int32_t level;
-    if (bf_codec_resolve_level(ops, o.level, &level) != BF_OK)
+    } else if (bf_codec_resolve_level(ops, o.level, &level) != BF_OK) {
         return reject(errbuf, errlen, BF_EINVAL, "level %d out of range %d..%d for %s",
                       (int)o.level, (int)ops->min_level, (int)ops->max_level, ops->name);
+    }
+    if (o.auto_prefer != BF_AUTO_TIME && o.auto_prefer != BF_AUTO_SPACE)
+        return reject(errbuf, errlen, BF_EINVAL, "bad auto_prefer %d (BF_AUTO_TIME, BF_AUTO_SPACE)",
+                      o.auto_prefer);
     if (o.segment_size == 0)
         o.segment_size = BF_SEGMENT_SIZE_DEFAULT;
     if (o.segment_size % 4096 != 0 || o.segment_size < 2 * ((uint64_t)bs + 4096))
@@ -105,6 +114,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->temp_limit = o.temp_limit;
     sp->segment_size = o.segment_size;
     sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
+    sp->auto_prefer = o.auto_prefer;
+    sp->auto_slack_pct = o.auto_slack_pct;
     if (o.io_limit != 0 &&
         bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle) != BF_OK) {
         bf_free(a, sp);
@@ -148,6 +159,11 @@ void bf_space_destroy(bf_space *sp)
     bf_allocator a = sp->alloc;
     bf_free(&a, sp->scratch);
     bf_free(&a, sp->ra);
+    if (sp->autoc != NULL) {
+        bf_free(&a, sp->autoc->probe_out);
+        bf_free(&a, sp->autoc->probe_back);
+        bf_free(&a, sp->autoc);
+    }
     bf_throttle_free(&a, sp->throttle);
     bf_free(&a, sp->dir);
     bf_free(&a, sp);
@@ -156,6 +172,29 @@ void bf_space_destroy(bf_space *sp)
 const char *bf_space_errmsg(const bf_space *sp)
 {
     return sp->errmsg;
+}
+
+const char *bf_space_auto_reason(const bf_space *sp)
+{
+    return sp->autoc != NULL ? sp->autoc->reason : "";
+}
+
+void bf_space_set_io_clock(bf_space *sp, uint64_t (*clock)(void *ctx), void *ctx)
+{
+    sp->io_clock = clock;
+    sp->io_clock_ctx = ctx;
+}
+
+int bf_space_auto(bf_space *sp, bf_auto **out)
+{
+    if (sp->autoc == NULL) {
+        sp->autoc = bf_malloc(&sp->alloc, sizeof(*sp->autoc));
+        if (sp->autoc == NULL)
+            return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "codec auto's state");
+        bf_auto_init(sp->autoc, sp->auto_prefer == BF_AUTO_SPACE, sp->auto_slack_pct);
+    }
+    *out = sp->autoc;
+    return BF_OK;
 }
 
 const char *bf_space_dir(const bf_space *sp)
@@ -199,7 +238,14 @@ void bf_space_stats(const bf_space *sp, bf_stats *out)
                   sp->physical_now - sp->index_now - sp->live_now);
     out->files_created = sp->files_created;
     out->files_open = sp->files_open;
+    memcpy(out->blocks_by_codec, sp->blocks_by_codec, sizeof(out->blocks_by_codec));
+    if (sp->autoc != NULL) {
+        out->auto_probe_ns = sp->autoc->probe_ns;
+        out->auto_switches = sp->autoc->switches;
+    }
     out->memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
+    if (sp->autoc != NULL)
+        out->memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
     for (const bf_file *f = sp->files; f != NULL; f = f->next)
         out->memory_bytes += bf_file_memory(f);
 }

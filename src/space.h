@@ -13,7 +13,9 @@
 
 #include <stdint.h>
 
+#include "auto.h"
 #include "buffile.h"
+#include "clock.h"
 #include "error.h"
 #include "io.h"
 
@@ -64,8 +66,26 @@ struct bf_space {
     const void *seq_file; /* last block loaded, to recognise sequential reads */
     uint64_t seq_blk;
     void *throttle; /* io_throttle state when io_limit is set */
+    bf_auto *autoc; /* codec=auto's measurements, from the first file that uses it */
+    int auto_prefer;
+    uint32_t auto_slack_pct;
+    uint64_t blocks_by_codec[4];
+    uint64_t (*io_clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
+    void *io_clock_ctx;
     char errmsg[BF_ERRMSG_MAX];
 };
+
+/* The clock codec=auto times transfers with (codec time is always the monotonic clock). */
+static inline uint64_t bf_space_io_now(const struct bf_space *space)
+{
+    return space->io_clock != NULL ? space->io_clock(space->io_clock_ctx) : bf_now_ns();
+}
+
+/* Replace the clock of transfers (tests: a fake device keeps its own time). */
+void bf_space_set_io_clock(struct bf_space *space, uint64_t (*clock)(void *ctx), void *ctx);
+
+/* codec=auto's state, made on first use; BF_ENOMEM when it cannot be. */
+int bf_space_auto(struct bf_space *space, bf_auto **out);
 
 /* Fill the bf_stats fields that files and spaces share, from counters and current sizes. */
 void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,

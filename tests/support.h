@@ -27,13 +27,18 @@ extern const char *const t_data_names[3];
 /* Fill buf with data of the given kind (text: TPC-H-like rows; mixed: both, in runs). */
 void t_fill(t_rng *r, t_data kind, unsigned char *buf, size_t len);
 
-/* A counting allocator; fail_at > 0 makes the fail_at-th allocation (from now) return NULL. */
+/*
+ * A counting allocator; fail_at > 0 makes the fail_at-th allocation (from now) return NULL.
+ * With `poison` set, freed memory (and the old block of a realloc, which then always moves)
+ * is overwritten first, so a use after free misbehaves at once even without ASan.
+ */
 typedef struct t_counting {
     bf_allocator hooks;
     int64_t live_bytes;
     int64_t peak_bytes;
     uint64_t calls;
     uint64_t fail_at;
+    int poison;
 } t_counting;
 
 void t_counting_init(t_counting *c);
@@ -44,14 +49,22 @@ void t_counting_init(t_counting *c);
  * EIO), or, when `short_write` is set, by writing half the bytes first
  * (the retry then fails with fail_errno). Likewise `fail_read_at` for
  * pread, and `fail_meta_at` for the calls that change or reach files
- * rather than bytes: open, ftruncate, unlink and rename (counted in `metas`).
+ * rather than bytes: open, ftruncate, unlink and rename (counted in `metas`;
+ * when `meta_mask` is not 0, only the kinds it names, T_META_*, are counted
+ * and can fail). When `kill_at` is N > 0, the process SIGKILLs itself just
+ * before its N-th pwritev or metadata call (counted in `calls`): a crash at
+ * a chosen point.
  */
+enum { T_META_OPEN = 1, T_META_FTRUNCATE = 2, T_META_UNLINK = 4, T_META_RENAME = 8 };
+
 typedef struct t_faults {
     uint64_t writes, reads, metas;
     uint64_t fail_write_at, fail_read_at, fail_meta_at;
     int fail_errno;
     int short_write;
     int short_armed;
+    unsigned meta_mask;
+    uint64_t calls, kill_at;
     const char *fired; /* the metadata call an armed fault failed ("unlink", ...), or NULL */
 } t_faults;
 

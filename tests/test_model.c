@@ -6,8 +6,11 @@
  * array at once; after every step position, size and every byte read
  * must agree. Every codec x block sizes 4, 8 and 64 KiB x random, text
  * and mixed data; half the sequences use the smallest segment size so
- * extents cross segment files. Seeded: BF_SEED=<n> replays a failure,
- * BF_MODEL_SEQS=<n> runs more sequences per case.
+ * extents cross segment files. With codec=auto every step also tells the
+ * policy which candidate to choose (or to choose freely), so that files
+ * mix extents of every codec; the case fails unless they did. Seeded:
+ * BF_SEED=<n> replays a failure, BF_MODEL_SEQS=<n> runs more sequences per
+ * case.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <cmocka.h>
 
 #include "buffile.h"
+#include "space.h"
 #include "support.h"
 
 typedef struct model {
@@ -51,6 +55,7 @@ typedef struct run {
     t_data kind;
     int step;
     const char *op;
+    uint64_t by_codec[4]; /* extents written per codec over the case's sequences */
 } run;
 
 #define CHECK(r, cond, ...)                                                                        \
@@ -105,6 +110,8 @@ static void run_sequence(run *r, const char *parent, int steps)
     assert_non_null(got);
 
     for (r->step = 0; r->step < steps; r->step++) {
+        if (r->codec == BF_CODEC_AUTO)
+            sp->autoc->force = (int)t_below(&rng, (uint64_t)sp->autoc->ncand + 1) - 1;
         uint64_t op = t_below(&rng, 100);
         if (op < 30) {
             r->op = "write";
@@ -203,6 +210,8 @@ static void run_sequence(run *r, const char *parent, int steps)
     CHECK(r, fs.physical_peak >= fs.physical_bytes, "peak below current");
     if (r->codec == BF_CODEC_NONE)
         CHECK(r, fs.blocks_compressed == 0, "codec none compressed a block");
+    for (int c = 0; c < 4; c++)
+        r->by_codec[c] += ss.blocks_by_codec[c];
     OK(r, bf_file_close(f), f);
     CHECK(r, t_dir_entries(bf_space_dir(sp)) == 0, "segment files left after close");
     bf_space_destroy(sp);
@@ -230,6 +239,7 @@ static void test_model(void **state)
     int seqs = env_seqs ? atoi(env_seqs) : 12;
     uint64_t base =
         env_seed ? strtoull(env_seed, NULL, 10) : 1000003ull * (uint64_t)c->codec + c->bs;
+    uint64_t by_codec[4] = {0};
     for (int kind = 0; kind < 3; kind++) {
         for (int i = 0; i < (env_seed ? 1 : seqs); i++) {
             run r = {base + (uint64_t)kind * 7919 + (uint64_t)i * 104729,
@@ -237,23 +247,31 @@ static void test_model(void **state)
                      c->bs,
                      (t_data)kind,
                      0,
-                     ""};
+                     "",
+                     {0}};
             if (env_seed)
                 r.seed = base;
             run_sequence(&r, parent, 300);
+            for (int k = 0; k < 4; k++)
+                by_codec[k] += r.by_codec[k];
         }
     }
+    if (c->codec == BF_CODEC_AUTO && !env_seed &&
+        (by_codec[0] == 0 || by_codec[1] == 0 || by_codec[2] == 0))
+        fail_msg("auto files did not mix codecs: none %llu, lz4 %llu, zstd %llu extents",
+                 (unsigned long long)by_codec[0], (unsigned long long)by_codec[1],
+                 (unsigned long long)by_codec[2]);
     t_rm_rf(parent);
 }
 
 int main(void)
 {
-    static model_case cases[4][3];
+    static model_case cases[5][3];
     static const uint32_t sizes[3] = {4096, 8192, 65536};
-    struct CMUnitTest tests[12];
-    static char names[12][48];
+    struct CMUnitTest tests[15];
+    static char names[15][48];
     int n = 0;
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c <= BF_CODEC_AUTO; c++) {
         for (int s = 0; s < 3; s++) {
             cases[c][s] = (model_case){(bf_codec)c, sizes[s]};
             snprintf(names[n], sizeof(names[n]), "model_%s_%uk", bf_codec_name((bf_codec)c),

@@ -43,6 +43,14 @@ static void spilled_text(const bench_row *r, char *buf, size_t n)
         buf[len - 1] = '\0';
 }
 
+static void floor_text(const bench_row *r, char *buf, size_t n)
+{
+    if (r->op_floor > 0)
+        snprintf(buf, n, "%.2f", mb((double)r->op_floor));
+    else
+        snprintf(buf, n, "-");
+}
+
 static void name_of(const bench_row *r, char *buf, size_t n)
 {
     if (r->query)
@@ -53,18 +61,21 @@ static void name_of(const bench_row *r, char *buf, size_t n)
 
 static void table_row(FILE *out, const bench_row *r)
 {
-    char name[16], ratio[32], saved[32], spilled[128];
+    char name[16], ratio[32], saved[32], spilled[128], fl[32];
     name_of(r, name, sizeof name);
     ratio_text(r, ratio, saved, sizeof ratio);
     spilled_text(r, spilled, sizeof spilled);
+    floor_text(r, fl, sizeof fl);
     if (r->error) {
         fprintf(out, "%-6s FAILED: %s\n", name, r->error);
         return;
     }
-    fprintf(out, "%-6s %8llu %8.3f %6llu %10.1f %10.1f %6s %6s %9.1f %7.2f %7.2f %7.2f %8.0f  %-3s %s\n",
+    fprintf(out,
+            "%-6s %8llu %8.3f %6llu %10.1f %10.1f %6s %6s %9.1f %7.2f %7s %-5s %7.2f %7.2f "
+            "%8.0f  %-3s %s\n",
             name, (unsigned long long)r->rows, r->seconds, (unsigned long long)r->files,
-            mb((double)r->logical), mb((double)r->physical), ratio, saved,
-            mb((double)r->peak_temp), mb((double)r->op_peak), mb((double)r->mem_peak),
+            mb((double)r->logical), mb((double)r->physical), ratio, saved, mb((double)r->peak_temp),
+            mb((double)r->op_peak), fl, r->mem ? r->mem : "-", mb((double)r->mem_peak),
             mb((double)r->heap_peak), r->codec_ms, r->verify ? r->verify : "-", spilled);
 }
 
@@ -74,13 +85,15 @@ static void csv_row(FILE *out, const bench_row *r)
     name_of(r, name, sizeof name);
     ratio_text(r, ratio, saved, sizeof ratio);
     spilled_text(r, spilled, sizeof spilled);
-    fprintf(out, "%s,%llu,%.6f,%llu,%llu,%llu,%s,%s,%llu,%lld,%lld,%lld,%.3f,%d,%d,%d,%d,%d,%d,%lld,%s,\"%s\"\n",
+    fprintf(out,
+            "%s,%llu,%.6f,%llu,%llu,%llu,%s,%s,%llu,%lld,%lld,%s,%lld,%lld,%.3f,%d,%d,%d,%d,%d,%d,%"
+            "lld,%s,\"%s\"\n",
             name, (unsigned long long)r->rows, r->seconds, (unsigned long long)r->files,
             (unsigned long long)r->logical, (unsigned long long)r->physical, ratio, saved,
-            (unsigned long long)r->peak_temp, (long long)r->op_peak, (long long)r->mem_peak,
-            (long long)r->heap_peak, r->codec_ms, r->hj, r->hj_batches, r->agg, r->agg_depth,
-            r->sort, r->sort_passes, (long long)r->sort_runs, r->verify ? r->verify : "",
-            r->error ? r->error : "");
+            (unsigned long long)r->peak_temp, (long long)r->op_peak, (long long)r->op_floor,
+            r->mem ? r->mem : "", (long long)r->mem_peak, (long long)r->heap_peak, r->codec_ms,
+            r->hj, r->hj_batches, r->agg, r->agg_depth, r->sort, r->sort_passes,
+            (long long)r->sort_runs, r->verify ? r->verify : "", r->error ? r->error : "");
 }
 
 static void json_string(FILE *out, const char *s)
@@ -107,16 +120,21 @@ static void json_row(FILE *out, const bench_row *r)
             ", \"rows\": %llu, \"seconds\": %.6f, \"spill_files\": %llu, "
             "\"logical_bytes\": %llu, \"physical_bytes\": %llu, \"ratio\": %.4f, "
             "\"saved_pct\": %.2f, \"peak_temp_bytes\": %llu, \"op_peak_bytes\": %lld, "
-            "\"mem_peak_bytes\": %lld, \"heap_peak_bytes\": %lld, \"codec_ms\": %.3f, "
+            "\"op_floor_bytes\": %lld, \"mem_peak_bytes\": %lld, \"heap_peak_bytes\": %lld, "
+            "\"codec_ms\": %.3f, "
             "\"hash_joins_spilled\": %d, \"max_batches\": %d, \"hash_aggs_spilled\": %d, "
             "\"agg_depth\": %d, \"sorts_spilled\": %d, \"sort_passes\": %d, \"sort_runs\": %lld",
             (unsigned long long)r->rows, r->seconds, (unsigned long long)r->files,
             (unsigned long long)r->logical, (unsigned long long)r->physical,
             r->physical ? (double)r->logical / (double)r->physical : 0.0,
             r->logical ? 100.0 * (1.0 - (double)r->physical / (double)r->logical) : 0.0,
-            (unsigned long long)r->peak_temp, (long long)r->op_peak, (long long)r->mem_peak,
-            (long long)r->heap_peak, r->codec_ms, r->hj, r->hj_batches, r->agg, r->agg_depth,
-            r->sort, r->sort_passes, (long long)r->sort_runs);
+            (unsigned long long)r->peak_temp, (long long)r->op_peak, (long long)r->op_floor,
+            (long long)r->mem_peak, (long long)r->heap_peak, r->codec_ms, r->hj, r->hj_batches,
+            r->agg, r->agg_depth, r->sort, r->sort_passes, (long long)r->sort_runs);
+    if (r->mem) {
+        fprintf(out, ", \"mem\": ");
+        json_string(out, r->mem);
+    }
     if (r->verify) {
         fprintf(out, ", \"verify\": ");
         json_string(out, r->verify);
@@ -137,9 +155,9 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
                 "spillbench: sf=%g codec=%s level=%s block=%uK work_mem=%s repeat=%d "
                 "(data derived from TPC-H; not comparable to published results)\n",
                 h->sf, h->codec, h->level, h->block_size / 1024, h->work_mem, h->repeat);
-        fprintf(out, "%-6s %8s %8s %6s %10s %10s %6s %6s %9s %7s %7s %7s %8s  %-3s %s\n", "query",
-                "rows", "time_s", "files", "logicalMB", "physicMB", "ratio", "saved%",
-                "peaktmpMB", "opMemMB", "sumMemMB", "heapMB", "codec_ms", "ver",
+        fprintf(out, "%-6s %8s %8s %6s %10s %10s %6s %6s %9s %7s %7s %-5s %7s %7s %8s  %-3s %s\n",
+                "query", "rows", "time_s", "files", "logicalMB", "physicMB", "ratio", "saved%",
+                "peaktmpMB", "opMemMB", "floorMB", "mem", "sumMemMB", "heapMB", "codec_ms", "ver",
                 "spilled (batches, depth, runs, passes)");
         for (int i = 0; i < nrows; i++)
             table_row(out, &rows[i]);
@@ -147,7 +165,8 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
         break;
     case FMT_CSV:
         fprintf(out, "query,rows,seconds,spill_files,logical_bytes,physical_bytes,ratio,saved_pct,"
-                     "peak_temp_bytes,op_peak_bytes,mem_peak_bytes,heap_peak_bytes,codec_ms,"
+                     "peak_temp_bytes,op_peak_bytes,op_floor_bytes,mem,mem_peak_bytes,heap_peak_"
+                     "bytes,codec_ms,"
                      "hash_joins_spilled,max_batches,hash_aggs_spilled,agg_depth,sorts_spilled,"
                      "sort_passes,sort_runs,verify,error\n");
         for (int i = 0; i < nrows; i++)

@@ -19,6 +19,11 @@ typedef struct bench_row {
     uint64_t physical;     /* bytes buffile wrote to disk */
     uint64_t peak_temp;    /* peak physical bytes on disk */
     int64_t op_peak;       /* largest one-operator memory counter peak */
+    int64_t op_floor;      /* that operator's floor when its peak is above 1.1x work_mem,
+                              else 0 */
+    const char *mem;       /* operator memory against work_mem: "ok" (every peak within
+                              1.1x), "floor" (above, but within 1.1x of its floor), "OVER"
+                              (above both), NULL when unlimited */
     int64_t mem_peak;      /* peak of the sum of operator counters */
     int64_t heap_peak;     /* jemalloc-measured peak above the start */
     double codec_ms;       /* compress + decompress CPU time */

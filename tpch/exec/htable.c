@@ -2,7 +2,8 @@
  * htable.c - chunked, accounted hash table (see htable.h).
  *
  * Buckets double when entries outnumber them (load factor 1). Chunk size
- * follows work_mem so a tiny budget is not swallowed by one chunk.
+ * follows work_mem so a tiny budget is not swallowed by one chunk, and so
+ * does the first bucket array.
  */
 #include "htable.h"
 
@@ -17,11 +18,24 @@ void ht_init(htable *h, qctx *q, memacct *m)
     h->chunk_size = q_chunk_size(q);
 }
 
+static void charge(htable *h, int64_t delta)
+{
+    h->bytes += delta;
+    mem_add(h->m, delta);
+}
+
+/* Bucket count after the next doubling: the first array is an eighth of a chunk, so a small
+ * budget is not half spent on buckets before it holds a tuple. */
+static uint64_t grown_nbuckets(const htable *h)
+{
+    return h->nbuckets ? h->nbuckets * 2 : h->chunk_size / 8 / sizeof(htentry *);
+}
+
 static void free_chunks(htable *h, htchunk *c)
 {
     while (c) {
         htchunk *n = c->next;
-        mem_add(h->m, -(int64_t)(sizeof(htchunk) + c->cap));
+        charge(h, -(int64_t)(sizeof(htchunk) + c->cap));
         free(c);
         c = n;
     }
@@ -32,7 +46,7 @@ void ht_reset(htable *h)
     free_chunks(h, h->chunks);
     h->chunks = NULL;
     if (h->buckets) {
-        mem_add(h->m, -(int64_t)(h->nbuckets * sizeof(htentry *)));
+        charge(h, -(int64_t)(h->nbuckets * sizeof(htentry *)));
         free(h->buckets);
     }
     h->buckets = NULL;
@@ -48,14 +62,14 @@ size_t ht_insert_cost(const htable *h, size_t payload)
     if (!c || c->cap - c->used < sz)
         cost = sizeof(htchunk) + (sz > h->chunk_size ? sz : h->chunk_size);
     if (h->nentries >= h->nbuckets)
-        cost += (h->nbuckets ? h->nbuckets * 2 : 1024) * sizeof(htentry *);
+        cost += grown_nbuckets(h) * sizeof(htentry *);
     return cost;
 }
 
 static void rehash(htable *h, uint64_t nb)
 {
     htentry **nbk = q_calloc(h->q, nb, sizeof *nbk);
-    mem_add(h->m, (int64_t)(nb * sizeof *nbk));
+    charge(h, (int64_t)(nb * sizeof *nbk));
     for (uint64_t i = 0; i < h->nbuckets; i++) {
         htentry *e = h->buckets[i];
         while (e) {
@@ -67,7 +81,7 @@ static void rehash(htable *h, uint64_t nb)
         }
     }
     if (h->buckets) {
-        mem_add(h->m, -(int64_t)(h->nbuckets * sizeof *nbk));
+        charge(h, -(int64_t)(h->nbuckets * sizeof *nbk));
         free(h->buckets);
     }
     h->buckets = nbk;
@@ -84,7 +98,7 @@ static void *chunk_alloc(htable *h, size_t n)
         c->cap = cap;
         c->next = h->chunks;
         h->chunks = c;
-        mem_add(h->m, (int64_t)(sizeof(htchunk) + cap));
+        charge(h, (int64_t)(sizeof(htchunk) + cap));
     }
     void *p = (uint8_t *)(c + 1) + c->used;
     c->used += n;
@@ -94,7 +108,7 @@ static void *chunk_alloc(htable *h, size_t n)
 void *ht_insert(htable *h, uint64_t hash, size_t payload)
 {
     if (h->nentries >= h->nbuckets)
-        rehash(h, h->nbuckets ? h->nbuckets * 2 : 1024);
+        rehash(h, grown_nbuckets(h));
     size_t sz = sizeof(htentry) + Q_ALIGN8(payload);
     htentry *e = chunk_alloc(h, sz);
     e->hash = hash;
@@ -132,7 +146,7 @@ htchunk *ht_detach(htable *h)
 
 void ht_free_chunk(htable *h, htchunk *c)
 {
-    mem_add(h->m, -(int64_t)(sizeof(htchunk) + c->cap));
+    charge(h, -(int64_t)(sizeof(htchunk) + c->cap));
     free(c);
 }
 

@@ -38,6 +38,7 @@ typedef struct htable {
     uint64_t nentries;
     htchunk *chunks;   /* newest first */
     size_t chunk_size;
+    int64_t bytes;     /* chunks and bucket array: what the table charges to m */
 } htable;
 
 void ht_init(htable *h, qctx *q, memacct *m);

@@ -17,9 +17,18 @@ struct ltset {
     bf_file *f;
     uint32_t bs;
     uint64_t nblocks;
-    uint64_t *heap;
+    uint32_t *heap; /* block numbers: the library's are 32-bit too */
     size_t nfree, capfree;
+    int64_t lib; /* the file's library memory, charged to m */
 };
+
+static void sync_memory(ltset *s)
+{
+    bf_stats st;
+    bf_file_stats(s->f, &st);
+    mem_charge(s->m, 0, (int64_t)st.memory_bytes - s->lib);
+    s->lib = (int64_t)st.memory_bytes;
+}
 
 ltset *lt_create(qctx *q, memacct *m)
 {
@@ -32,7 +41,7 @@ ltset *lt_create(qctx *q, memacct *m)
         q_check_bf(q, rc, "create tape file");
     }
     s->bs = bf_file_block_size(s->f);
-    mem_add(m, s->bs);
+    sync_memory(s);
     return s;
 }
 
@@ -41,8 +50,8 @@ void lt_destroy(ltset *s)
     if (!s)
         return;
     bf_file_close(s->f);
-    mem_add(s->m, -(int64_t)s->bs);
-    mem_add(s->m, -(int64_t)(s->capfree * sizeof *s->heap));
+    mem_charge(s->m, 0, -s->lib);
+    mem_charge(s->m, 0, -(int64_t)(s->capfree * sizeof *s->heap));
     free(s->heap);
     free(s);
 }
@@ -52,7 +61,7 @@ static void free_push(ltset *s, uint64_t b)
     if (s->nfree == s->capfree) {
         size_t nc = s->capfree ? s->capfree * 2 : 64;
         s->heap = q_realloc(s->q, s->heap, nc * sizeof *s->heap);
-        mem_add(s->m, (int64_t)((nc - s->capfree) * sizeof *s->heap));
+        mem_charge(s->m, 0, (int64_t)((nc - s->capfree) * sizeof *s->heap));
         s->capfree = nc;
     }
     size_t i = s->nfree++;
@@ -60,7 +69,7 @@ static void free_push(ltset *s, uint64_t b)
         s->heap[i] = s->heap[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    s->heap[i] = b;
+    s->heap[i] = (uint32_t)b;
 }
 
 static uint64_t alloc_block(ltset *s)
@@ -68,7 +77,7 @@ static uint64_t alloc_block(ltset *s)
     if (s->nfree == 0)
         return s->nblocks++;
     uint64_t top = s->heap[0];
-    uint64_t last = s->heap[--s->nfree];
+    uint32_t last = s->heap[--s->nfree];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
@@ -110,6 +119,7 @@ static void put_block(ltwriter *w, int64_t next)
     if (w->pos + LT_HDR < s->bs)
         memset(w->buf + LT_HDR + w->pos, 0, s->bs - LT_HDR - w->pos);
     q_check_bf(s->q, bf_file_write_block(s->f, (uint64_t)w->cur, w->buf), "write tape block");
+    sync_memory(s);
 }
 
 void ltw_start(ltset *s, ltwriter *w)
@@ -158,6 +168,7 @@ static void load_block(ltreader *r, int64_t b)
     ltset *s = r->s;
     q_check_bf(s->q, bf_file_read_block(s->f, (uint64_t)b, r->buf), "read tape block");
     q_check_bf(s->q, bf_file_discard_block(s->f, (uint64_t)b), "discard tape block");
+    sync_memory(s);
     free_push(s, (uint64_t)b);
     memcpy(&r->next, r->buf, 8);
     memcpy(&r->used, r->buf + 8, 4);

@@ -11,8 +11,12 @@
  * file. So a merge pass reuses the blocks of its inputs and the file does
  * not grow to twice the data.
  *
- * Memory: the file's own block buffer is charged when the set is created;
- * each active writer and reader charges its block buffer.
+ * Memory: tapes write and read whole blocks from their own buffers, so the
+ * library never allocates a block buffer for the file. The set charges as
+ * memacct.lib what grows with the bytes on its tapes and cannot be shed: the
+ * file's library memory (struct, block map, free list: bf_stats.memory_bytes,
+ * re-read after every block written or discarded) and its own free-block
+ * list; each active writer and reader charges its block buffer.
  */
 #ifndef TPCH_LOGTAPE_H
 #define TPCH_LOGTAPE_H

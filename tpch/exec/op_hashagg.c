@@ -3,18 +3,29 @@
  * the manner of PostgreSQL 13+.
  *
  * A pass reads its input (the child, or a partition file) into a table of
- * groups. When a new group would push the operator past work_mem (the
- * partition files' block buffers counted up front), the pass enters spill
- * mode: groups already in memory keep aggregating, rows of any other group
- * are written unchanged to one of npart partition files chosen by hash
- * bits of this level. After the in-memory groups are emitted, each
- * partition is processed as the input of a pass one level deeper, which
- * uses the next hash bits.
+ * groups. When a new group would push the operator past its working budget
+ * (the partition files' block buffers and the input file's counted up
+ * front), the pass enters spill mode: groups already in memory keep
+ * aggregating, rows of any other group are written unchanged to one of
+ * npart partition files, chosen by a hash mix of this level. After the
+ * in-memory groups are emitted, each partition is parked (it holds no block
+ * buffer while it waits) and later processed as the input of a pass one
+ * level deeper.
+ *
+ * npart is chosen when a pass starts, so that the block buffers of its
+ * writers and its input take about half of the working budget (4..32): a
+ * deeper pass whose budget shrank with the block maps of the pending
+ * partitions uses fewer. Any npart splits evenly, since every level maps a
+ * fresh 32-bit mix of the hash onto [0, npart). The working budget never
+ * goes below the least working set of a spilling pass, as in PostgreSQL:
+ * four partition writers and the input's buffer, and a quarter of work_mem
+ * for the groups; fewer partitions or a smaller table would multiply the
+ * passes (each re-spills its data) for little memory.
  *
  * Invariants: every input row is aggregated in exactly one pass; a group
- * lives in exactly one pass (its rows all go to the same partition). Past
- * AGG_MAX_LEVEL the hash has no fresh bits, so the pass stays in memory
- * over budget (never seen in practice: it needs 2^60 colliding groups).
+ * lives in exactly one pass (its rows all go to the same partition); a pass
+ * spills only once it holds a group, so every pass makes progress and the
+ * recursion ends.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +34,8 @@
 #include "ops.h"
 #include "spillio.h"
 
-#define PART_BITS 5
-#define AGG_MAX_LEVEL 11
+#define AGG_MIN_PARTS 4
+#define AGG_MAX_PARTS 32
 
 typedef struct pending {
     spillfile *f;
@@ -37,8 +48,7 @@ typedef struct hagg {
     aggdesc d;
     memacct m;
     htable ht;
-    int npart;
-    int nfiles; /* spill files open (each charged a block buffer) */
+    int npart; /* partitions of the current pass */
     /* current pass */
     int level;
     spillfile *input;
@@ -63,25 +73,35 @@ static const tup *entry_key(const hagg *a, htentry *e)
     return (const tup *)((uint8_t *)ht_payload(e) + states_size(a));
 }
 
+/* The partition of a row at this level: a fresh mix of the hash per level (splitmix64's
+ * finaliser), its top 32 bits scaled onto [0, npart). */
 static int part_of(const hagg *a, uint64_t hash)
 {
-    return (int)((hash >> (64 - PART_BITS * (a->level + 1))) & (uint64_t)(a->npart - 1));
+    uint64_t x = hash + 0x9e3779b97f4a7c15ull * (uint64_t)(a->level + 1);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return (int)(((x >> 32) * (uint64_t)a->npart) >> 32);
 }
 
-/*
- * The table may use work_mem minus the block buffers of the spill files
- * open (pending partitions included) and of the partitions it would create,
- * but never less than half of work_mem: otherwise the buffers of pending
- * partitions would starve deeper passes into spilling everything.
- */
+/* Block buffers of the files a spilling pass has open: its partitions and its input. */
+static int64_t pass_buffers(const hagg *a)
+{
+    return (a->npart + (a->input != NULL)) * spill_writer_cost(a->base.q);
+}
+
+/* Partitions of a pass starting now: writers and input take about half of the budget. */
+static void choose_npart(hagg *a)
+{
+    int64_t per = spill_writer_cost(a->base.q);
+    int64_t n = mem_work_budget(&a->m) / (2 * per) - (a->input != NULL);
+    a->npart = n < AGG_MIN_PARTS ? AGG_MIN_PARTS : n > AGG_MAX_PARTS ? AGG_MAX_PARTS : (int)n;
+}
+
+/* Would a new group overrun the working budget, the spill files' buffers reserved? */
 static bool table_full(const hagg *a, size_t cost)
 {
-    qctx *q = a->base.q;
-    int64_t files = (int64_t)a->nfiles * q->block_size;
-    int64_t budget = q->work_mem - files - (int64_t)a->npart * q->block_size;
-    if (budget < q->work_mem / 2)
-        budget = q->work_mem / 2;
-    return a->m.cur - files + (int64_t)cost > budget;
+    return a->ht.bytes + (int64_t)cost + pass_buffers(a) > mem_work_budget(&a->m);
 }
 
 static const tup *next_input(hagg *a, uint64_t *hash)
@@ -101,7 +121,6 @@ static void start_spill(hagg *a)
     a->parts = q_calloc(q, (size_t)a->npart, sizeof *a->parts);
     for (int i = 0; i < a->npart; i++)
         a->parts[i] = spill_create(q, &a->m);
-    a->nfiles += a->npart;
     if (!a->spilled) {
         a->spilled = true;
         q->st.agg_spilled++;
@@ -136,7 +155,7 @@ static void consume(hagg *a)
                 break;
             }
         }
-        if (!st && !a->spill_mode && a->d.nkeys > 0 && a->level <= AGG_MAX_LEVEL &&
+        if (!st && !a->spill_mode && a->ht.nentries > 0 &&
             table_full(a, ht_insert_cost(&a->ht, states_size(a) + tup_len(row))))
             start_spill(a);
         if (!st && a->spill_mode) {
@@ -150,21 +169,20 @@ static void consume(hagg *a)
     if (a->d.nkeys == 0 && a->ht.nentries == 0)
         new_group(a, 0, row);
     if (a->input) {
-        spill_close(&a->m, a->input);
-        a->nfiles--;
+        spill_close(a->input);
         a->input = NULL;
     }
     if (a->spill_mode) {
         for (int i = 0; i < a->npart; i++) {
             if (a->parts[i]->ntuples == 0) {
-                spill_close(&a->m, a->parts[i]);
-                a->nfiles--;
+                spill_close(a->parts[i]);
                 continue;
             }
             if (a->npend == a->cappend) {
                 a->cappend = a->cappend ? a->cappend * 2 : 32;
                 a->pend = q_realloc(q, a->pend, sizeof *a->pend * (size_t)a->cappend);
             }
+            spill_park(q, a->parts[i]);
             spill_rewind(q, a->parts[i]);
             a->pend[a->npend++] = (pending){a->parts[i], a->level + 1};
         }
@@ -172,6 +190,8 @@ static void consume(hagg *a)
         a->parts = NULL;
         a->spill_mode = false;
     }
+    if (a->level == 0)
+        a->m.grant = a->m.peak; /* the first pass is over: it read the whole input */
     a->emitting = true;
     a->ec = a->ht.chunks;
     a->ee = a->ec ? ht_chunk_first(a->ec) : NULL;
@@ -208,19 +228,20 @@ static const tup *hagg_next(op *self)
         pending p = a->pend[--a->npend];
         a->input = p.f;
         a->level = p.level;
+        choose_npart(a);
     }
 }
 
 static void hagg_close(op *self)
 {
     hagg *a = (hagg *)self;
-    spill_close(&a->m, a->input);
+    spill_close(a->input);
     if (a->parts)
         for (int i = 0; i < a->npart; i++)
-            spill_close(&a->m, a->parts[i]);
+            spill_close(a->parts[i]);
     free(a->parts);
     for (int i = 0; i < a->npend; i++)
-        spill_close(&a->m, a->pend[i].f);
+        spill_close(a->pend[i].f);
     free(a->pend);
     ht_reset(&a->ht);
     tb_free(&a->tb);
@@ -236,10 +257,8 @@ op *op_hashagg(qctx *q, op *child, int nkeys, const int *keys, int naggs, const 
     a->d = d;
     mem_init(&a->m, q);
     ht_init(&a->ht, q, &a->m);
-    int64_t np = q->work_mem / (4 * (int64_t)q->block_size);
-    a->npart = 4;
-    while (a->npart < 32 && a->npart * 2 <= np)
-        a->npart *= 2;
+    a->m.min_work = (AGG_MIN_PARTS + 1) * spill_writer_cost(q) + q->work_mem / 4;
+    choose_npart(a);
     tb_init(&a->tb);
     tb_init(&a->kb);
     return &a->base;

@@ -10,16 +10,28 @@
  *
  * Invariants: batch_of(hash) uses hash bits 32.. and buckets the low bits,
  * so batch and bucket are independent. A tuple only ever moves to a later
- * batch. When a split moves no tuple or all of them (one key dominates the
- * batch: skew) growth stops, as in PostgreSQL, and the batch is kept in
- * memory above the budget - correct, and reported by the counter.
- * Budget for tuples: the space allowed (work_mem at first) minus the block
- * buffers of the batch files (open now, or to be opened: an inner and an
- * outer file per later batch, and the new inner files of the next
- * doubling), never less than half of the space. When the file buffers of
- * more batches would cost more than the space itself, the space doubles
- * instead of nbatch (make_room), so a huge inner side ends with memory near
- * the minimum of tuples + file buffers rather than with thousands of files.
+ * batch; a split moves the current batch's tuples to ONE new batch (the one
+ * the new hash bit selects). When a split moves no tuple or all of them (one
+ * key dominates the batch: skew) growth stops, as in PostgreSQL, and the
+ * batch is kept in memory above the budget - correct, and reported.
+ *
+ * Memory (docs/executor.md): the working set is the table, the block buffer
+ * of every batch file being written or read, and the file arrays; the
+ * library's struct, block map and free list of every batch file count too
+ * (memacct.lib). Files are written in phases (batch 0's build or probe, a
+ * later batch's load or probe, which re-routes tuples to files that may
+ * exist already) and parked when each phase ends, so a pending batch holds
+ * no buffer: at any time the files with a buffer are the writers of one
+ * side plus one reader. The table may use the working
+ * budget less the buffers of the writers the current phase can have (every
+ * later batch during batch 0; for a later batch the batches its tuples can
+ * move on to) and of one split. When it is full, doubling nbatch frees half
+ * of the table and costs a writer's buffer per batch; it is done when that
+ * lowers memory (table >= 2 x nbatch writers' buffers). Otherwise the budget
+ * cannot hold the join and, as PostgreSQL 18 does, the table grows instead
+ * of nbatch: memory then stays within a few percent of the least that any
+ * number of batches needs (memacct.need), instead of exploding into
+ * thousands of file buffers.
  */
 #include "ops.h"
 
@@ -31,6 +43,8 @@
 #include "spillio.h"
 
 #define HJ_MAX_KEYS 4
+/* Per batch: its inner and outer file pointers and born[]. */
+#define HJ_SLOT_BYTES (int64_t)(2 * sizeof(spillfile *) + sizeof(int))
 
 typedef struct hj {
     op base;
@@ -43,10 +57,10 @@ typedef struct hj {
     memacct m;
     htable ht;
     int nbatch, curbatch;
-    int64_t space_allowed;       /* table + batch-file buffers; starts at work_mem */
+    int64_t allowance;           /* working set granted beyond the budget (PG18's balance) */
     bool grow_enabled, built, done, spilled;
-    int nfiles;                  /* open spill files (each charged a block) */
     spillfile **ifiles, **ofiles;
+    int *born;                   /* nbatch when a batch's first file was created */
     uint64_t batch_inner;        /* inner tuples loaded for the current batch */
     /* probe state */
     const tup *otup;
@@ -65,7 +79,8 @@ static spillfile *batch_file(hj *j, spillfile **files, int b)
 {
     if (!files[b]) {
         files[b] = spill_create(j->base.q, &j->m);
-        j->nfiles++;
+        if (!j->ifiles[b] || !j->ofiles[b])
+            j->born[b] = j->nbatch;
         if (!j->spilled) {
             j->spilled = true;
             j->base.q->st.hj_spilled++;
@@ -74,27 +89,65 @@ static spillfile *batch_file(hj *j, spillfile **files, int b)
     return files[b];
 }
 
-static void close_file(hj *j, spillfile **slot)
+static void close_file(spillfile **slot)
 {
-    if (*slot) {
-        spill_close(&j->m, *slot);
-        *slot = NULL;
-        j->nfiles--;
-    }
+    spill_close(*slot);
+    *slot = NULL;
 }
 
-static bool table_full(const hj *j, size_t cost)
+/* The phase that wrote these files of the later batches is over: they wait to be read (or
+ * to be written again by a later batch's re-routing, which reloads their last block). */
+static void park_later(hj *j, spillfile **files)
 {
-    int64_t bs = j->base.q->block_size;
-    int64_t files = (int64_t)j->nfiles * bs;
-    /* inner and outer files of the later batches, and the inner files a doubling opens */
-    int64_t reserved = 2 * (int64_t)j->nbatch * bs;
-    /* a split copies kept tuples into fresh chunks before freeing old ones: one chunk more */
-    int64_t budget = j->space_allowed - (reserved > files ? reserved : files) -
-                     (int64_t)j->ht.chunk_size;
-    if (budget < j->space_allowed / 2)
-        budget = j->space_allowed / 2;
-    return j->m.cur - files + (int64_t)cost > budget;
+    for (int b = j->curbatch + 1; b < j->nbatch; b++)
+        if (files[b])
+            spill_park(j->base.q, files[b]);
+}
+
+/*
+ * Batches that tuples of the current batch can still move to: for batch 0 every later
+ * batch; a later batch's tuples were written when nbatch was born[cur], so they can only
+ * move to the batches that share its low bits.
+ */
+static int64_t writers(const hj *j)
+{
+    int from = j->curbatch == 0 ? 1 : j->born[j->curbatch];
+    return j->nbatch / from - 1;
+}
+
+/*
+ * Working set beyond the table that the table must leave room for: the block buffers of
+ * the writers, of the one new file a split opens and, after batch 0, of the file being
+ * read; and a chunk, since a split copies kept tuples into fresh chunks before it frees
+ * the old ones.
+ */
+static int64_t reserved(const hj *j)
+{
+    int64_t c = spill_writer_cost(j->base.q);
+    return (writers(j) + 1 + (j->curbatch > 0)) * c + (int64_t)j->ht.chunk_size;
+}
+
+/*
+ * The least working set that could hold the inner side seen so far in any number of
+ * batches b: the table of one batch (the current table, `cost` bytes about to be added,
+ * scaled by nbatch / b, for hash-spread keys) plus the block buffers of the b - 1 writers,
+ * plus what a split holds for a moment (a chunk of kept tuples, the new batch's file).
+ * Updated before the table grows, so that it covers the moment a bucket doubling holds
+ * both arrays; the balance keeps the join within a few percent of it.
+ */
+static void update_need(hj *j, int64_t cost)
+{
+    int64_t c = spill_writer_cost(j->base.q);
+    int64_t inner = (j->ht.bytes + cost) * j->nbatch;
+    int64_t best = INT64_MAX;
+    for (int64_t b = 1; b <= (1 << 24); b *= 2) {
+        int64_t m = inner / b + (b - 1) * c;
+        if (m > best)
+            break;
+        best = m;
+    }
+    if (j->grow_enabled)
+        j->m.need = best + (int64_t)j->ht.chunk_size + c;
 }
 
 static void grow_batches(hj *j)
@@ -105,11 +158,16 @@ static void grow_batches(hj *j)
         j->grow_enabled = false;
         return;
     }
-    j->nbatch = old * 2;
-    j->ifiles = q_realloc(q, j->ifiles, sizeof(spillfile *) * (size_t)j->nbatch);
-    j->ofiles = q_realloc(q, j->ofiles, sizeof(spillfile *) * (size_t)j->nbatch);
+    int nb = old * 2;
+    /* grow the arrays before nbatch, so that a failed allocation leaves them consistent */
+    j->ifiles = q_realloc(q, j->ifiles, sizeof(spillfile *) * (size_t)nb);
     memset(j->ifiles + old, 0, sizeof(spillfile *) * (size_t)old);
+    j->ofiles = q_realloc(q, j->ofiles, sizeof(spillfile *) * (size_t)nb);
     memset(j->ofiles + old, 0, sizeof(spillfile *) * (size_t)old);
+    j->born = q_realloc(q, j->born, sizeof(int) * (size_t)nb);
+    memset(j->born + old, 0, sizeof(int) * (size_t)old);
+    j->nbatch = nb;
+    mem_add(&j->m, HJ_SLOT_BYTES * old);
     if (j->nbatch > q->st.hj_max_batches)
         q->st.hj_max_batches = j->nbatch;
 
@@ -138,33 +196,47 @@ static void grow_batches(hj *j)
 }
 
 /*
- * The table is full: double nbatch, unless the batch files' buffers after
- * doubling (an inner and an outer file per batch) would cost more than the
- * space allowed; then doubling the space is the cheaper way to go on
- * (PostgreSQL 18 balances the same way), and memory stays near the
- * minimum of table + file buffers instead of exploding with nbatch.
+ * The table is full. Doubling nbatch frees half of it; what it costs is a writer's buffer
+ * per batch: for batch 0 every later batch is a writer, and a later batch's doubling
+ * makes every pending batch spread over twice the batches when it is loaded (PostgreSQL
+ * counts the same, per batch). Double when the table is at least twice that, so that
+ * doubling lowers memory; otherwise grow the table instead (PostgreSQL 18's
+ * ExecHashIncreaseBatchSize): more batches would cost more in buffers than they save in
+ * table. After a split that moved nothing or everything (skew) the table grows
+ * regardless, and what it holds is needed.
  */
-static void make_room(hj *j)
+static void make_room(hj *j, int64_t cost)
 {
-    int64_t bs = j->base.q->block_size;
-    if (4 * (int64_t)j->nbatch * bs > j->space_allowed && j->space_allowed < INT64_MAX / 2)
-        j->space_allowed *= 2;
-    else
+    if (j->grow_enabled && j->ht.bytes >= 2 * j->nbatch * spill_writer_cost(j->base.q)) {
         grow_batches(j);
+        return;
+    }
+    j->allowance = j->ht.bytes + cost + reserved(j);
+    if (!j->grow_enabled)
+        j->m.need = j->allowance; /* the batch that cannot split must be held */
 }
 
 /* Put an inner tuple of the current batch into memory, or route it onward. */
 static void insert_inner(hj *j, uint64_t hash, const tup *t)
 {
     int b = batch_of(j, hash);
-    if (b == j->curbatch && j->grow_enabled && table_full(j, ht_insert_cost(&j->ht, tup_len(t)))) {
-        make_room(j);
-        b = batch_of(j, hash);
+    int64_t cost = 0;
+    if (b == j->curbatch) {
+        cost = (int64_t)ht_insert_cost(&j->ht, tup_len(t));
+        int64_t limit = mem_work_budget(&j->m);
+        if (j->allowance > limit)
+            limit = j->allowance;
+        if (cost > 0 && j->ht.bytes + cost + reserved(j) > limit) {
+            make_room(j, cost);
+            b = batch_of(j, hash);
+        }
     }
     if (b != j->curbatch) {
         spill_write(j->base.q, batch_file(j, j->ifiles, b), hash, t);
         return;
     }
+    if (cost > 0)
+        update_need(j, cost);
     memcpy(ht_insert(&j->ht, hash, tup_len(t)), t, tup_len(t));
     j->batch_inner++;
 }
@@ -177,6 +249,7 @@ static void build(hj *j)
             continue;
         insert_inner(j, keys_hash(t, j->nkeys, j->ikeys), t);
     }
+    park_later(j, j->ifiles);
     j->built = true;
 }
 
@@ -184,9 +257,12 @@ static void build(hj *j)
 static bool next_batch(hj *j)
 {
     qctx *q = j->base.q;
+    if (j->curbatch == 0)
+        j->m.grant = j->m.peak; /* batch 0 is over: the whole input has been seen */
     for (;;) {
-        close_file(j, &j->ofiles[j->curbatch]);
-        close_file(j, &j->ifiles[j->curbatch]);
+        park_later(j, j->ofiles);
+        close_file(&j->ofiles[j->curbatch]);
+        close_file(&j->ifiles[j->curbatch]);
         j->curbatch++;
         if (j->curbatch >= j->nbatch)
             return false;
@@ -200,7 +276,8 @@ static bool next_batch(hj *j)
             const tup *t;
             while ((t = spill_read(q, f, &h)) != NULL)
                 insert_inner(j, h, t);
-            close_file(j, &j->ifiles[b]);
+            close_file(&j->ifiles[b]);
+            park_later(j, j->ifiles);
         }
         if (!j->ofiles[b])
             continue;
@@ -309,13 +386,13 @@ static void hj_close(op *self)
 {
     hj *j = (hj *)self;
     for (int b = 0; b < j->nbatch; b++) {
-        if (j->ifiles)
-            close_file(j, &j->ifiles[b]);
-        if (j->ofiles)
-            close_file(j, &j->ofiles[b]);
+        close_file(&j->ifiles[b]);
+        close_file(&j->ofiles[b]);
     }
     free(j->ifiles);
     free(j->ofiles);
+    free(j->born);
+    mem_add(&j->m, -HJ_SLOT_BYTES * j->nbatch);
     ht_reset(&j->ht);
     tb_free(&j->tb);
 }
@@ -337,11 +414,12 @@ op *op_hashjoin(qctx *q, op *outer, op *inner, jointype jt, int nkeys, const int
     j->qual_arg = qual_arg;
     mem_init(&j->m, q);
     ht_init(&j->ht, q, &j->m);
-    j->nbatch = 1;
-    j->space_allowed = q->work_mem;
     j->grow_enabled = true;
     j->ifiles = q_calloc(q, 1, sizeof(spillfile *));
     j->ofiles = q_calloc(q, 1, sizeof(spillfile *));
+    j->born = q_calloc(q, 1, sizeof(int));
+    j->nbatch = 1; /* only now: hj_close walks nbatch slots of the arrays */
+    mem_add(&j->m, HJ_SLOT_BYTES);
     tb_init(&j->tb);
     return &j->base;
 }

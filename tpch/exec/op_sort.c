@@ -1,13 +1,15 @@
 /*
  * op_sort.c - external merge sort over logical tapes, and top-N.
  *
- * Rows are copied into an accounted arena until one more would exceed
- * work_mem (minus the tape file's and one writer's block buffers); the
- * buffer is then sorted and written as a run on a new tape. At the end,
- * runs are merged in balanced passes of at most `order` runs (each input
- * tape costs a block buffer plus its current row) until one final pass of
- * at most `order` runs is merged on the fly into the output. All tapes
- * share one buffile file, whose blocks are recycled (logtape.h).
+ * Rows are copied into an accounted arena until one more would exceed the
+ * working budget (work_mem less the tape file's library memory, but at least
+ * what a SORT_MIN_ORDER-way merge needs; mem_work_budget) less the block
+ * buffer of the tape writer; the buffer is then sorted and written as a run
+ * on a new tape. At the end, runs are merged in balanced passes of at most
+ * `order` runs, as many as the budget holds block buffers for (each input
+ * tape costs one plus its current row, the output tape one), until one final
+ * pass of at most `order` runs is merged on the fly into the output. All
+ * tapes share one buffile file, whose blocks are recycled (logtape.h).
  *
  * With a limit the operator is a top-N: a bounded max-heap of the best
  * `limit` rows, as PostgreSQL's bounded heapsort; it never spills.
@@ -20,6 +22,8 @@
 #include "ops.h"
 
 #define SORT_MAX_KEYS 12
+/* Least merge order: fewer inputs per pass would multiply the passes for little memory. */
+#define SORT_MIN_ORDER 4
 
 typedef struct mreader {
     ltreader r;
@@ -104,9 +108,12 @@ static void quicksort(const sortop *s, const tup **v, size_t n)
     }
 }
 
+/* The pointer array starts small (a tiny budget is not spent on it) and doubles. */
+#define SORT_ARR_FIRST 64
+
 static void grow_arr(sortop *s)
 {
-    size_t nc = s->cap ? s->cap * 2 : 1024;
+    size_t nc = s->cap ? s->cap * 2 : SORT_ARR_FIRST;
     s->arr = q_realloc(s->base.q, s->arr, nc * sizeof *s->arr);
     mem_add(&s->m, (int64_t)((nc - s->cap) * sizeof *s->arr));
     s->cap = nc;
@@ -238,21 +245,30 @@ static const tup *merge_next(sortop *s)
     return (const tup *)s->rd[s->last].cur;
 }
 
+/* What an input tape of a merge costs: its block buffer and its current row (taken as a
+ * quarter block). */
+static int64_t merge_input_cost(const qctx *q)
+{
+    return q->block_size + q->block_size / 4;
+}
+
+/* Merge fan-in: input tapes that fit in the working budget beside the output tape's
+ * buffer; at least SORT_MIN_ORDER (the budget is never below what that needs). */
 static int merge_order(const sortop *s)
 {
-    int64_t bs = s->base.q->block_size;
-    int64_t per = bs + bs / 4;
-    int64_t k = (s->base.q->work_mem - 2 * bs) / per;
+    const qctx *q = s->base.q;
+    int64_t k =
+        (mem_work_budget(&s->m) - (s->m.cur - s->m.lib) - q->block_size) / merge_input_cost(q);
     if (k > 1024)
         k = 1024;
-    return k < 2 ? 2 : (int)k;
+    return k < SORT_MIN_ORDER ? SORT_MIN_ORDER : (int)k;
 }
 
 static void merge_runs(sortop *s)
 {
-    int order = merge_order(s);
+    int order;
     s->passes = 0;
-    while (s->nruns > (size_t)order) {
+    while (s->nruns > (size_t)(order = merge_order(s))) {
         int64_t *old = s->runs;
         size_t nold = s->nruns;
         s->runs = NULL;
@@ -336,10 +352,10 @@ static void consume(sortop *s)
     }
     const tup *t;
     while ((t = s->child->next(s->child)) != NULL) {
-        int64_t reserve = s->lts ? q->block_size : 2 * (int64_t)q->block_size;
+        /* the rows, their pointer array, and the tape writer's block buffer of a dump */
         int64_t cost = (int64_t)arena_cost(&s->ar, tup_len(t)) +
-                       (s->n == s->cap ? (int64_t)(s->cap ? s->cap : 1024) * 8 : 0);
-        if (s->n > 0 && mem_over(&s->m, cost + reserve))
+                       (s->n == s->cap ? (int64_t)(s->cap ? s->cap : SORT_ARR_FIRST) * 8 : 0);
+        if (s->n > 0 && s->m.cur - s->m.lib + cost + q->block_size > mem_work_budget(&s->m))
             dump_run(s);
         if (s->n == s->cap)
             grow_arr(s);
@@ -391,6 +407,7 @@ op *op_sort(qctx *q, op *child, int nkeys, const sortkey *keys, int64_t limit)
     memcpy(s->keys, keys, sizeof *keys * (size_t)nkeys);
     s->limit = limit;
     mem_init(&s->m, q);
+    s->m.min_work = SORT_MIN_ORDER * merge_input_cost(q) + q->block_size;
     arena_init(&s->ar, q, &s->m);
     return &s->base;
 }

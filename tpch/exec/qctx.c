@@ -106,22 +106,48 @@ void q_close_all(qctx *q)
 
 void mem_init(memacct *m, qctx *q)
 {
+    memset(m, 0, sizeof *m);
     m->q = q;
-    m->cur = 0;
-    m->peak = 0;
 }
 
-void mem_add(memacct *m, int64_t delta)
+int64_t mem_work_budget(const memacct *m)
+{
+    int64_t b = (m->q->work_mem > m->grant ? m->q->work_mem : m->grant) - m->lib;
+    return b > m->min_work ? b : m->min_work;
+}
+
+int64_t mem_floor(const memacct *m)
+{
+    int64_t w = m->q->work_mem;
+    if (w == INT64_MAX)
+        return w;
+    int64_t work = m->need > m->min_work ? m->need : m->min_work;
+    int64_t grown = (w > m->grant ? w : m->grant) + m->lib - m->lib_grown;
+    return m->lib + work > grown ? m->lib + work : grown;
+}
+
+void mem_charge(memacct *m, int64_t work, int64_t lib)
 {
     qctx *q = m->q;
-    m->cur += delta;
-    q->mem_cur += delta;
-    if (delta <= 0)
+    m->cur += work + lib;
+    m->lib += lib;
+    q->mem_cur += work + lib;
+    if (work > 0)
+        m->lib_grown = m->lib;
+    if (work + lib <= 0)
         return;
-    if (m->cur > m->peak)
+    if (m->cur > m->peak) {
         m->peak = m->cur;
-    if (m->peak > q->op_peak)
+        m->peak_floor = mem_floor(m);
+        int64_t limit = m->peak_floor > q->work_mem ? m->peak_floor : q->work_mem;
+        double over = (double)m->peak / (double)limit;
+        if (over > q->op_over)
+            q->op_over = over;
+    }
+    if (m->peak > q->op_peak) {
         q->op_peak = m->peak;
+        q->op_peak_floor = m->peak_floor;
+    }
     if (q->mem_cur > q->mem_peak)
         q->mem_peak = q->mem_cur;
     int64_t heap = (int64_t)(q_heap_now() - q->heap_base);
@@ -129,9 +155,9 @@ void mem_add(memacct *m, int64_t delta)
         q->heap_peak = heap;
 }
 
-bool mem_over(const memacct *m, int64_t extra)
+void mem_add(memacct *m, int64_t delta)
 {
-    return m->cur + extra > m->q->work_mem;
+    mem_charge(m, delta, 0);
 }
 
 size_t q_chunk_size(const qctx *q)

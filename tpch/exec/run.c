@@ -72,6 +72,8 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
     bf_space_stats(space, &r->spill);
     r->ops = q.st;
     r->op_peak = q.op_peak;
+    r->op_peak_floor = q.op_peak_floor;
+    r->op_over = q.op_over;
     r->mem_peak = q.mem_peak;
     r->heap_peak = q.heap_peak;
     bf_space_destroy(space);

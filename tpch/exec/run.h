@@ -31,6 +31,8 @@ typedef struct run_result {
     bf_stats spill;       /* the space's statistics at the end */
     qstats ops;           /* what the operators did */
     int64_t op_peak;      /* largest peak of one operator's counter */
+    int64_t op_peak_floor; /* that operator's floor at its peak (qctx.h: mem_floor) */
+    double op_over;        /* largest peak / max(work_mem, floor) of any operator */
     int64_t mem_peak;     /* peak of the sum of all counters */
     int64_t heap_peak;    /* jemalloc: peak bytes allocated above the start */
     char err[600];        /* non-empty when the run failed */

@@ -319,7 +319,11 @@ static bool same_text(const strbuf *a, const strbuf *b)
     return a->len == b->len && (a->len == 0 || memcmp(a->p, b->p, a->len) == 0);
 }
 
-static void fill_row(bench_row *row, int qnum, const run_result *r, double median)
+/* Operator memory against work_mem (bench_report.h: bench_row.mem); 1.1x is the slack the
+ * report allows for chunk and block granularity. */
+#define MEM_SLACK 1.1
+
+static void fill_row(bench_row *row, int qnum, const run_result *r, double median, int64_t work_mem)
 {
     memset(row, 0, sizeof *row);
     row->query = qnum;
@@ -330,6 +334,14 @@ static void fill_row(bench_row *row, int qnum, const run_result *r, double media
     row->physical = r->spill.physical_written;
     row->peak_temp = r->spill.physical_peak;
     row->op_peak = r->op_peak;
+    if (work_mem > 0) {
+        if ((double)r->op_peak <= MEM_SLACK * (double)work_mem) {
+            row->mem = "ok";
+        } else {
+            row->mem = r->op_over <= MEM_SLACK ? "floor" : "OVER";
+            row->op_floor = r->op_peak_floor;
+        }
+    }
     row->mem_peak = r->mem_peak;
     row->heap_peak = r->heap_peak;
     row->codec_ms = (double)(r->spill.compress_ns + r->spill.decompress_ns) / 1e6;
@@ -340,6 +352,13 @@ static void fill_row(bench_row *row, int qnum, const run_result *r, double media
     row->agg_depth = r->ops.agg_max_depth;
     row->sort_passes = r->ops.sort_max_passes;
     row->sort_runs = r->ops.sort_runs;
+}
+
+static int mem_rank(const char *mem)
+{
+    if (!mem)
+        return -1;
+    return strcmp(mem, "ok") == 0 ? 0 : strcmp(mem, "floor") == 0 ? 1 : 2;
 }
 
 static void add_total(bench_row *t, const bench_row *r)
@@ -353,6 +372,10 @@ static void add_total(bench_row *t, const bench_row *r)
         t->peak_temp = r->peak_temp;
     if (r->op_peak > t->op_peak)
         t->op_peak = r->op_peak;
+    if (r->op_floor > t->op_floor)
+        t->op_floor = r->op_floor;
+    if (mem_rank(r->mem) > mem_rank(t->mem)) /* the total shows the worst */
+        t->mem = r->mem;
     if (r->mem_peak > t->mem_peak)
         t->mem_peak = r->mem_peak;
     if (r->heap_peak > t->heap_peak)
@@ -469,7 +492,7 @@ int main(int argc, char **argv)
             continue;
         }
         qsort(times, (size_t)o.repeat, sizeof *times, cmp_double);
-        fill_row(row, q, &r, times[o.repeat / 2]);
+        fill_row(row, q, &r, times[o.repeat / 2], o.work_mem);
         if (o.results_dir && write_result(o.results_dir, q, &r.text) != 0)
             status = 1;
         if (o.verify) {

@@ -3,7 +3,8 @@
  * every work_mem, byte for byte the result it gives without spilling
  * (unlimited work_mem). The small budgets must really spill: at 64 KB the
  * hash joins, the hash aggregate and the sorts all write files, and the
- * hash aggregate recurses.
+ * hash aggregate recurses. Every operator of every run peaks within 1.1x
+ * of work_mem or of its floor (qctx.h: mem_floor).
  *
  * usage: test_queries DATA_DIR   (generated there at SF 0.01 if missing)
  */
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
                               .level = BF_LEVEL_DEFAULT,
                               .block_size = configs[c].block_size,
                               .work_mem = configs[c].work_mem};
-            int differ = 0;
+            int differ = 0, over = 0, at_floor = 0;
             uint64_t spilled = 0;
             for (int q = 1; q <= TPCH_NQUERIES; q++) {
                 run_result r;
@@ -81,6 +82,12 @@ int main(int argc, char **argv)
                     differ++;
                 }
                 spilled += r.spill.logical_written;
+                if (r.op_over > MEM_SLACK) {
+                    fprintf(stderr, "Q%d: an operator peaked at %.2fx max(work_mem, floor)\n", q,
+                            r.op_over);
+                    over++;
+                }
+                at_floor += (double)r.op_peak > MEM_SLACK * (double)configs[c].work_mem;
                 if (c == 0) {
                     small.hj_spilled += r.ops.hj_spilled;
                     small.agg_spilled += r.ops.agg_spilled;
@@ -90,10 +97,12 @@ int main(int argc, char **argv)
                 }
                 sb_free(&r.text);
             }
-            printf("work_mem %7lld block %5u codec %-4s: %d of %d differ, %llu bytes spilled\n",
-                   (long long)configs[c].work_mem, configs[c].block_size,
-                   bf_codec_name(codecs[k]), differ, TPCH_NQUERIES, (unsigned long long)spilled);
+            printf("work_mem %7lld block %5u codec %-4s: %d of %d differ, %llu bytes spilled, "
+                   "%d above work_mem at their floor\n",
+                   (long long)configs[c].work_mem, configs[c].block_size, bf_codec_name(codecs[k]),
+                   differ, TPCH_NQUERIES, (unsigned long long)spilled, at_floor);
             CHECK(differ == 0);
+            CHECK(over == 0);
             if (configs[c].work_mem <= 256 * 1024)
                 CHECK(spilled > 0);
         }

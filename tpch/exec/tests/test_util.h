@@ -31,4 +31,11 @@ void tctx_open(test_ctx *t, bf_codec codec, uint32_t block_size, int64_t work_me
 /* Close all operators, then read the space's statistics and destroy it. */
 void tctx_close(test_ctx *t, bf_stats *stats);
 
+/* The slack allowed for chunk and block granularity, as spillbench's report allows it. */
+#define MEM_SLACK 1.1
+/* Every operator of the context peaked within MEM_SLACK x max(work_mem, its floor). */
+#define WITHIN_BUDGET_OR_FLOOR(q) ((q)->op_over <= MEM_SLACK)
+/* Every operator peaked within MEM_SLACK x work_mem. */
+#define WITHIN_BUDGET(q) ((double)(q)->op_peak <= MEM_SLACK * (double)(q)->work_mem)
+
 #endif

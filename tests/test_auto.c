@@ -1,0 +1,369 @@
+/*
+ * test_auto.c - codec=auto: the decision logic on made-up devices and
+ * codecs (deterministic: the estimates are fed by hand), and the whole
+ * path through a space whose transfers are timed by a fake device's
+ * clock, so that "slow disk" and "page cache" do not depend on this
+ * machine. Codec times there are real, which is why those checks ask only
+ * for choices whose margins are orders of magnitude (none against a
+ * compressing codec), never for which of two close codecs wins.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "auto.h"
+#include "buffile.h"
+#include "space.h"
+#include "support.h"
+
+T_PARENT_FIXTURE("auto")
+
+static void require_codecs(void)
+{
+    if (!bf_codec_available(BF_CODEC_LZ4) || !bf_codec_available(BF_CODEC_ZSTD))
+        fail_msg("codec=auto's tests need lz4 and zstd built in");
+}
+
+/* Index of candidate (codec, level). */
+static int cand(const bf_auto *a, bf_codec codec, int32_t level)
+{
+    for (int k = 0; k < a->ncand; k++)
+        if (a->cand[k].codec == codec && a->cand[k].level == level)
+            return k;
+    fail_msg("no candidate %s:%d", bf_codec_name(codec), (int)level);
+    return -1;
+}
+
+/*
+ * A made-up codec: `comp` and `decomp` ns per logical byte, `ratio` stored
+ * per logical byte, fed as ten 8 KiB blocks.
+ */
+static void feed(bf_auto *a, int k, double comp, double decomp, double ratio)
+{
+    for (int i = 0; i < 10; i++) {
+        bf_auto_note_pack(a, k, 8192, (uint32_t)(ratio * 8192), (uint64_t)(comp * 8192));
+        if (decomp > 0)
+            bf_auto_note_unpack(a, a->cand[k].codec, 8192, (uint64_t)(decomp * 8192));
+    }
+}
+
+/* A made-up device: enough windows of I/O at `ns` per byte that the estimate is it. */
+static void device(bf_auto *a, double ns)
+{
+    for (int i = 0; i < 40; i++)
+        bf_auto_note_io(a, BF_AUTO_IO_WINDOW, (uint64_t)(ns * BF_AUTO_IO_WINDOW));
+}
+
+/* Figures like this machine's on spilled TPC-H rows (docs/results/performance.md). */
+static void tpch_like(bf_auto *a)
+{
+    feed(a, 0, 0, 0, 1.004);
+    feed(a, cand(a, BF_CODEC_LZ4, 1), 2.5, 0.5, 0.42);
+    feed(a, cand(a, BF_CODEC_ZSTD, 1), 6.0, 1.5, 0.25);
+    feed(a, cand(a, BF_CODEC_ZSTD, 3), 12.0, 1.5, 0.21);
+}
+
+static int choose(const bf_auto *a, int cur)
+{
+    char why[256];
+    int k = bf_auto_choose(a, cur, 0, why, sizeof(why));
+    print_message("  io %.2f ns/B: %s\n", a->io_ns, why);
+    return k;
+}
+
+static void test_choice_follows_the_device(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_auto a;
+    bf_auto_init(&a, 0, 20);
+    tpch_like(&a);
+    device(&a, 0.3); /* page cache */
+    assert_int_equal(choose(&a, -1), 0);
+    device(&a, 5.0); /* 200 MB/s */
+    assert_int_equal(choose(&a, -1), cand(&a, BF_CODEC_LZ4, 1));
+    device(&a, 20.0); /* 50 MB/s */
+    assert_int_equal(choose(&a, -1), cand(&a, BF_CODEC_ZSTD, 1));
+    device(&a, 200.0); /* 5 MB/s */
+    assert_int_equal(choose(&a, -1), cand(&a, BF_CODEC_ZSTD, 3));
+}
+
+static void test_incompressible_means_none(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_auto a;
+    bf_auto_init(&a, 0, 20);
+    feed(&a, 0, 0, 0, 1.004);
+    feed(&a, cand(&a, BF_CODEC_LZ4, 1), 0.3, 0, 1.004); /* stored raw: no decompression */
+    feed(&a, cand(&a, BF_CODEC_ZSTD, 1), 1.0, 0, 1.004);
+    feed(&a, cand(&a, BF_CODEC_ZSTD, 3), 2.0, 0, 1.004);
+    static const double speeds[] = {0.1, 1, 5, 20, 200, 2000};
+    for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
+        device(&a, speeds[i]);
+        assert_int_equal(choose(&a, cand(&a, BF_CODEC_LZ4, 1)), 0);
+    }
+    /* A file whose own blocks stopped shrinking is flat: none, whatever the space thinks. */
+    tpch_like(&a);
+    device(&a, 20.0);
+    char why[256];
+    assert_int_equal(bf_auto_choose(&a, cand(&a, BF_CODEC_ZSTD, 1), 1, why, sizeof(why)), 0);
+    assert_non_null(strstr(why, "do not shrink"));
+}
+
+static void test_hysteresis(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_auto a;
+    bf_auto_init(&a, 0, 20);
+    int lz4 = cand(&a, BF_CODEC_LZ4, 1);
+    feed(&a, 0, 0, 0, 1.0);
+    feed(&a, lz4, 0.4, 0.1, 0.5);
+    feed(&a, cand(&a, BF_CODEC_ZSTD, 1), 50, 10, 0.3);
+    feed(&a, cand(&a, BF_CODEC_ZSTD, 3), 90, 10, 0.3);
+    /* io 1.0: none costs 2.0, lz4 0.5 + 1.0 = 1.5; at io 0.8 none 1.6, lz4 1.3: lz4 best. */
+    device(&a, 0.8);
+    assert_int_equal(choose(&a, 0), lz4);
+    /* io 0.5: none 1.0 against lz4 1.0: neither wins by 5%, so each keeps its place. */
+    device(&a, 0.5);
+    assert_int_equal(choose(&a, 0), 0);
+    assert_int_equal(choose(&a, lz4), lz4);
+    /* io 0.3: none 0.6 against lz4 0.8: none wins by 25%. */
+    device(&a, 0.3);
+    assert_int_equal(choose(&a, lz4), 0);
+}
+
+static void test_prefer_space(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_auto a;
+    bf_auto_init(&a, 1, 20);
+    int lz4 = cand(&a, BF_CODEC_LZ4, 1), z1 = cand(&a, BF_CODEC_ZSTD, 1),
+        z3 = cand(&a, BF_CODEC_ZSTD, 3);
+    feed(&a, 0, 0, 0, 1.0);
+    feed(&a, lz4, 1.0, 0.5, 0.5); /* io 2: 3.5, none 4.0 */
+    feed(&a, z1, 1.4, 0.5, 0.4);  /* 3.5: as fast, and smaller */
+    feed(&a, z3, 3.0, 0.5, 0.3);  /* 4.7: too slow for 20% */
+    device(&a, 2.0);
+    assert_int_equal(choose(&a, -1), z1);
+    a.slack = 1.0;
+    assert_int_equal(choose(&a, -1), z3);
+}
+
+static void test_nothing_measured(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_auto a;
+    bf_auto_init(&a, 0, 20);
+    char why[256];
+    assert_int_equal(bf_auto_choose(&a, -1, 0, why, sizeof(why)), cand(&a, BF_CODEC_LZ4, 1));
+    assert_non_null(strstr(why, "nothing measured"));
+    assert_true(bf_auto_cost(&a, 1) < 0);
+}
+
+/* ---- through a space, on a fake device ---------------------------------- */
+
+/* A device that takes `ns_per_byte` per byte moved, on its own clock. */
+typedef struct fake_device {
+    uint64_t now;
+    double ns_per_byte;
+} fake_device;
+
+static fake_device dev;
+
+static uint64_t dev_clock(void *ctx)
+{
+    return ((fake_device *)ctx)->now;
+}
+
+static ssize_t dev_pwritev(void *ctx, int fd, const struct iovec *iov, int n, off_t off)
+{
+    ssize_t w = bf_posix_io.pwritev(NULL, fd, iov, n, off);
+    if (w > 0)
+        ((fake_device *)ctx)->now += (uint64_t)(w * ((fake_device *)ctx)->ns_per_byte);
+    return w;
+}
+
+static ssize_t dev_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
+{
+    ssize_t r = bf_posix_io.pread(NULL, fd, buf, len, off);
+    if (r > 0)
+        ((fake_device *)ctx)->now += (uint64_t)(r * ((fake_device *)ctx)->ns_per_byte);
+    return r;
+}
+
+static int dev_open(void *ctx, const char *path, int flags, mode_t mode)
+{
+    (void)ctx;
+    return bf_posix_io.open(NULL, path, flags, mode);
+}
+
+static int dev_close(void *ctx, int fd)
+{
+    (void)ctx;
+    return bf_posix_io.close(NULL, fd);
+}
+
+static int dev_ftruncate(void *ctx, int fd, off_t len)
+{
+    (void)ctx;
+    return bf_posix_io.ftruncate(NULL, fd, len);
+}
+
+static int dev_unlink(void *ctx, const char *path)
+{
+    (void)ctx;
+    return bf_posix_io.unlink(NULL, path);
+}
+
+static int dev_rename(void *ctx, const char *from, const char *to)
+{
+    (void)ctx;
+    return bf_posix_io.rename(NULL, from, to);
+}
+
+static bf_space *device_space(double ns_per_byte)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_AUTO;
+    bf_space *sp = t_space_opts(&o);
+    dev = (fake_device){0, ns_per_byte};
+    bf_io io = {dev_open,      dev_close,  dev_pwritev, dev_pread,
+                dev_ftruncate, dev_unlink, dev_rename,  &dev};
+    bf_space_set_io(sp, &io);
+    bf_space_set_io_clock(sp, dev_clock, &dev);
+    return sp;
+}
+
+/* Spill `mib` MiB of `kind` data through an auto file, read it back, return the space's stats. */
+static void spill(bf_space *sp, t_data kind, int mib, bf_stats *st)
+{
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_codec(f), BF_CODEC_AUTO);
+    t_rng rng = {77};
+    size_t chunk = 64 * 1024, total = (size_t)mib << 20;
+    unsigned char *buf = malloc(chunk), *got = malloc(chunk);
+    t_rng check = rng;
+    for (size_t done = 0; done < total; done += chunk) {
+        t_fill(&rng, kind, buf, chunk);
+        assert_int_equal(bf_file_write(f, buf, chunk), BF_OK);
+    }
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    for (size_t done = 0; done < total; done += chunk) {
+        t_fill(&check, kind, buf, chunk);
+        assert_int_equal(bf_file_read(f, got, chunk), (int64_t)chunk);
+        assert_memory_equal(got, buf, chunk);
+    }
+    bf_space_stats(sp, st);
+    print_message("  %s: none %llu, lz4 %llu, zstd %llu blocks; %llu switches; probes %.1f ms; "
+                  "%s\n",
+                  t_data_names[kind], (unsigned long long)st->blocks_by_codec[BF_CODEC_NONE],
+                  (unsigned long long)st->blocks_by_codec[BF_CODEC_LZ4],
+                  (unsigned long long)st->blocks_by_codec[BF_CODEC_ZSTD],
+                  (unsigned long long)st->auto_switches, st->auto_probe_ns / 1e6,
+                  bf_space_auto_reason(sp));
+    assert_int_equal(bf_file_close(f), BF_OK);
+    free(buf);
+    free(got);
+}
+
+static uint64_t blocks(const bf_stats *st)
+{
+    return st->blocks_by_codec[0] + st->blocks_by_codec[1] + st->blocks_by_codec[2] +
+           st->blocks_by_codec[3];
+}
+
+/* Incompressible data settles on none within one decision interval, on any device. */
+static void test_random_data_settles_on_none(void **state)
+{
+    (void)state;
+    require_codecs();
+    static const double speeds[] = {0.05, 10000};
+    for (int i = 0; i < 2; i++) {
+        bf_space *sp = device_space(speeds[i]);
+        bf_stats st;
+        spill(sp, T_DATA_RANDOM, 4, &st);
+        assert_true(blocks(&st) - st.blocks_by_codec[BF_CODEC_NONE] <= BF_AUTO_EVERY);
+        assert_non_null(strstr(bf_space_auto_reason(sp), "none"));
+        bf_space_destroy(sp);
+    }
+}
+
+/* Compressible rows: a slow device makes them compressed, a fast one leaves them raw. */
+static void test_text_follows_the_device(void **state)
+{
+    (void)state;
+    require_codecs();
+    /* 100 KB/s: slower than any codec even under valgrind, so the choice cannot flip. */
+    bf_space *sp = device_space(10000);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 8, &st);
+    /* Until the first MiB of transfers is timed, the prior (a fast disk) keeps none. */
+    assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 5 <= blocks(&st));
+    assert_true(st.physical_peak * 10 < st.logical_peak * 7);
+    bf_space_destroy(sp);
+
+    sp = device_space(0.05); /* faster than any codec */
+    spill(sp, T_DATA_TEXT, 8, &st);
+    assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 10 >= blocks(&st) * 9);
+    bf_space_destroy(sp);
+}
+
+/* An auto file reopened by name stays auto, and reads what it mixed. */
+static void test_named_auto_file(void **state)
+{
+    (void)state;
+    require_codecs();
+    char set[600];
+    snprintf(set, sizeof(set), "%s/set", parent);
+    bf_space *sp = device_space(100);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, "a", NULL, &f), BF_OK);
+    t_image img = {0};
+    t_rng rng = {5};
+    unsigned char buf[16384];
+    for (int i = 0; i < 64; i++) {
+        sp->autoc->force = i % 3; /* none, lz4, zstd:1 in turn */
+        t_fill(&rng, T_DATA_TEXT, buf, sizeof(buf));
+        assert_int_equal(bf_file_write_block(f, (uint64_t)i, buf), BF_OK);
+        assert_int_equal(bf_file_write_block(f, (uint64_t)i, buf), BF_OK);
+        t_image_write(&img, (uint64_t)i * 8192, buf, 8192);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_open_named(sp, set, "a", BF_OPEN_READWRITE, &f), BF_OK);
+    assert_int_equal(bf_file_codec(f), BF_CODEC_AUTO);
+    t_image_check(f, &img, "reopened auto file");
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    assert_true(st.blocks_by_codec[0] > 0 && st.blocks_by_codec[1] > 0 &&
+                st.blocks_by_codec[2] > 0);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    t_image_free(&img);
+    bf_space_destroy(sp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_choice_follows_the_device),
+        cmocka_unit_test(test_incompressible_means_none),
+        cmocka_unit_test(test_hysteresis),
+        cmocka_unit_test(test_prefer_space),
+        cmocka_unit_test(test_nothing_measured),
+        cmocka_unit_test(test_random_data_settles_on_none),
+        cmocka_unit_test(test_text_follows_the_device),
+        cmocka_unit_test(test_named_auto_file),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
