@@ -22,7 +22,8 @@
 #       is another version: see pg-build.sh); the 22 queries of ../shared/tpch/queries at
 #       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
 #       plans forced cheap), every codec: all answers byte-identical to stock's.
-#   aborts  on the patched server: a spilling query cancelled by
+#   aborts  on the patched server: temp_file_compression_level used and,
+#       out of the codec's range, refused; a spilling query cancelled by
 #       statement_timeout, one hitting temp_file_limit (PostgreSQL's error
 #       text), a backend SIGKILLed mid-spill (the postmaster restarts): no temp
 #       file is left after each, and the server keeps answering.
@@ -288,27 +289,51 @@ part_aborts() {
   start_server aborts "$PATCHED" $port || return 1
   local spill="select count(*) from (select g, md5(g::text) m from generate_series(1, 20000000) g order by m) s"
 
+  # 0. the GUCs: a level is used, and one the codec refuses is an ERROR
+  psql_at $port > "$out/gucs.out" 2>&1 <<EOF
+set work_mem = '64kB';
+set temp_file_compression = zstd;
+set temp_file_compression_level = 9;
+select 'zstd9-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+set temp_file_compression = zlib;
+set temp_file_compression_level = 20;
+select count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+EOF
+  if grep -q 'zstd9-100000' "$out/gucs.out" \
+     && grep -q 'ERROR:  temp_file_compression_level 20 is not valid for temp_file_compression "zlib"' "$out/gucs.out"; then
+    echo "GUCs: zstd level 9 spills; $(grep -o 'temp_file_compression_level 20 is not valid.*' "$out/gucs.out")"
+  else
+    echo "GUCs: FAILED"; cat "$out/gucs.out"; ok=0
+  fi
+
   # 1. cancel by statement_timeout while spilling. The backend's descriptors
-  # and the BufFile memory context are measured after a spill that completed
-  # and again after the cancelled one: the same, or something leaked.
-  local usage="select 'usage: fds ' || (select count(*) from pg_ls_dir('/proc/self/fd')) || ', BufFile memory ' || (select sum(used_bytes) from pg_backend_memory_contexts where name = 'BufFile')"
+  # on temp files and its BufFile memory context are measured after a spill
+  # that completed and again after the cancelled one: the same, or something
+  # leaked. (All descriptors would not do: fd.c caches catalog files.)
+  local usage="\\! echo \"usage: temp-file fds \$(ls -l /proc/\$BPID/fd | grep -c pgsql_tmp)\"
+select 'usage: BufFile memory ' || sum(used_bytes) from pg_backend_memory_contexts where name = 'BufFile';"
   psql_at $port > "$out/cancel.out" 2>&1 <<EOF
 set work_mem = '64kB';
 set temp_file_compression = zstd;
+select pg_backend_pid() as pid \\gset
+\\setenv BPID :pid
 select count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
-$usage;
+$usage
 set statement_timeout = '3s';
 $spill;
 \\! find $data/base/pgsql_tmp -type f | wc -l | sed 's/^/files-left: /'
 reset statement_timeout;
-$usage;
+$usage
 select 'alive-' || count(*) from generate_series(1, 10);
 EOF
   local pid_lines usage_lines
-  usage_lines=$(grep -o 'usage: .*' "$out/cancel.out" | sort -u)
+  # each measure printed twice, with the same value both times
+  usage_lines=$(grep -o 'usage: .*' "$out/cancel.out" | sort | uniq -c \
+                | awk '$1 == 2 { sub(/^ *2 usage: /, ""); print }' | paste -sd ',' | sed 's/,/, /g')
   if grep -q 'canceling statement due to statement timeout' "$out/cancel.out" \
      && grep -q '^files-left: 0$' "$out/cancel.out" && grep -q 'alive-10' "$out/cancel.out" \
-     && [ -n "$usage_lines" ] && [ "$(echo "$usage_lines" | wc -l)" -eq 1 ]; then
+     && [ "$(grep -c 'usage: ' "$out/cancel.out")" -eq 4 ] && [ "$(echo "$usage_lines" | tr ',' '\n' | wc -l)" -eq 2 ] \
+     && echo "$usage_lines" | grep -q 'temp-file fds 0'; then
     # the files the abort closed are logged after the cancel's ERROR
     pid_lines=$(awk '/canceling statement due to statement timeout/ { f = 1 }
                      f && /temporary file: path/ { n++ } END { print n + 0 }' "$log")

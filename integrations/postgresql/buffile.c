@@ -127,6 +127,8 @@ static void BufFileBeforeShmemExit(int code, Datum arg);
 static void BufFileProcExit(int code, Datum arg);
 static void BufFileFailure(int status, const char *what, const char *path)
 			pg_attribute_noreturn();
+static void BufFileCreateFailure(int status, const char *path)
+			pg_attribute_noreturn();
 
 /*
  * Report a negative library status as an ERROR.  "what" completes
@@ -271,6 +273,23 @@ BufFileFileOptions(bf_file_options *opts)
 	opts->level = (temp_file_compression_level == 0) ? BF_LEVEL_DEFAULT :
 		temp_file_compression_level;
 	opts->block_size = BLCKSZ;
+}
+
+/*
+ * Report a failed creation.  The options are the GUCs' and nothing else, so
+ * BF_EINVAL means a level the codec refuses: say so in the GUCs' terms.
+ */
+static void
+BufFileCreateFailure(int status, const char *path)
+{
+	if (status == BF_EINVAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("temp_file_compression_level %d is not valid for temp_file_compression \"%s\"",
+						temp_file_compression_level,
+						GetConfigOption("temp_file_compression", false, false)),
+				 errdetail_internal("%s", bf_space_errmsg(buffile_space))));
+	BufFileFailure(status, "create", path);
 }
 
 /*
@@ -479,7 +498,7 @@ BufFileCreateTemp(bool interXact)
 	if (status != BF_OK)
 	{
 		BufFileFree(file);
-		BufFileFailure(status, "create", bf_space_dir(space));
+		BufFileCreateFailure(status, bf_space_dir(space));
 	}
 	file->wrote = true;
 	return BufFileRemember(file, bf);
@@ -512,7 +531,7 @@ BufFileCreateFileSet(FileSet *fileset, const char *name)
 		char	   *path = pstrdup(file->path);
 
 		BufFileFree(file);
-		BufFileFailure(status, "create", path);
+		BufFileCreateFailure(status, path);
 	}
 	file->wrote = true;
 	return BufFileRemember(file, bf);
