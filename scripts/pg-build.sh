@@ -107,12 +107,13 @@ step "libbuffile built and installed in $PGB/libbuffile"
 PAT=$PGB/patched-$UP
 if [ ! -d "$PAT" ]; then
   cp -a "$SRC" "$PAT.tmp"
+  chown -R "$PG_USER": "$PAT.tmp"
   mv "$PAT.tmp" "$PAT"
 fi
 # Build the wanted content of every file we change in a scratch tree, then
 # copy only the files whose content differs (mtimes of the rest stay).
 STAGE=$(mktemp -d)
-trap 'rm -rf "$STAGE"' EXIT
+trap 'rm -rf "$STAGE" "$STAGE.list"' EXIT
 INT=$TOP/integrations/postgresql
 mapfile -t touched < <(sed -nE 's|^\+\+\+ b/([^[:space:]]+).*|\1|p' "$INT/hooks.patch")
 for f in "${touched[@]}"; do
@@ -138,15 +139,25 @@ postgres: $LIBA
 endif
 EOF
 changed=0
+(cd "$STAGE" && find . -type f | sed 's|^\./||' | sort) > "$STAGE.list"
 while IFS= read -r f; do
-  f=${f#./}
   if ! cmp -s "$STAGE/$f" "$PAT/$f"; then
     cp "$STAGE/$f" "$PAT/$f"
+    chown "$PG_USER": "$PAT/$f"
     log "updated $f"
     changed=$((changed + 1))
   fi
-done < <(cd "$STAGE" && find . -type f)
-chown -R "$PG_USER": "$PAT"
+done < "$STAGE.list"
+# A file an earlier patch changed and this one does not: back to pristine.
+if [ -f "$PAT/.buffile-files" ]; then
+  while IFS= read -r f; do
+    if [ -f "$SRC/$f" ]; then cp -p "$SRC/$f" "$PAT/$f"; touch "$PAT/$f"; else rm -f "$PAT/$f"; fi
+    log "restored $f"
+    changed=$((changed + 1))
+  done < <(comm -23 "$PAT/.buffile-files" "$STAGE.list")
+fi
+cp "$STAGE.list" "$PAT/.buffile-files"
+rm -f "$STAGE.list"
 step "patched tree $PAT ($changed files changed)"
 
 # --- configure and build --------------------------------------------------------
