@@ -56,7 +56,8 @@ SOCK=$RUN/sock
 mkdir -p "$RUN" "$SOCK"
 chown "$PG_USER": "$RUN" "$SOCK"
 
-# count_temp LOG...: "private N shared N other N logical B physical B" over
+# count_temp LOG...: "private N shared N other N logical B physical B" and a
+# "CODEC N" pair per codec, over
 # the "temporary file:" lines of the logs.
 count_temp() {
   cat "$@" | awk '
