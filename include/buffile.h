@@ -23,8 +23,9 @@
  * blocks of directory) + the free-extent list + a small struct. Codec
  * contexts and the compression scratch buffer belong to the space.
  */
-#ifndef BUFFILE_H
-#define BUFFILE_H
+/* The guard is the library's own: PostgreSQL's storage/buffile.h takes BUFFILE_H. */
+#ifndef BF_BUFFILE_H
+#define BF_BUFFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -361,6 +362,15 @@ BF_API int bf_file_release_buffer(bf_file *file);
 BF_API bf_space *bf_file_space(const bf_file *file);
 
 /*
+ * Write into buf (len bytes, NUL-terminated, truncated like snprintf) the
+ * path its segment files start with: "<space dir>/<id>" for an anonymous
+ * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>", a
+ * named file's index that + ".idx". For log lines that name the file, as
+ * PostgreSQL's log_temp_files does. Returns the length of the whole path.
+ */
+BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
+
+/*
  * File sets: named files that several spaces - in other threads or other
  * processes - can open, as PostgreSQL's parallel hash join and parallel
  * sort hand spill files from workers to the leader. A set is a directory;
@@ -390,7 +400,11 @@ BF_API bf_space *bf_file_space(const bf_file *file);
 /* Create the set directory `dir` (mode 0700), or accept an existing one owned by the caller. */
 BF_API int bf_fileset_create(bf_space *space, const char *dir);
 
-/* Delete every file of the set and the directory itself. */
+/*
+ * Delete every file of the set and the directory itself. `space` only
+ * receives the message of a failure and may be NULL (a process that never
+ * opened a file of the set, such as the last of several workers to detach).
+ */
 BF_API int bf_fileset_destroy(bf_space *space, const char *dir);
 
 /*
@@ -469,4 +483,4 @@ BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
 }
 #endif
 
-#endif /* BUFFILE_H */
+#endif /* BF_BUFFILE_H */

@@ -32,12 +32,13 @@
 
 #include "buffile.h"
 
-#define BF_AUTO_MAX 4                /* candidates: none, lz4, zstd:1, zstd:3 (those built) */
-#define BF_AUTO_WARMUP 8             /* the space's first blocks are probed with every candidate */
-#define BF_AUTO_PROBE_EVERY 256      /* then one block in this many */
-#define BF_AUTO_EVERY 16             /* a file decides again after this many blocks */
-#define BF_AUTO_MARGIN 0.05          /* a change must win by more than this share */
-#define BF_AUTO_IO_WINDOW (1u << 20) /* bytes of I/O per measurement of its cost */
+#define BF_AUTO_MAX 4                 /* candidates: none, lz4, zstd:1, zstd:3 (those built) */
+#define BF_AUTO_WARMUP 8              /* the space's first blocks are probed with every candidate */
+#define BF_AUTO_PROBE_EVERY 256       /* then one block in this many */
+#define BF_AUTO_EVERY 16              /* a file decides again after this many blocks */
+#define BF_AUTO_MARGIN 0.05           /* a change must win by more than this share */
+#define BF_AUTO_IO_WINDOW (1u << 20)  /* bytes of I/O per measurement of its cost */
+#define BF_AUTO_IO_FIRST (256u << 10) /* the first measurement's: the prior decides less */
 
 typedef struct bf_auto_cand {
     bf_codec codec;

@@ -19,6 +19,7 @@
  */
 #include "file.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -204,7 +205,7 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
 
 /*
  * Compress the block about to be written with the candidates other than
- * the file's own (whose figures come from the real pack), and decompress
+ * the file's own (whose figures come from the real pack, once it has any), and decompress
  * each result, feeding the space's estimates. Returns 1 when some codec
  * made the block shrink by a tenth or more. Probe time is counted apart.
  */
@@ -225,8 +226,8 @@ static int auto_probe(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len
     int shrinks = 0;
     for (int k = 0; k < a->ncand; k++) {
         const bf_auto_cand *c = &a->cand[k];
-        if (k == f->fauto.cand)
-            continue;
+        if (k == f->fauto.cand && c->samples > 0)
+            continue; /* measured by its own packs; a new space's first probe takes it too */
         if (c->codec == BF_CODEC_NONE) {
             bf_auto_note_pack(a, k, raw_len, raw_len + BF_EXTENT_HDR, 0);
             continue;
@@ -263,8 +264,11 @@ static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
     bf_space *sp = f->seg.space;
     bf_auto *a = sp->autoc;
     bf_file_auto *fa = &f->fauto;
-    int first = fa->probe, due = first || fa->since >= BF_AUTO_EVERY;
-    int scheduled = a->blocks < BF_AUTO_WARMUP || a->blocks % BF_AUTO_PROBE_EVERY == 0;
+    /* While the space warms up every block is probed, and decided on: the first samples
+       are the least reliable (cold caches), the next ones correct them at once. */
+    int warming = a->blocks < BF_AUTO_WARMUP;
+    int first = fa->probe, due = first || warming || fa->since >= BF_AUTO_EVERY;
+    int scheduled = warming || a->blocks % BF_AUTO_PROBE_EVERY == 0;
     a->blocks++;
     if (first || scheduled || (due && fa->flat)) {
         int shrinks = auto_probe(f, a, data, raw_len);
@@ -868,6 +872,13 @@ int32_t bf_file_level(const bf_file *f)
 bf_space *bf_file_space(const bf_file *f)
 {
     return f->seg.space;
+}
+
+int bf_file_path(const bf_file *f, char *buf, size_t len)
+{
+    if (f->seg.prefix != NULL)
+        return snprintf(buf, len, "%s", f->seg.prefix);
+    return snprintf(buf, len, "%s/%u", f->seg.space->dir, f->seg.id);
 }
 
 int bf_file_seek_block(bf_file *f, uint64_t blkno)

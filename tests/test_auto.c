@@ -308,14 +308,15 @@ static void test_text_follows_the_device(void **state)
     bf_space *sp = device_space(10000);
     bf_stats st;
     spill(sp, T_DATA_TEXT, 8, &st);
-    /* Until the first MiB of transfers is timed, the prior (a fast disk) keeps none. */
-    assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 5 <= blocks(&st));
+    /* Compressed from the first block: the prior (200 MB/s) already picks a codec. */
+    assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 20 <= blocks(&st));
     assert_true(st.physical_peak * 10 < st.logical_peak * 7);
     bf_space_destroy(sp);
 
     sp = device_space(0.05); /* faster than any codec */
     spill(sp, T_DATA_TEXT, 8, &st);
-    assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 10 >= blocks(&st) * 9);
+    /* Until the first 256 KiB of transfers are timed, the prior (200 MB/s) picks lz4. */
+    assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 100 >= blocks(&st) * 85);
     bf_space_destroy(sp);
 }
 

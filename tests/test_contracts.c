@@ -11,6 +11,11 @@
  * damage is visible in a release build the test also checks the space's
  * descriptor list directly.
  */
+/* PostgreSQL's storage/buffile.h takes the guard BUFFILE_H: a program that includes both
+   must still see every declaration of ours (this file would not compile otherwise). */
+#define BUFFILE_H
+#include "buffile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -729,6 +734,38 @@ static void test_old_readonly_handle_after_sessions(void **state)
     free(v3);
 }
 
+/* A file names the path its segments start with; destroying a set needs no space. */
+static void test_file_path_and_set_without_space(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    unsigned char *d = data(171, BS);
+    bf_file *a, *n;
+    assert_int_equal(bf_file_create(sp, NULL, &a), BF_OK);
+    assert_int_equal(bf_file_create_named(sp, set, "named", NULL, &n), BF_OK);
+    assert_int_equal(bf_file_write(a, d, BS), BF_OK);
+    assert_int_equal(bf_file_flush(a), BF_OK);
+    char path[4096], seg[4200];
+    int len = bf_file_path(a, path, sizeof(path));
+    assert_int_equal(len, (int)strlen(path));
+    assert_non_null(strstr(path, bf_space_dir(sp)));
+    snprintf(seg, sizeof(seg), "%s.0", path);
+    assert_int_equal(access(seg, F_OK), 0);
+    bf_file_path(n, path, sizeof(path));
+    snprintf(seg, sizeof(seg), "%s/named", set);
+    assert_string_equal(path, seg);
+    char small[8];
+    assert_int_equal(bf_file_path(n, small, sizeof(small)), (int)strlen(seg));
+    assert_int_equal(strlen(small), 7);
+    assert_int_equal(bf_file_close(n), BF_OK);
+    assert_int_equal(bf_file_close(a), BF_OK);
+    assert_int_equal(bf_fileset_destroy(NULL, set), BF_OK);
+    assert_int_equal(t_dir_entries(set), -1);
+    assert_int_equal(bf_fileset_destroy(NULL, set), BF_ENOENT);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 int main(void)
 {
     /* Defect 1 spun forever in a release build: a hang is a failure, not a CI timeout. */
@@ -753,6 +790,7 @@ int main(void)
         cmocka_unit_test_setup(test_append_onto_readonly_target, fresh_set),
         cmocka_unit_test_setup(test_far_write_bounded_map, fresh_set),
         cmocka_unit_test_setup(test_old_readonly_handle_after_sessions, fresh_set),
+        cmocka_unit_test_setup(test_file_path_and_set_without_space, fresh_set),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

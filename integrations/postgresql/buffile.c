@@ -58,16 +58,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-/*
- * PostgreSQL's storage/buffile.h and the library's <buffile.h> share the
- * include guard BUFFILE_H: read ours, then drop the guard to read theirs.
- */
 #include "storage/buffile.h"
-#undef BUFFILE_H
 #include <buffile.h>
 
 #include "commands/tablespace.h"
-#include "common/file_utils.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -314,8 +308,10 @@ makeBufFile(bool interXact, FileSet *fileset, const char *name,
 		snprintf(file->path, MAXPGPATH, "%s/%s", dir, name);
 	}
 	else
-		file->path = MemoryContextStrdup(BufFileContext,
-										 bf_space_dir(buffile_space));
+	{
+		file->path = MemoryContextAlloc(BufFileContext, MAXPGPATH);
+		strlcpy(file->path, bf_space_dir(buffile_space), MAXPGPATH);
+	}
 	return file;
 }
 
@@ -500,6 +496,8 @@ BufFileCreateTemp(bool interXact)
 		BufFileFree(file);
 		BufFileCreateFailure(status, bf_space_dir(space));
 	}
+	/* Log lines name the file: the path its segment files start with. */
+	bf_file_path(bf, file->path, MAXPGPATH);
 	file->wrote = true;
 	return BufFileRemember(file, bf);
 }
@@ -620,45 +618,19 @@ BufFileDeleteFileSet(FileSet *fileset, const char *name, bool missing_ok)
 void
 BufFileDeleteFileSetDirectory(const char *dirpath)
 {
-	DIR		   *dir;
-	struct dirent *de;
-	char		path[MAXPGPATH * 2];
-	int			status;
-
-	if (buffile_space != NULL)
-	{
-		status = bf_fileset_destroy(buffile_space, dirpath);
-		if (status != BF_OK && status != BF_ENOENT)
-			ereport(LOG,
-					(errmsg("could not remove temporary directory \"%s\": %s",
-							dirpath, bf_space_errmsg(buffile_space))));
-		return;
-	}
-
 	/*
 	 * A process that never opened a BufFile has no space (a parallel worker
 	 * that detaches last, for one), and creating one in an exit path is no
-	 * good: remove the plain files quietly ourselves.
+	 * good: the library removes a set without one, it only cannot keep the
+	 * message then.
 	 */
-	dir = AllocateDir(dirpath);
-	if (dir == NULL)
-		return;					/* ENOENT, or fd.c's walk will say why */
-	while ((de = ReadDirExtended(dir, dirpath, LOG)) != NULL)
-	{
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
-		if (get_dirent_type(path, de, false, LOG) == PGFILETYPE_REG &&
-			unlink(path) < 0 && errno != ENOENT)
-			ereport(LOG,
-					(errcode_for_file_access(),
-					 errmsg("could not remove file \"%s\": %m", path)));
-	}
-	FreeDir(dir);
-	if (rmdir(dirpath) < 0 && errno != ENOENT && errno != ENOTEMPTY)
+	int			status = bf_fileset_destroy(buffile_space, dirpath);
+
+	if (status != BF_OK && status != BF_ENOENT)
 		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not remove directory \"%s\": %m", dirpath)));
+				(errmsg("could not remove temporary directory \"%s\": %s",
+						dirpath, buffile_space != NULL ?
+						bf_space_errmsg(buffile_space) : bf_strerror(status))));
 }
 
 /*
