@@ -1,4 +1,4 @@
-"""The PNG charts of the report (matplotlib, Agg, 110 dpi).
+"""The PNG charts of the report and of the crossover benchmark (matplotlib, Agg, 110 dpi).
 
 Invariants: one colour per codec/level in every chart (CODEC_COLOURS, then a fallback
 palette in first-seen order), so a reader can compare charts at a glance; every chart has a
@@ -230,4 +230,54 @@ def block_size_chart(found, path):
     fig.suptitle(f"Block size, SF {r.sf}, work_mem {size_label(r.work_mem)} (each codec "
                  "against none at the same block size; 95% intervals, hatched = no "
                  "measurable difference)")
+    _finish(fig, path)
+
+
+def _rate_axis(ax, rates):
+    """Log x axis in MB/s; the unlimited rate (0) sits one doubling right of the largest
+    finite one, behind a dotted line. Returns {rate: x}."""
+    finite = sorted(r for r in rates if r)
+    top = finite[-1] * 2 if finite else 1
+    xs = {r: (r if r else top) for r in rates}
+    ax.set_xscale("log")
+    ticks = sorted(xs.values())
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([("unlimited" if x == top and 0 in rates else f"{x:g}") for x in ticks])
+    ax.minorticks_off()
+    if 0 in rates and finite:
+        ax.axvline((finite[-1] * top) ** 0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xlabel("temp device bandwidth, MB/s (spillbench --io-limit; unlimited = page "
+                  "cache)")
+    return xs
+
+
+def _rate_lines(ax, series, xs):
+    """One line per codec over the rates, auto drawn last (on top) and thicker; a point is a
+    number or an Interval (drawn with an error bar)."""
+    for label in sorted(series, key=lambda s: s == "auto"):
+        pts = sorted(series[label], key=lambda p: xs[p[0]])
+        top = label == "auto"
+        ivs = [v for _, v in pts if hasattr(v, "est")]
+        ys = [v.est if hasattr(v, "est") else v for _, v in pts]
+        yerr = [[v.est - v.lo for v in ivs], [v.hi - v.est for v in ivs]] if ivs else None
+        ax.errorbar([xs[r] for r, _ in pts], ys, yerr=yerr, color=colour(label), label=label,
+                    marker="o", markersize=6 if top else 4, linewidth=2.6 if top else 1.4,
+                    capsize=3, zorder=5 if top else 3)
+    ax.grid(alpha=0.3)
+    ax.legend(title="codec", fontsize=8, title_fontsize=8)
+
+
+def crossover_chart(series, path, title, ylabel, reference_line=None, ylim=None):
+    """series: {label: [(rate in MB/s, 0 = unlimited; Interval or number)]}: a suite figure
+    against I/O rate, one line per codec."""
+    rates = sorted({r for pts in series.values() for r, _ in pts})
+    fig, ax = plt.subplots(figsize=(10, 5.6))
+    xs = _rate_axis(ax, rates)
+    if reference_line is not None:
+        ax.axhline(reference_line, color="black", linewidth=0.8)
+    _rate_lines(ax, series, xs)
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     _finish(fig, path)
