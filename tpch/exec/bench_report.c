@@ -96,7 +96,7 @@ static void csv_row(FILE *out, const bench_row *r)
             (long long)r->sort_runs, r->verify ? r->verify : "", r->error ? r->error : "");
 }
 
-static void json_string(FILE *out, const char *s)
+void report_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
     for (; *s; s++) {
@@ -115,7 +115,7 @@ static void json_row(FILE *out, const bench_row *r)
     char name[16];
     name_of(r, name, sizeof name);
     fprintf(out, "    {\"query\": ");
-    json_string(out, name);
+    report_json_string(out, name);
     fprintf(out,
             ", \"rows\": %llu, \"seconds\": %.6f, \"spill_files\": %llu, "
             "\"logical_bytes\": %llu, \"physical_bytes\": %llu, \"ratio\": %.4f, "
@@ -131,17 +131,24 @@ static void json_row(FILE *out, const bench_row *r)
             (unsigned long long)r->peak_temp, (long long)r->op_peak, (long long)r->op_floor,
             (long long)r->mem_peak, (long long)r->heap_peak, r->codec_ms, r->hj, r->hj_batches,
             r->agg, r->agg_depth, r->sort, r->sort_passes, (long long)r->sort_runs);
+    fprintf(out, ", \"blocks_by_codec\": [%llu, %llu, %llu, %llu], \"auto_probe_ms\": %.3f",
+            (unsigned long long)r->blocks[0], (unsigned long long)r->blocks[1],
+            (unsigned long long)r->blocks[2], (unsigned long long)r->blocks[3], r->probe_ms);
+    if (r->auto_reason) {
+        fprintf(out, ", \"auto_reason\": ");
+        report_json_string(out, r->auto_reason);
+    }
     if (r->mem) {
         fprintf(out, ", \"mem\": ");
-        json_string(out, r->mem);
+        report_json_string(out, r->mem);
     }
     if (r->verify) {
         fprintf(out, ", \"verify\": ");
-        json_string(out, r->verify);
+        report_json_string(out, r->verify);
     }
     if (r->error) {
         fprintf(out, ", \"error\": ");
-        json_string(out, r->error);
+        report_json_string(out, r->error);
     }
     fprintf(out, "}");
 }
@@ -162,6 +169,14 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
         for (int i = 0; i < nrows; i++)
             table_row(out, &rows[i]);
         table_row(out, total);
+        if (strcmp(h->codec, "auto") == 0)
+            fprintf(out, "auto: per spilling query, extents none/lz4/zstd and the last decision\n");
+        for (int i = 0; i < nrows && strcmp(h->codec, "auto") == 0; i++)
+            if (rows[i].logical > 0 && rows[i].auto_reason != NULL)
+                fprintf(
+                    out, "  Q%-3d %llu/%llu/%llu, probes %.1f ms: %s\n", rows[i].query,
+                    (unsigned long long)rows[i].blocks[0], (unsigned long long)rows[i].blocks[1],
+                    (unsigned long long)rows[i].blocks[2], rows[i].probe_ms, rows[i].auto_reason);
         break;
     case FMT_CSV:
         fprintf(out, "query,rows,seconds,spill_files,logical_bytes,physical_bytes,ratio,saved_pct,"
@@ -175,11 +190,11 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
         break;
     case FMT_JSON:
         fprintf(out, "{\n  \"sf\": %g, \"codec\": ", h->sf);
-        json_string(out, h->codec);
+        report_json_string(out, h->codec);
         fprintf(out, ", \"level\": ");
-        json_string(out, h->level);
+        report_json_string(out, h->level);
         fprintf(out, ", \"block_size\": %u, \"work_mem\": ", h->block_size);
-        json_string(out, h->work_mem);
+        report_json_string(out, h->work_mem);
         fprintf(out, ", \"repeat\": %d,\n  \"queries\": [\n", h->repeat);
         for (int i = 0; i < nrows; i++) {
             json_row(out, &rows[i]);

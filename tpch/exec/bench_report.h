@@ -30,6 +30,9 @@ typedef struct bench_row {
     int hj, agg, sort;     /* operators that spilled, by kind */
     int hj_batches, agg_depth, sort_passes;
     int64_t sort_runs;
+    uint64_t blocks[4];    /* extents written with none, lz4, zstd, zlib */
+    double probe_ms;       /* codec=auto's probe time */
+    const char *auto_reason; /* codec=auto's last decision, NULL otherwise */
     const char *verify;    /* "ok", "MISMATCH", or NULL when not verified */
     const char *error;     /* non-NULL when the query failed */
 } bench_row;
@@ -45,5 +48,8 @@ typedef struct bench_header {
 
 void report_print(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
                   int nrows, const bench_row *total);
+
+/* Write `s` as a JSON string literal (quotes, escapes). */
+void report_json_string(FILE *out, const char *s);
 
 #endif

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 typedef struct pd_interval {
-    double est; /* geometric mean of the paired ratios */
+    double est;    /* geometric mean of the paired ratios */
     double lo, hi; /* 95% confidence interval; lo = hi = est when n < 2 */
     int n;         /* pairs it is made of */
 } pd_interval;

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "queries/queries.h"
@@ -17,8 +18,28 @@
 static double now_seconds(void)
 {
     struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* User + system CPU time of the process so far, from the OS. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+#define MEM_SLACK 1.1
+
+const char *run_mem_mark(const run_result *r, int64_t work_mem)
+{
+    if (work_mem <= 0)
+        return NULL;
+    if ((double)r->op_peak <= MEM_SLACK * (double)work_mem)
+        return "ok";
+    return r->op_over <= MEM_SLACK ? "floor" : "OVER";
 }
 
 void run_space_options(const run_config *cfg, bf_space_options *so)
@@ -54,7 +75,7 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
     q.block_size = cfg->block_size;
     jmp_buf jb;
     q.jb = &jb;
-    double t0 = now_seconds();
+    double t0 = now_seconds(), c0 = cpu_seconds();
     int rc = 0;
     if (setjmp(jb) == 0) {
         op *root = def->plan(&q);
@@ -69,7 +90,9 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
     }
     q_close_all(&q);
     r->seconds = now_seconds() - t0;
+    r->cpu_seconds = cpu_seconds() - c0;
     bf_space_stats(space, &r->spill);
+    snprintf(r->auto_reason, sizeof r->auto_reason, "%s", bf_space_auto_reason(space));
     r->ops = q.st;
     r->op_peak = q.op_peak;
     r->op_peak_floor = q.op_peak_floor;

@@ -27,7 +27,8 @@ typedef struct run_config {
 typedef struct run_result {
     strbuf text;          /* result rows in the results format */
     uint64_t rows;
-    double seconds;       /* wall time of plan + execution */
+    double seconds;       /* wall time of plan + execution (monotonic clock) */
+    double cpu_seconds;   /* the process's user + system CPU time over the same span */
     bf_stats spill;       /* the space's statistics at the end */
     qstats ops;           /* what the operators did */
     int64_t op_peak;      /* largest peak of one operator's counter */
@@ -35,8 +36,16 @@ typedef struct run_result {
     double op_over;        /* largest peak / max(work_mem, floor) of any operator */
     int64_t mem_peak;     /* peak of the sum of all counters */
     int64_t heap_peak;    /* jemalloc: peak bytes allocated above the start */
+    char auto_reason[256]; /* codec=auto's last decision and why ("" for other codecs) */
     char err[600];        /* non-empty when the run failed */
 } run_result;
+
+/*
+ * Operator memory of a run against work_mem: "ok" (every peak within 1.1x,
+ * the slack of chunk and block granularity), "floor" (above, but within
+ * 1.1x of its documented floor), "OVER" (above both); NULL when unlimited.
+ */
+const char *run_mem_mark(const run_result *r, int64_t work_mem);
 
 /* The buffile space options a run under `cfg` uses. */
 void run_space_options(const run_config *cfg, bf_space_options *so);

@@ -16,20 +16,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "bench_paired.h"
 #include "bench_report.h"
 #include "db.h"
 #include "queries/queries.h"
 #include "run.h"
 
 #define DEFAULT_SF 0.1
+/* Entries of a --codec, --block-size or --work-mem list, and configurations in all. */
+#define MAX_LIST 16
+#define MAX_CONF 64
 
 typedef struct options {
-    bf_codec codec;
+    bf_codec codec; /* the first of each list: the single run's, and paired mode's reference */
     int32_t level;
     uint32_t block_size;
     int64_t work_mem;
+    bf_codec codecs[MAX_LIST];
+    int32_t levels[MAX_LIST]; /* BF_LEVEL_DEFAULT: --level, else the codec's own */
+    int ncodec;
+    uint32_t block_sizes[MAX_LIST];
+    int nbs;
+    int64_t work_mems[MAX_LIST];
+    int nwm;
+    int rounds;
+    uint64_t seed;
+    bool seed_set;
     int64_t temp_limit;
     int64_t io_limit;
     double sf;
@@ -47,34 +62,42 @@ typedef struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: spillbench [options]\n"
-            "Run TPC-H queries (data derived from TPC-H) under a work_mem budget; every\n"
-            "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
-            "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
-            "\n"
-            "  --codec=none|lz4|zstd|zlib  spill codec (default lz4)\n"
-            "  --level=N                   codec level (default: the codec's own)\n"
-            "  --block-size=SIZE           buffile block size, power of two 4K..1M (default 8K)\n"
-            "  --work-mem=SIZE             per-operator memory budget (default 4MB;\n"
-            "                              0 or 'unlimited' = never spill)\n"
-            "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
-            "  --queries=all|N,N,...       queries to run (default all)\n"
-            "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
-            "  --temp-limit=SIZE           fail a query whose spill files exceed SIZE on disk\n"
-            "  --io-limit=RATE             model a slower temp disk: RATE bytes/s for spill\n"
-            "                              reads and writes together, e.g. 200MB/s\n"
-            "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
-            "                              generated there if DIR/meta.txt is missing\n"
-            "  --repeat=N                  run each query N times, report the median time\n"
-            "  --format=table|csv|json     report format (default table)\n"
-            "  --out=FILE                  write the report to FILE instead of stdout\n"
-            "  --results-dir=DIR           write each query's result rows to DIR/qN.tsv\n"
-            "  --verify                    also run each query without spilling (unlimited\n"
-            "                              work_mem, codec none) and compare the results\n"
-            "  --help                      this text\n"
-            "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n",
-            DEFAULT_SF);
+    fprintf(
+        f,
+        "usage: spillbench [options]\n"
+        "Run TPC-H queries (data derived from TPC-H) under a work_mem budget; every\n"
+        "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
+        "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
+        "\n"
+        "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto, optionally with a\n"
+        "                              level (default lz4); a list runs paired mode\n"
+        "  --level=N                   codec level (default: the codec's own)\n"
+        "  --block-size=SIZE,...       buffile block size, power of two 4K..1M (default 8K)\n"
+        "  --work-mem=SIZE,...         per-operator memory budget (default 4MB;\n"
+        "                              0 or 'unlimited' = never spill)\n"
+        "  --rounds=N                  paired mode: N rounds of every configuration (the\n"
+        "                              product of the lists) per query, in shuffled order,\n"
+        "                              after one warm-up; time ratios to the first with 95%%\n"
+        "                              intervals (default 1; more than one configuration\n"
+        "                              or round means paired mode)\n"
+        "  --seed=N                    the shuffle's seed (default: from the clock, printed)\n"
+        "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
+        "  --queries=all|N,N,...       queries to run (default all)\n"
+        "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
+        "  --temp-limit=SIZE           fail a query whose spill files exceed SIZE on disk\n"
+        "  --io-limit=RATE             model a slower temp disk: RATE bytes/s for spill\n"
+        "                              reads and writes together, e.g. 200MB/s\n"
+        "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
+        "                              generated there if DIR/meta.txt is missing\n"
+        "  --repeat=N                  run each query N times, report the median time\n"
+        "  --format=table|csv|json     report format (default table)\n"
+        "  --out=FILE                  write the report to FILE instead of stdout\n"
+        "  --results-dir=DIR           write each query's result rows to DIR/qN.tsv\n"
+        "  --verify                    also run each query without spilling (unlimited\n"
+        "                              work_mem, codec none) and compare the results\n"
+        "  --help                      this text\n"
+        "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n",
+        DEFAULT_SF);
 }
 
 static _Noreturn void bad_flag(const char *fmt, ...)
@@ -97,9 +120,21 @@ static bool parse_size(const char *s, int64_t *out)
         return false;
     double mult = 1;
     switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024.0; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024.0 * 1024.0; end++; break;
+    case 'k':
+    case 'K':
+        mult = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1024.0 * 1024.0;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1024.0 * 1024.0 * 1024.0;
+        end++;
+        break;
     default: break;
     }
     if (mult > 1 && (*end == 'b' || *end == 'B'))
@@ -158,6 +193,42 @@ static void format_size(int64_t v, char *buf, size_t n)
         snprintf(buf, n, "%lldB", (long long)v);
 }
 
+/* Split a comma-separated flag value into at most MAX_LIST items (in `buf`). */
+static int split_list(const char *flag, const char *val, char *buf, size_t n, char **items)
+{
+    snprintf(buf, n, "%s", val);
+    int count = 0;
+    for (char *p = buf; p != NULL; count++) {
+        if (count == MAX_LIST)
+            bad_flag("%s: more than %d values", flag, MAX_LIST);
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0')
+            bad_flag("%s: empty value in '%s'", flag, val);
+        items[count] = p;
+        p = comma ? comma + 1 : NULL;
+    }
+    return count;
+}
+
+static void parse_codec(const char *item, bf_codec *codec, int32_t *level)
+{
+    char name[32];
+    const char *colon = strchr(item, ':');
+    snprintf(name, sizeof name, "%.*s", (int)(colon ? colon - item : (long)strlen(item)), item);
+    if (bf_codec_parse(name, codec) != 0)
+        bad_flag("--codec: unknown codec '%s' (none, lz4, zstd, zlib, auto)", name);
+    if (!bf_codec_available(*codec))
+        bad_flag("--codec: %s is not built into this libbuffile", name);
+    *level = BF_LEVEL_DEFAULT;
+    long n;
+    if (colon && !parse_int(colon + 1, -1000000, 1000000, &n))
+        bad_flag("--codec: '%s' has no integer level after ':'", item);
+    if (colon)
+        *level = (int32_t)n;
+}
+
 static void parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -167,6 +238,15 @@ static void parse_args(int argc, char **argv, options *o)
     o->work_mem = 4 * 1024 * 1024;
     o->sf = DEFAULT_SF;
     o->repeat = 1;
+    o->rounds = 1;
+    o->codecs[0] = o->codec;
+    o->levels[0] = BF_LEVEL_DEFAULT;
+    o->ncodec = 1;
+    o->block_sizes[0] = o->block_size;
+    o->nbs = 1;
+    o->work_mems[0] = o->work_mem;
+    o->nwm = 1;
+    char list[512], *items[MAX_LIST];
     o->format = FMT_TABLE;
     parse_queries("all", o);
     for (int i = 1; i < argc; i++) {
@@ -196,27 +276,44 @@ static void parse_args(int argc, char **argv, options *o)
         int64_t size;
         long n;
         if (strcmp(name, "--codec") == 0) {
-            if (bf_codec_parse(val, &o->codec) != 0)
-                bad_flag("--codec: unknown codec '%s' (none, lz4, zstd, zlib)", val);
-            if (!bf_codec_available(o->codec))
-                bad_flag("--codec: %s is not built into this libbuffile", val);
+            o->ncodec = split_list(name, val, list, sizeof list, items);
+            for (int k = 0; k < o->ncodec; k++)
+                parse_codec(items[k], &o->codecs[k], &o->levels[k]);
+        } else if (strcmp(name, "--rounds") == 0) {
+            if (!parse_int(val, 1, 1000, &n))
+                bad_flag("--rounds: '%s' is not a count from 1 to 1000", val);
+            o->rounds = (int)n;
+        } else if (strcmp(name, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            o->seed = strtoull(val, &end, 10);
+            if (end == val || *end || errno)
+                bad_flag("--seed: '%s' is not a non-negative integer", val);
+            o->seed_set = true;
         } else if (strcmp(name, "--level") == 0) {
             if (!parse_int(val, -1000000, 1000000, &n))
                 bad_flag("--level: '%s' is not an integer", val);
             o->level = (int32_t)n;
         } else if (strcmp(name, "--block-size") == 0) {
-            if (!parse_size(val, &size) || size < BF_BLOCK_SIZE_MIN || size > BF_BLOCK_SIZE_MAX ||
-                (size & (size - 1)) != 0)
-                bad_flag("--block-size: '%s' is not a power of two from 4K to 1M", val);
-            o->block_size = (uint32_t)size;
+            o->nbs = split_list(name, val, list, sizeof list, items);
+            for (int k = 0; k < o->nbs; k++) {
+                if (!parse_size(items[k], &size) || size < BF_BLOCK_SIZE_MIN ||
+                    size > BF_BLOCK_SIZE_MAX || (size & (size - 1)) != 0)
+                    bad_flag("--block-size: '%s' is not a power of two from 4K to 1M", items[k]);
+                o->block_sizes[k] = (uint32_t)size;
+            }
         } else if (strcmp(name, "--work-mem") == 0) {
-            if (strcmp(val, "unlimited") == 0)
-                size = 0;
-            else if (!parse_size(val, &size))
-                bad_flag("--work-mem: '%s' is not a size (e.g. 4MB, 256K, unlimited)", val);
-            else if (size > 0 && size < 64 * 1024)
-                bad_flag("--work-mem: %s is below the minimum of 64K", val);
-            o->work_mem = size;
+            o->nwm = split_list(name, val, list, sizeof list, items);
+            for (int k = 0; k < o->nwm; k++) {
+                if (strcmp(items[k], "unlimited") == 0)
+                    size = 0;
+                else if (!parse_size(items[k], &size))
+                    bad_flag("--work-mem: '%s' is not a size (e.g. 4MB, 256K, unlimited)",
+                             items[k]);
+                else if (size > 0 && size < 64 * 1024)
+                    bad_flag("--work-mem: %s is below the minimum of 64K", items[k]);
+                o->work_mems[k] = size;
+            }
         } else if (strcmp(name, "--sf") == 0) {
             char *end;
             o->sf = strtod(val, &end);
@@ -233,8 +330,8 @@ static void parse_args(int argc, char **argv, options *o)
         } else if (strcmp(name, "--io-limit") == 0) {
             char rate[64];
             size_t vl = strlen(val);
-            snprintf(rate, sizeof rate, "%.*s", (int)(vl > 2 && strcmp(val + vl - 2, "/s") == 0
-                                                          ? vl - 2 : vl), val);
+            snprintf(rate, sizeof rate, "%.*s",
+                     (int)(vl > 2 && strcmp(val + vl - 2, "/s") == 0 ? vl - 2 : vl), val);
             if (!parse_size(rate, &size) || size <= 0)
                 bad_flag("--io-limit: '%s' is not a rate (e.g. 200MB/s)", val);
             o->io_limit = size;
@@ -260,6 +357,24 @@ static void parse_args(int argc, char **argv, options *o)
         } else {
             bad_flag("unknown option '%s'", name);
         }
+    }
+    for (int k = 0; k < o->ncodec; k++)
+        if (o->levels[k] == BF_LEVEL_DEFAULT)
+            o->levels[k] = o->level; /* --level: for the entries without their own */
+    o->codec = o->codecs[0];
+    o->level = o->levels[0];
+    o->block_size = o->block_sizes[0];
+    o->work_mem = o->work_mems[0];
+    if (o->ncodec * o->nbs * o->nwm > MAX_CONF)
+        bad_flag("%d configurations: at most %d", o->ncodec * o->nbs * o->nwm, MAX_CONF);
+    if (o->ncodec * o->nbs * o->nwm > 1 || o->rounds > 1) {
+        if (o->repeat > 1)
+            bad_flag("--repeat is for a single configuration; paired mode has --rounds");
+        if (o->format == FMT_CSV)
+            bad_flag("paired mode reports as a table or JSON, not CSV");
+        if (o->verify || o->results_dir)
+            bad_flag("--verify and --results-dir are for a single configuration; paired mode "
+                     "checks that every run returns the same answer");
     }
     format_size(o->work_mem, o->work_mem_text, sizeof o->work_mem_text);
     if (o->level == BF_LEVEL_DEFAULT)
@@ -319,10 +434,6 @@ static bool same_text(const strbuf *a, const strbuf *b)
     return a->len == b->len && (a->len == 0 || memcmp(a->p, b->p, a->len) == 0);
 }
 
-/* Operator memory against work_mem (bench_report.h: bench_row.mem); 1.1x is the slack the
- * report allows for chunk and block granularity. */
-#define MEM_SLACK 1.1
-
 static void fill_row(bench_row *row, int qnum, const run_result *r, double median, int64_t work_mem)
 {
     memset(row, 0, sizeof *row);
@@ -334,17 +445,15 @@ static void fill_row(bench_row *row, int qnum, const run_result *r, double media
     row->physical = r->spill.physical_written;
     row->peak_temp = r->spill.physical_peak;
     row->op_peak = r->op_peak;
-    if (work_mem > 0) {
-        if ((double)r->op_peak <= MEM_SLACK * (double)work_mem) {
-            row->mem = "ok";
-        } else {
-            row->mem = r->op_over <= MEM_SLACK ? "floor" : "OVER";
-            row->op_floor = r->op_peak_floor;
-        }
-    }
+    row->mem = run_mem_mark(r, work_mem);
+    if (row->mem != NULL && strcmp(row->mem, "ok") != 0)
+        row->op_floor = r->op_peak_floor;
     row->mem_peak = r->mem_peak;
     row->heap_peak = r->heap_peak;
     row->codec_ms = (double)(r->spill.compress_ns + r->spill.decompress_ns) / 1e6;
+    memcpy(row->blocks, r->spill.blocks_by_codec, sizeof row->blocks);
+    row->probe_ms = (double)r->spill.auto_probe_ns / 1e6;
+    row->auto_reason = r->auto_reason[0] != '\0' ? strdup(r->auto_reason) : NULL;
     row->hj = r->ops.hj_spilled;
     row->agg = r->ops.agg_spilled;
     row->sort = r->ops.sort_spilled;
@@ -381,6 +490,9 @@ static void add_total(bench_row *t, const bench_row *r)
     if (r->heap_peak > t->heap_peak)
         t->heap_peak = r->heap_peak;
     t->codec_ms += r->codec_ms;
+    for (int k = 0; k < 4; k++)
+        t->blocks[k] += r->blocks[k];
+    t->probe_ms += r->probe_ms;
     t->hj += r->hj;
     t->agg += r->agg;
     t->sort += r->sort;
@@ -411,6 +523,47 @@ static void check_spill_config(const run_config *cfg)
     bf_space_destroy(space);
 }
 
+/*
+ * The configurations of paired mode: the product of the lists, work_mem
+ * outermost, codec innermost; labels name only what varies.
+ */
+static int make_configs(const options *o, pair_config *conf)
+{
+    int n = 0;
+    for (int w = 0; w < o->nwm; w++) {
+        for (int b = 0; b < o->nbs; b++) {
+            for (int c = 0; c < o->ncodec; c++, n++) {
+                pair_config *pc = &conf[n];
+                memset(pc, 0, sizeof *pc);
+                pc->cfg = (run_config){.codec = o->codecs[c],
+                                       .level = o->levels[c],
+                                       .block_size = o->block_sizes[b],
+                                       .work_mem = o->work_mems[w],
+                                       .temp_dir = o->temp_dir,
+                                       .temp_limit = (uint64_t)o->temp_limit,
+                                       .io_limit = (uint64_t)o->io_limit};
+                check_spill_config(&pc->cfg);
+                format_size(o->work_mems[w], pc->work_mem_text, sizeof pc->work_mem_text);
+                if (o->levels[c] == BF_LEVEL_DEFAULT)
+                    snprintf(pc->level_text, sizeof pc->level_text, "default");
+                else
+                    snprintf(pc->level_text, sizeof pc->level_text, "%d", (int)o->levels[c]);
+                size_t len = (size_t)snprintf(pc->label, sizeof pc->label, "%s",
+                                              bf_codec_name(o->codecs[c]));
+                if (o->levels[c] != BF_LEVEL_DEFAULT)
+                    len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, ":%d",
+                                            (int)o->levels[c]);
+                if (o->nbs > 1)
+                    len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, "/%uK",
+                                            o->block_sizes[b] / 1024);
+                if (o->nwm > 1)
+                    snprintf(pc->label + len, sizeof pc->label - len, "@%s", pc->work_mem_text);
+            }
+        }
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -423,6 +576,9 @@ int main(int argc, char **argv)
                       .temp_limit = (uint64_t)o.temp_limit,
                       .io_limit = (uint64_t)o.io_limit};
     check_spill_config(&cfg);
+    static pair_config conf[MAX_CONF];
+    int nconf = make_configs(&o, conf);
+    bool paired = nconf > 1 || o.rounds > 1;
     /* Spill directories of earlier runs that were killed (their process is gone). */
     bf_sweep(o.temp_dir);
     progress_on = isatty(2);
@@ -434,7 +590,8 @@ int main(int argc, char **argv)
         snprintf(data_dir, sizeof data_dir, "./tpch-data/sf%g", o.sf);
     char err[512];
     if (db_ensure(data_dir, o.sf, gen_progress, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "%sspillbench: generating %s: %s\n", progress_on ? "\n" : "", data_dir, err);
+        fprintf(stderr, "%sspillbench: generating %s: %s\n", progress_on ? "\n" : "", data_dir,
+                err);
         return 1;
     }
     if (progress_on)
@@ -454,6 +611,22 @@ int main(int argc, char **argv)
     if (o.out && !(out = fopen(o.out, "w"))) {
         fprintf(stderr, "spillbench: cannot open %s: %s\n", o.out, strerror(errno));
         return 1;
+    }
+
+    if (paired) {
+        if (!o.seed_set) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            o.seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+        }
+        pair_plan plan = {conf, nconf, o.rounds, o.seed, o.queries, o.format, db->sf, progress_on};
+        int status = paired_run(db, &plan, out);
+        if (out != stdout && fclose(out) != 0) {
+            fprintf(stderr, "spillbench: writing %s: %s\n", o.out, strerror(errno));
+            status = 1;
+        }
+        db_close(db);
+        return status;
     }
 
     run_config plain = {.codec = BF_CODEC_NONE,
@@ -515,11 +688,13 @@ int main(int argc, char **argv)
     if (progress_on)
         fprintf(stderr, "\r\033[K");
     free(times);
-    bench_header h = {db->sf, bf_codec_name(o.codec), o.level_text, o.block_size,
-                      o.work_mem_text, o.repeat};
+    bench_header h = {db->sf,       bf_codec_name(o.codec), o.level_text,
+                      o.block_size, o.work_mem_text,        o.repeat};
     report_print(out, o.format, &h, rows, nrows, &total);
-    for (int i = 0; i < nrows; i++)
+    for (int i = 0; i < nrows; i++) {
         free((char *)rows[i].error);
+        free((char *)rows[i].auto_reason);
+    }
     if (out != stdout && fclose(out) != 0) {
         fprintf(stderr, "spillbench: writing %s: %s\n", o.out, strerror(errno));
         status = 1;
