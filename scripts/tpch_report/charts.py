@@ -254,15 +254,17 @@ def _rate_axis(ax, rates):
 def _rate_lines(ax, series, xs):
     """One line per codec over the rates, auto drawn last (on top) and thicker; a point is a
     number or an Interval (drawn with an error bar)."""
-    for label in sorted(series, key=lambda s: s == "auto"):
+    order = sorted(series, key=lambda s: s == "auto")
+    for k, label in enumerate(order):
         pts = sorted(series[label], key=lambda p: xs[p[0]])
         top = label == "auto"
         ivs = [v for _, v in pts if hasattr(v, "est")]
         ys = [v.est if hasattr(v, "est") else v for _, v in pts]
         yerr = [[v.est - v.lo for v in ivs], [v.hi - v.est for v in ivs]] if ivs else None
-        ax.errorbar([xs[r] for r, _ in pts], ys, yerr=yerr, color=colour(label), label=label,
-                    marker="o", markersize=6 if top else 4, linewidth=2.6 if top else 1.4,
-                    capsize=3, zorder=5 if top else 3)
+        dodge = 1.025 ** (k - (len(order) - 1) / 2) if ivs else 1   # error bars side by side
+        ax.errorbar([xs[r] * dodge for r, _ in pts], ys, yerr=yerr, color=colour(label),
+                    label=label, marker="o", markersize=6 if top else 4,
+                    linewidth=2.6 if top else 1.4, capsize=3, zorder=5 if top else 3)
     ax.grid(alpha=0.3)
     ax.legend(title="codec", fontsize=8, title_fontsize=8)
 

@@ -31,10 +31,6 @@ class Run:
         return [codec_label(c, lv) for c, lv in self.codecs]
 
     @property
-    def setting(self):
-        return (self.block, self.work_mem)
-
-    @property
     def key(self):
         io = f"_io{size_label(self.io_limit)}" if self.io_limit else ""
         qs = "_q" + "-".join(str(q) for q in self.queries) if self.queries else ""

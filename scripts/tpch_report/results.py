@@ -117,11 +117,6 @@ class RunResult:
     def total_peak_ratio(self, i):
         return ratio(self.total(i)["peak_temp_bytes"], self.total(0)["peak_temp_bytes"])
 
-    def codec_share(self, i):
-        """Summed codec time as a share of none's summed wall time (medians)."""
-        return ratio(self.total(i)["codec_ms_median_sum"] / 1000,
-                     self.total(0)["wall_s_median_sum"])
-
     def noise(self):
         """Half-width of the widest control wall interval over the configurations, or None
         when the run has no control queries (or only codec none)."""

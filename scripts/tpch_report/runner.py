@@ -146,7 +146,8 @@ def _eta(out_dir, finished, todo):
     if not secs:
         return "?"
     per_unit = sum(s for s, _ in secs) / sum(_units(r) for _, r in secs)
-    return f"{per_unit * sum(_units(r) for r in todo) / 60:.0f} min"
+    left = per_unit * sum(_units(r) for r in todo)
+    return f"{left:.0f} s" if left < 120 else f"{left / 60:.0f} min"
 
 
 def run_all(spillbench, runs, out_dir, data_dir, temp_dir, log=None):
