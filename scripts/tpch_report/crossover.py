@@ -97,7 +97,8 @@ def parse_args(argv):
         args.wm_bytes = matrix.parse_size(args.work_mem)
         args.block_bytes = matrix.parse_size(args.block_size)
         args.query_list = parse_queries(args.queries) if args.queries else ()
-        float(args.sf)
+        if not args.sf.replace(".", "", 1).isdigit() or float(args.sf) <= 0:
+            raise ValueError(f"bad --sf '{args.sf}'")
         if not args.query_list and 0 not in args.rate_list:
             raise ValueError("without 'unlimited' in --rates there is no run to find the "
                              "spilling queries in: give --queries")
@@ -121,7 +122,7 @@ def sweep_runs(args, spilling):
     only the discovery run while the spilling set is unknown."""
     first = discovery_run(args)
     queries = args.query_list or spilling
-    if queries is None:
+    if not queries:
         return [first]
     rest = [make_run(args, r, queries) for r in sorted(args.rate_list, reverse=True) if r]
     return ([first] if first else []) + rest
@@ -202,14 +203,13 @@ def checks(pts, args):
         detail.append(f"{rate_label(p.rate)}: auto / {best} = {_bound_text(iv, AUTO_BOUND)}")
         if iv.hi > AUTO_BOUND:
             bad.append(rate_label(p.rate))
-    if missing:
-        out.append((name_a, "NOT RUN", f"rates not measured: {', '.join(missing)}; "
-                    + "; ".join(detail)))
+    if bad:
+        head = "FAIL", f"Upper 95% bound above {AUTO_BOUND:.2f} at {', '.join(bad)}. "
+    elif missing:
+        head = "NOT RUN", f"Rates not measured: {', '.join(missing)}. "
     else:
-        out.append((name_a, "FAIL" if bad else "PASS",
-                    (f"Upper 95% bound above {AUTO_BOUND:.2f} at {', '.join(bad)}. " if bad
-                     else f"Upper 95% bound at most {AUTO_BOUND:.2f} at every rate. ")
-                    + "; ".join(detail)))
+        head = "PASS", f"Upper 95% bound at most {AUTO_BOUND:.2f} at every rate. "
+    out.append((name_a, head[0], head[1] + "; ".join(detail)))
     if 0 not in have:
         out.append((name_b, "NOT RUN", "the unlimited rate was not measured"))
     else:
@@ -241,8 +241,8 @@ def write(path, work_dir, args, pts, found, missing, m):
     secs = {lab: [(p.rate // MIB, p.seconds(i)) for p in pts] for i, lab in enumerate(labels)}
     saved = {lab: [(p.rate // MIB, 100 * (p.saved(i) or 0)) for p in pts]
              for i, lab in enumerate(labels)}
-    setting = (f"SF {args.sf}, work_mem {args.work_mem}, {args.block_size} blocks, "
-               f"{args.rounds_n} rounds")
+    setting = (f"SF {args.sf}, work_mem {matrix.size_label(args.wm_bytes)}, "
+               f"{matrix.size_label(args.block_bytes)} blocks, {args.rounds_n} rounds")
     charts.crossover_chart(rel, os.path.join(cdir, "time-relative.png"),
                            f"Suite time relative to none at the same rate, {setting}",
                            "wall time / none (geomean over the spilling queries)", 1.0)
@@ -361,7 +361,7 @@ def main(argv=None):
             if failed is None:
                 return tool.EXIT_INTERRUPTED
         spilling = spilling_set(work_dir, args)
-        if spilling is not None:
+        if spilling:
             more = tool.run(PROG, work_dir, sweep_runs(args, spilling), args, data_dir,
                             temp_dir)
             if more is None:

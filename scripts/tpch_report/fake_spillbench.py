@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A stand-in for spillbench's paired mode in the tests: reads the same flags and writes the
-JSON of /work/notes/paired-json.md (docs/report.md, "spillbench's paired JSON") from a
-hand-made table, so reports can be checked against numbers worked out by hand.
+same JSON (docs/report.md, "spillbench's paired JSON") from a hand-made table, so reports can
+be checked against numbers worked out by hand.
 
 Environment: FAKE_TABLE  CSV with wm,codec,query,wall,cpu,logical,physical,peak,rows (times
                          in seconds, bytes in MiB); codec is a label (none, lz4, zstd-3)

@@ -109,7 +109,16 @@ class Crossover(FakeBenchCase):
         status, err = self.sweep()
         self.assertEqual(status, 1)
         self.assertIn("- **NOT RUN**: auto's suite time within 5% of the best fixed codec at "
-                      "every rate. rates not measured: 50 MB/s", self.md())
+                      "every rate. Rates not measured: 50 MB/s. 400 MB/s: auto / lz4 = "
+                      "no measurable difference (1.00–1.00)", self.md())
+
+    def test_nothing_spilling_stops_after_the_unlimited_run(self):
+        with open(os.environ["FAKE_TABLE"], "w") as f:
+            f.write("\n".join(ln for ln in FAKE.splitlines() if ",Q1," in ln or ln[:2] == "wm"))
+        status, err = self.sweep()
+        self.assertEqual(status, 1)
+        self.assertIn("no spilling queries known", err)
+        self.assertEqual(len(self.calls()), 1)
 
     def test_no_absolute_paths(self):
         self.sweep()
@@ -120,7 +129,7 @@ class Crossover(FakeBenchCase):
 
     def test_bad_flags_exit_2_with_one_line(self):
         for bad in ("--rates=fast", "--rates=50,50", "--rounds=1", "--codecs=brotli",
-                    "--out=x.txt", "--queries=23", "--work-mem=lots"):
+                    "--out=x.txt", "--queries=23", "--work-mem=lots", "--sf=-1", "--sf=x"):
             status, err = self.main(crossover.main, bad)
             self.assertEqual(status, 2, bad)
             self.assertEqual(len(err.strip().splitlines()), 1, bad)
