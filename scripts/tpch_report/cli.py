@@ -57,7 +57,8 @@ def main(argv=None):
             path_flags["--matrix"] = "<matrix-file>"
         tool.record_command(out_dir, "scripts/tpch-report", argv, path_flags)
         os.makedirs(temp_dir, exist_ok=True)
-        machine.ensure(out_dir, args.spillbench, temp_dir, data_dir)
+        machine.ensure(out_dir, args.spillbench, temp_dir, data_dir,
+                       fresh=not any(runner.is_done(out_dir, r) for r in runs))
         t0 = time.monotonic()
         failed = tool.run(PROG, out_dir, runs, args, data_dir, temp_dir)
         if failed is None:

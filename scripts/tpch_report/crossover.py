@@ -354,7 +354,9 @@ def main(argv=None):
             return tool.EXIT_USAGE
         tool.record_command(work_dir, "scripts/bench-crossover", argv, {"--out": "<out>.md"})
         os.makedirs(temp_dir, exist_ok=True)
-        machine.ensure(work_dir, args.spillbench, temp_dir, data_dir)
+        cached = [r for r in sweep_runs(args, spilling_set(work_dir, args))
+                  if runner.is_done(work_dir, r)]
+        machine.ensure(work_dir, args.spillbench, temp_dir, data_dir, fresh=not cached)
         t0 = time.monotonic()
         if spilling_set(work_dir, args) is None:   # the unlimited run names the spilling set
             failed = tool.run(PROG, work_dir, sweep_runs(args, None), args, data_dir, temp_dir)

@@ -122,12 +122,14 @@ def collect(spillbench, temp_dir, data_dir):
     }
 
 
-def ensure(out_dir, spillbench, temp_dir, data_dir):
-    """DIR/machine.json, collected now when it does not exist yet."""
+def ensure(out_dir, spillbench, temp_dir, data_dir, fresh=False):
+    """DIR/machine.json, collected now when it does not exist yet or when fresh (no run is
+    cached, so an existing file describes runs that are gone)."""
     path = os.path.join(out_dir, "machine.json")
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            if not fresh:
+                return json.load(f)
     except (OSError, ValueError):
         pass
     m = collect(spillbench, temp_dir, data_dir)

@@ -184,6 +184,9 @@ class Report(FakeBenchCase):
         self.assertIn("WARNING", self.md())
 
     def test_no_absolute_paths_in_what_is_committed(self):
+        os.makedirs(self.out)
+        with open(os.path.join(self.out, "machine.json"), "w") as f:   # of runs now gone
+            json.dump({"temp_dir": "/stale/tmp"}, f)
         self.report()
         cells = os.path.join(self.out, "cells")
         files = [os.path.join(self.out, n) for n in ("report.md", "command.txt",
