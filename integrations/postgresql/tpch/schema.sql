@@ -1,0 +1,77 @@
+-- TPC-H tables for PostgreSQL, as the specification defines them (decimals as
+-- numeric, so every answer is exact and can be compared byte for byte between
+-- two servers).  scripts/pg-test.sh loads our generator's .tbl files into it,
+-- the same files into stock and patched PostgreSQL.  No indexes beyond the
+-- primary keys: plans then lean on hash joins, sorts and aggregates, which is
+-- where temp files come from at work_mem = 64kB.
+create table region (
+  r_regionkey integer primary key,
+  r_name char(25) not null,
+  r_comment varchar(152) not null);
+create table nation (
+  n_nationkey integer primary key,
+  n_name char(25) not null,
+  n_regionkey integer not null,
+  n_comment varchar(152) not null);
+create table part (
+  p_partkey integer primary key,
+  p_name varchar(55) not null,
+  p_mfgr char(25) not null,
+  p_brand char(10) not null,
+  p_type varchar(25) not null,
+  p_size integer not null,
+  p_container char(10) not null,
+  p_retailprice numeric(15,2) not null,
+  p_comment varchar(23) not null);
+create table supplier (
+  s_suppkey integer primary key,
+  s_name char(25) not null,
+  s_address varchar(40) not null,
+  s_nationkey integer not null,
+  s_phone char(15) not null,
+  s_acctbal numeric(15,2) not null,
+  s_comment varchar(101) not null);
+create table partsupp (
+  ps_partkey integer not null,
+  ps_suppkey integer not null,
+  ps_availqty integer not null,
+  ps_supplycost numeric(15,2) not null,
+  ps_comment varchar(199) not null,
+  primary key (ps_partkey, ps_suppkey));
+create table customer (
+  c_custkey integer primary key,
+  c_name varchar(25) not null,
+  c_address varchar(40) not null,
+  c_nationkey integer not null,
+  c_phone char(15) not null,
+  c_acctbal numeric(15,2) not null,
+  c_mktsegment char(10) not null,
+  c_comment varchar(117) not null);
+create table orders (
+  o_orderkey integer primary key,
+  o_custkey integer not null,
+  o_orderstatus char(1) not null,
+  o_totalprice numeric(15,2) not null,
+  o_orderdate date not null,
+  o_orderpriority char(15) not null,
+  o_clerk char(15) not null,
+  o_shippriority integer not null,
+  o_comment varchar(79) not null);
+create table lineitem (
+  l_orderkey integer not null,
+  l_partkey integer not null,
+  l_suppkey integer not null,
+  l_linenumber integer not null,
+  l_quantity numeric(15,2) not null,
+  l_extendedprice numeric(15,2) not null,
+  l_discount numeric(15,2) not null,
+  l_tax numeric(15,2) not null,
+  l_returnflag char(1) not null,
+  l_linestatus char(1) not null,
+  l_shipdate date not null,
+  l_commitdate date not null,
+  l_receiptdate date not null,
+  l_shipinstruct char(25) not null,
+  l_shipmode char(10) not null,
+  l_comment varchar(44) not null,
+  primary key (l_orderkey, l_linenumber));

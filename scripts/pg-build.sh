@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Build PostgreSQL 15 with its BufFile on libbuffile (integrations/postgresql/).
+#
+#   scripts/pg-build.sh                 patched build into build/pg/inst-patched
+#   PG_BUILD_STOCK=1 scripts/pg-build.sh  also stock PostgreSQL from the same
+#                                       source into build/pg/inst-stock
+#
+# Source: `apt-get source postgresql-15` of the version of Debian's installed
+# binary package (the stock reference), through deb-src entries derived from
+# the machine's own apt sources into a private directory: no host file is
+# written. When that source cannot be fetched (the archive may serve a
+# security update's binaries but not its source), the newest version whose
+# source can; Debian's binary of it is installed if none is, else stock is
+# built from the same source as the reference. The upstream source of the
+# package is used without Debian's packaging patches (paths of Debian's layout). Cached under build/pg/ (see
+# scripts/pg-common.sh): a second run re-extracts nothing, rewrites only the
+# files whose patched content changed and lets make rebuild what depends on
+# them (configured with --enable-depend; ccache also keeps objects).
+# Configure: --with-lz4 --with-zstd --enable-tap-tests and, where it matters
+# for temp files and tests, as Debian does (-O2 -g, system tzdata); no
+# --enable-cassert. Prints the time of each step.
+set -euo pipefail
+. "$(dirname "$0")/pg-common.sh"
+[ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and creates user $PG_USER"
+
+step_start=$SECONDS
+step() { log "$1 ($((SECONDS - step_start)) s so far)"; }
+
+# --- packages --------------------------------------------------------------
+apt_install build-essential cmake pkg-config bison flex libreadline-dev zlib1g-dev \
+  liblz4-dev libzstd-dev libipc-run-perl ccache dpkg-dev patch
+ensure_user
+
+# --- version and source ------------------------------------------------------
+# The version is that of Debian's postgresql-15 binary package when its source
+# can be fetched; else the newest version whose source can (the archive may
+# serve a security update's binaries but not its source), whose binary is then
+# installed if none is. Remembered in build/pg/pg-version.
+APT=$PGB/apt
+APTOPT=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/sources.list.d"
+        -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "APT::Sandbox::User=root")
+dsc_of() { echo "$PGB/dl/postgresql-${PG_MAJOR}_${1#*:}.dsc"; }
+VER=$(cat "$PGB/pg-version" 2>/dev/null || true)
+if [ -z "$VER" ] || [ ! -f "$(dsc_of "$VER")" ]; then
+  mkdir -p "$APT/sources.list.d" "$APT/lists/partial" "$APT/cache/archives/partial" "$PGB/dl"
+  : > "$APT/sources.list"
+  # deb822 files: same URIs, suites, components and keys; deb-src instead of deb.
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] && sed -E 's/^Types:.*/Types: deb-src/' "$f" && echo
+  done > "$APT/sources.list.d/deb-src.sources"
+  # one-line files
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] && sed -nE 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f"
+  done >> "$APT/sources.list"
+  log "private deb-src lists in $APT"
+  apt-get "${APTOPT[@]}" update -qq
+  VER=""
+  for v in $(pg_version) $(apt-cache "${APTOPT[@]}" showsrc "postgresql-$PG_MAJOR" \
+               | sed -n 's/^Version: //p' | sort -rV); do
+    if (cd "$PGB/dl" && apt-get "${APTOPT[@]}" source --download-only -qq "postgresql-$PG_MAJOR=$v" \
+          > /dev/null 2>&1) && [ -f "$(dsc_of "$v")" ]; then
+      VER=$v
+      break
+    fi
+    log "the source of postgresql-$PG_MAJOR $v cannot be fetched"
+  done
+  [ -n "$VER" ] || die "no source of postgresql-$PG_MAJOR can be fetched"
+  echo "$VER" > "$PGB/pg-version"
+  log "apt-get source postgresql-$PG_MAJOR=$VER: $(dsc_of "$VER")"
+fi
+if [ -z "$(pg_version)" ]; then
+  log "apt-get install postgresql-$PG_MAJOR=$VER (the stock reference)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "postgresql-$PG_MAJOR=$VER" > /dev/null
+fi
+UP=${VER#*:}
+UP=${UP%%-*}
+SRC=$PGB/src-$UP
+if [ ! -f "$SRC/configure" ]; then
+  rm -rf "$SRC.tmp"
+  # Upstream source only: Debian's patches are packaging (they hard-wire
+  # /usr/lib/postgresql/15 into `make install`, over the installed package).
+  dpkg-source -x --skip-patches "$(dsc_of "$VER")" "$SRC.tmp" > /dev/null 2>&1
+  mv "$SRC.tmp" "$SRC"
+  chown -R "$PG_USER": "$SRC"
+fi
+# The stock reference: Debian's binary if it is this version, else stock
+# built from this source.
+if [ "$(pg_version)" = "$VER" ]; then
+  echo "/usr/lib/postgresql/$PG_MAJOR/bin" > "$PGB/stock-bin"
+else
+  log "Debian's postgresql-$PG_MAJOR is $(pg_version), not $VER: stock is built from source"
+  PG_BUILD_STOCK=1
+  echo "$PGB/inst-stock/bin" > "$PGB/stock-bin"
+fi
+log "PostgreSQL $VER; stock reference: $(cat "$PGB/stock-bin")"
+step "source ready in $SRC"
+
+# --- libbuffile --------------------------------------------------------------
+cmake -S "$TOP" -B "$PGB/lib-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TPCH=OFF \
+  -DBF_BUILD_TESTS=OFF >/dev/null
+cmake --build "$PGB/lib-build" -j"$PG_JOBS" >/dev/null
+cmake --install "$PGB/lib-build" --prefix "$PGB/libbuffile" >/dev/null
+step "libbuffile built and installed in $PGB/libbuffile"
+
+# --- patched tree -------------------------------------------------------------
+PAT=$PGB/patched-$UP
+if [ ! -d "$PAT" ]; then
+  cp -a "$SRC" "$PAT.tmp"
+  chown -R "$PG_USER": "$PAT.tmp"
+  mv "$PAT.tmp" "$PAT"
+fi
+# Build the wanted content of every file we change in a scratch tree, then
+# copy only the files whose content differs (mtimes of the rest stay).
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE" "$STAGE.list"' EXIT
+INT=$TOP/integrations/postgresql
+mapfile -t touched < <(sed -nE 's|^\+\+\+ b/([^[:space:]]+).*|\1|p' "$INT/hooks.patch")
+for f in "${touched[@]}"; do
+  mkdir -p "$STAGE/$(dirname "$f")"
+  cp "$SRC/$f" "$STAGE/$f"
+done
+(cd "$STAGE" && patch -p1 --quiet --no-backup-if-mismatch < "$INT/hooks.patch") \
+  || die "hooks.patch does not apply to PostgreSQL $UP"
+mkdir -p "$STAGE/src/backend/storage/file"
+cp "$INT/buffile.c" "$STAGE/src/backend/storage/file/buffile.c"
+LIBA=$PGB/libbuffile/lib/libbuffile.a
+cat > "$STAGE/src/Makefile.custom" <<EOF
+# Written by scripts/pg-build.sh: build storage/file/buffile.c against
+# libbuffile and link the backend with its static library.
+BUFFILE_CFLAGS = -I$PGB/libbuffile/include
+BUFFILE_LIBS = $LIBA $(pkg-config --static --libs-only-l liblz4 libzstd zlib) -pthread
+ifeq (\$(subdir),src/backend/storage/file)
+override CPPFLAGS += \$(BUFFILE_CFLAGS)
+endif
+ifeq (\$(subdir),src/backend)
+LIBS := \$(BUFFILE_LIBS) \$(LIBS)
+postgres: $LIBA
+endif
+EOF
+changed=0
+(cd "$STAGE" && find . -type f | sed 's|^\./||' | sort) > "$STAGE.list"
+while IFS= read -r f; do
+  if ! cmp -s "$STAGE/$f" "$PAT/$f"; then
+    cp "$STAGE/$f" "$PAT/$f"
+    chown "$PG_USER": "$PAT/$f"
+    log "updated $f"
+    changed=$((changed + 1))
+  fi
+done < "$STAGE.list"
+# A file an earlier patch changed and this one does not: back to pristine.
+if [ -f "$PAT/.buffile-files" ]; then
+  while IFS= read -r f; do
+    if [ -f "$SRC/$f" ]; then cp -p "$SRC/$f" "$PAT/$f"; touch "$PAT/$f"; else rm -f "$PAT/$f"; fi
+    log "restored $f"
+    changed=$((changed + 1))
+  done < <(comm -23 "$PAT/.buffile-files" "$STAGE.list")
+fi
+cp "$STAGE.list" "$PAT/.buffile-files"
+rm -f "$STAGE.list"
+step "patched tree $PAT ($changed files changed)"
+
+# --- configure and build --------------------------------------------------------
+CONFIGURE_FLAGS=(--enable-debug --enable-depend --enable-tap-tests --with-lz4 --with-zstd
+                 --with-system-tzdata=/usr/share/zoneinfo)
+CFLAGS_PG="-O2 -g -fno-omit-frame-pointer"
+
+# build <source tree> <build dir> <install dir>
+build_pg() {
+  local src=$1 b=$2 inst=$3
+  local want="$src ${CONFIGURE_FLAGS[*]} --prefix=$inst CFLAGS=$CFLAGS_PG"
+  mkdir -p "$b"
+  chown "$PG_USER": "$b"
+  if [ ! -f "$b/config.status" ] || [ "$(cat "$b/.configured" 2>/dev/null)" != "$want" ]; then
+    log "configure $b"
+    (cd "$b" && as_user env CC="ccache gcc" CFLAGS="$CFLAGS_PG" "$src/configure" \
+      "${CONFIGURE_FLAGS[@]}" --prefix="$inst" > configure.log 2>&1) \
+      || { tail -20 "$b/configure.log"; die "configure failed in $b"; }
+    echo "$want" > "$b/.configured"
+  fi
+  (cd "$b" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1) \
+    || { grep -E 'error|Error' "$b/make.log" | head -20; die "make failed in $b (see $b/make.log)"; }
+}
+
+mkdir -p "$PGB/inst-patched" && chown "$PG_USER": "$PGB/inst-patched"
+build_pg "$PAT" "$PGB/build-patched" "$PGB/inst-patched"
+[ "$(nm "$PGB/inst-patched/bin/postgres" | grep -c ' T bf_file_create$')" = 1 ] \
+  || die "the patched postgres does not contain libbuffile"
+step "patched PostgreSQL built and installed in $PGB/inst-patched"
+
+if [ "${PG_BUILD_STOCK:-0}" = 1 ]; then
+  mkdir -p "$PGB/inst-stock" && chown "$PG_USER": "$PGB/inst-stock"
+  build_pg "$SRC" "$PGB/build-stock" "$PGB/inst-stock"
+  step "stock PostgreSQL built and installed in $PGB/inst-stock"
+fi
+log "pg-build.sh done in $((SECONDS - step_start)) s"

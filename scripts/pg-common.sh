@@ -1,0 +1,71 @@
+# Shared by scripts/pg-build.sh and scripts/pg-test.sh (sourced, not run).
+#
+# Where things live (all under build/pg/, which .gitignore's /build*/ covers):
+#   apt/            private apt configuration and lists for the deb-src entries
+#   dl/             the downloaded Debian source package (cached)
+#   src-<ver>/      pristine PostgreSQL source, as dpkg-source extracts it
+#   patched-<ver>/  the same plus hooks.patch and our buffile.c; only files
+#                   whose content changes are rewritten, so make rebuilds
+#                   only what changed
+#   build-patched/  VPATH build of patched-<ver>;  inst-patched/ its install
+#   build-stock/    VPATH build of src-<ver> (only with PG_BUILD_STOCK=1)
+#   libbuffile/     libbuffile installed (static library linked into postgres)
+#   run/            data directories and logs of pg-test.sh
+#   pg-version      the Debian version whose source is used
+#   stock-bin       bin directory of the stock reference (Debian's binary of
+#                   that version, or build-stock's install)
+# Invariants: the pristine tree is never modified; everything PostgreSQL runs
+# or builds as the unprivileged user $PG_USER, which owns build/pg/.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PGB=$TOP/build/pg
+PG_USER=${PG_USER:-pgbuf}
+PG_JOBS=${PG_JOBS:-2}
+PG_MAJOR=15
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Install Debian packages that are missing (apt-get update first, once).
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The unprivileged user PostgreSQL runs as (it refuses root). Idempotent.
+ensure_user() {
+  id -u "$PG_USER" >/dev/null 2>&1 || useradd --system --create-home --shell /bin/bash "$PG_USER"
+  mkdir -p "$PGB"
+  # Only what is not ours yet: a second run does not walk the whole tree.
+  find "$PGB" ! -user "$PG_USER" -exec chown -h "$PG_USER": {} + 2>/dev/null || true
+  # The user must reach build/pg through the directories above it.
+  local d=$PGB
+  while [ "$d" != / ]; do
+    d=$(dirname "$d")
+    [ -x "$d" ] || die "$PG_USER cannot enter $d"
+    runuser -u "$PG_USER" -- test -x "$d" || chmod o+x "$d"
+  done
+}
+
+# Run a command as $PG_USER, in the current directory, with a sane environment.
+as_user() {
+  runuser -u "$PG_USER" -- env HOME="$(getent passwd "$PG_USER" | cut -d: -f6)" \
+    PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"
+}
+
+# Version of Debian's installed postgresql-15 binary package ("" if none).
+pg_version() {
+  dpkg-query -W -f='${Version}' postgresql-$PG_MAJOR 2>/dev/null || true
+}
+
+# Upstream version of the source pg-build.sh chose (15.18-0+deb12u1 -> 15.18),
+# which names the source trees.
+pg_upstream() {
+  local v; v=$(cat "$PGB/pg-version"); v=${v#*:}; echo "${v%%-*}"
+}

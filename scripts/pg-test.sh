@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# Prove PostgreSQL 15 with its BufFile on libbuffile (integrations/postgresql/).
+#
+#   scripts/pg-test.sh            build (scripts/pg-build.sh), then every part
+#   scripts/pg-test.sh PART...    only those parts: regress-lz4 regress-zstd
+#                                 tap-stream tpch aborts
+#
+# Parts:
+#   regress-lz4, regress-zstd  make check (the whole parallel schedule) with
+#       TEMP_CONFIG = temp_file_compression = <codec>, log_temp_files = 0; then
+#       the server log's temp-file lines counted by kind: private temp files
+#       (pgsql_tmp<pid>.buffile/...) and FileSet files (pgsql_tmp*.fileset/...),
+#       with logical and physical bytes. Passes when every test passes, both
+#       kinds occur, physical < logical, and no temp file went around us (a
+#       "temporary file:" line without "logical size").
+#   tap-stream  src/test/subscription/t/*stream*.pl (logical replication of
+#       streamed transactions: FileSet files reopened read-write, appended,
+#       truncated) with TEMP_CONFIG = zstd, log_temp_files = 0.
+#   tpch  TPC-H SF 0.01 from our generator (tpch/gen) loaded into patched
+#       PostgreSQL and into stock PostgreSQL of the same version (Debian's
+#       postgresql-15 binary, or stock built from the same source when Debian's
+#       is another version: see pg-build.sh); the 22 queries of ../shared/tpch/queries at
+#       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
+#       plans forced cheap), every codec: all answers byte-identical to stock's.
+#   aborts  on the patched server: temp_file_compression_level used and,
+#       out of the codec's range, refused; a spilling query cancelled by
+#       statement_timeout, one hitting temp_file_limit (PostgreSQL's error
+#       text), a backend SIGKILLed mid-spill (the postmaster restarts): no temp
+#       file is left after each, and the server keeps answering.
+# Prints PASS/FAIL with the time of each part, and exits non-zero on any FAIL.
+set -uo pipefail
+. "$(dirname "$0")/pg-common.sh"
+[ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and runs PostgreSQL as $PG_USER"
+
+ALL_PARTS=(regress-lz4 regress-zstd tap-stream tpch aborts)
+PARTS=("$@")
+[ ${#PARTS[@]} -gt 0 ] || PARTS=("${ALL_PARTS[@]}")
+
+RESULTS=()
+FAILED=0
+t_all=$SECONDS
+
+t0=$SECONDS
+if ! bash "$TOP/scripts/pg-build.sh"; then
+  echo "FAIL build ($((SECONDS - t0)) s)"
+  exit 1
+fi
+RESULTS+=("PASS build ($((SECONDS - t0)) s)")
+
+UP=$(pg_upstream)
+B=$PGB/build-patched
+PATCHED=$PGB/inst-patched/bin
+STOCK=${PG_STOCK_BIN:-$(cat "$PGB/stock-bin")}  # PG_STOCK_BIN: another stock reference
+RUN=$PGB/run
+SOCK=$RUN/sock
+mkdir -p "$RUN" "$SOCK"
+chown "$PG_USER": "$RUN" "$SOCK"
+
+# count_temp LOG...: "private N shared N other N logical B physical B" and a
+# "CODEC N" pair per codec, over
+# the "temporary file:" lines of the logs.
+count_temp() {
+  cat "$@" | awk '
+    /temporary file: path/ {
+      if ($0 !~ /logical size/) { other++; next }
+      if ($0 ~ /\.fileset\//) shared++; else if ($0 ~ /\.buffile\//) private++; else other++
+      match($0, /size [0-9]+, logical size [0-9]+, compression [a-z0-9]+/)
+      split(substr($0, RSTART, RLENGTH), f, /[ ,]+/)
+      phys += f[2]; logi += f[5]; codec[f[7] == "" ? "unknown" : f[7]]++
+    }
+    END {
+      printf "private %d shared %d other %d logical %.0f physical %.0f", private, shared, other, logi, phys
+      for (c in codec) printf " %s %d", c, codec[c]
+      printf "\n"
+    }'
+}
+
+# fileset_kinds LOG...: the FileSet files of the logs by the subsystem that
+# names them: "hash N sort N logrep N other N".
+fileset_kinds() {
+  cat "$@" | grep -o 'temporary file: path "[^"]*\.fileset/[^"]*", size [0-9]*, logical' \
+    | sed -E 's|.*\.fileset/([^"]*)".*|\1|' | awk '
+      /^[io][0-9]+of[0-9]+\.p[0-9]+$/ { hash++; next }   # sharedtuplestore of parallel hash join
+      /^[0-9]+$/ { sort++; next }                          # worker tapes of parallel sort
+      /^[0-9]+-[0-9]+\.(changes|subxacts)$/ { logrep++; next }  # streamed transactions
+      { other++ }
+      END { printf "hash %d sort %d logrep %d other %d\n", hash, sort, logrep, other }'
+}
+
+# codec_count COUNTS CODEC: how many files count_temp saw with that codec.
+codec_count() {
+  echo "$1" | awk -v c="$2" '{ for (i = 11; i < NF; i += 2) if ($i == c) n = $(i + 1) } END { print n + 0 }'
+}
+
+# describe_counts "private N shared N ...": a sentence for the report.
+describe_counts() {
+  set -- $1
+  local ratio="-"
+  [ "${10}" -gt 0 ] && ratio=$(awk -v l="$8" -v p="${10}" 'BEGIN { printf "%.2f", l / p }')
+  local codecs=""
+  [ $# -gt 10 ] && codecs=", by codec: $(echo "${@:11}" | sed -E 's/([a-z0-9]+) ([0-9]+)/\1 \2,/g; s/,$//')"
+  echo "temp files: $2 private, $4 shared (FileSet), $6 not through libbuffile; logical $8 B, physical ${10} B (ratio $ratio)$codecs"
+}
+
+# --- part: make check ------------------------------------------------------------
+part_regress() {
+  local codec=$1
+  local conf=$RUN/regress-$codec.conf out=$RUN/regress-$codec
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+  printf 'temp_file_compression = %s\nlog_temp_files = 0\n' "$codec" > "$conf"
+  local rc=0
+  (cd "$B" && as_user make -s check TEMP_CONFIG="$conf" > "$out/make-check.out" 2>&1) || rc=$?
+  grep -E '^(ok|not ok|test |     )|tests (passed|failed)|All [0-9]+ tests' "$out/make-check.out" | tail -3
+  cp "$B/src/test/regress/log/postmaster.log" "$out/" 2>/dev/null
+  [ -f "$B/src/test/regress/regression.diffs" ] && cp "$B/src/test/regress/regression.diffs" "$out/"
+  if [ $rc -ne 0 ]; then
+    echo "make check failed (rc $rc): $out/make-check.out, $out/regression.diffs"
+    head -40 "$out/regression.diffs" 2>/dev/null
+    return 1
+  fi
+  local c k; c=$(count_temp "$out/postmaster.log"); k=$(fileset_kinds "$out/postmaster.log")
+  describe_counts "$c"
+  echo "FileSet files by subsystem: $k"
+  set -- $k
+  [ "$2" -gt 0 ] && [ "$4" -gt 0 ] \
+    || { echo "expected files of both parallel hash joins and parallel sorts (index builds)"; return 1; }
+  set -- $c
+  [ "$2" -gt 0 ] && [ "$4" -gt 0 ] && [ "$6" -eq 0 ] && [ "${10}" -lt "$8" ] \
+    || { echo "the log does not show the suite's temp files going through libbuffile"; return 1; }
+  # TEMP_CONFIG reached the server: every file the suite wrote used the codec.
+  [ "$(codec_count "$c" "$codec")" -eq $(($2 + $4)) ] \
+    || { echo "not every temp file was written with $codec"; return 1; }
+}
+
+# --- part: logical replication streaming TAP tests ----------------------------------
+part_tap_stream() {
+  local conf=$RUN/tap.conf out=$RUN/tap-stream rc=0
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+  printf 'temp_file_compression = zstd\nlog_temp_files = 0\n' > "$conf"
+  local tests; tests=$(cd "$PGB/patched-$UP/src/test/subscription" && echo t/*stream*.pl)
+  echo "tests: $tests"
+  (cd "$B/src/test/subscription" && as_user env TEMP_CONFIG="$conf" make -s check \
+     PROVE_TESTS="$tests" > "$out/prove.out" 2>&1) || rc=$?
+  grep -E '^t/|^All tests|^Result|^Files=' "$out/prove.out"
+  cp -r "$B/src/test/subscription/tmp_check/log" "$out/" 2>/dev/null
+  [ $rc -eq 0 ] || { echo "prove failed (rc $rc): $out/prove.out"; return 1; }
+  local c; c=$(count_temp "$out"/log/*.log)
+  describe_counts "$c"
+  echo "FileSet files by subsystem: $(fileset_kinds "$out"/log/*.log)"
+  set -- $c
+  [ "$4" -gt 0 ] && [ "$6" -eq 0 ] || { echo "no streamed-transaction file went through libbuffile"; return 1; }
+  [ "$(codec_count "$c" zstd)" -eq $(($2 + $4)) ] || { echo "not every temp file was written with zstd"; return 1; }
+}
+
+# --- servers for tpch and aborts -------------------------------------------------------
+# start_server NAME BINDIR PORT: a fresh cluster in $RUN/NAME, listening only on
+# a Unix socket in $SOCK.
+start_server() {
+  local name=$1 bin=$2 port=$3 data=$RUN/$1
+  [ -f "$data/postmaster.pid" ] && as_user "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1
+  rm -rf "$data" "$RUN/$name.log"
+  as_user "$bin/initdb" -D "$data" -A trust -E UTF8 --locale=C --no-sync > "$RUN/$name-initdb.log" 2>&1 \
+    || { cat "$RUN/$name-initdb.log"; return 1; }
+  cat >> "$data/postgresql.conf" <<EOF
+listen_addresses = ''
+unix_socket_directories = '$SOCK'
+port = $port
+fsync = off
+jit = off
+log_temp_files = 0
+log_line_prefix = '%m [%p] '
+max_parallel_workers = 8
+max_worker_processes = 16
+EOF
+  as_user "$bin/pg_ctl" -D "$data" -l "$RUN/$name.log" -w -t 120 start > /dev/null \
+    || { tail -20 "$RUN/$name.log"; return 1; }
+}
+
+stop_server() {
+  local name=$1 bin=$2
+  [ -f "$RUN/$name/postmaster.pid" ] && as_user "$bin/pg_ctl" -D "$RUN/$name" -m fast -w stop > /dev/null
+  return 0
+}
+
+psql_at() { # psql_at PORT [psql args...]
+  local port=$1; shift
+  as_user "$PATCHED/psql" -X -q -h "$SOCK" -p "$port" -d postgres "$@"
+}
+
+PORT_PATCHED=54391
+PORT_STOCK=54392
+
+# --- part: TPC-H answers against stock ---------------------------------------------------
+part_tpch() {
+  local q=${TPCH_QUERIES:-} data=$PGB/tpch-sf0.01 out=$RUN/tpch d
+  # shared/ sits beside a clone (CI) or beside the folder of worktrees
+  for d in "$TOP/../shared" "$TOP/../../shared"; do
+    [ -z "$q" ] && [ -f "$d/tpch/queries/1.sql" ] && q=$(cd "$d/tpch/queries" && pwd)
+  done
+  [ -f "$q/1.sql" ] || { echo "no TPC-H queries in $q (set TPCH_QUERIES)"; return 1; }
+  bash "$TOP/scripts/install-deps.sh"
+  cmake -S "$TOP" -B "$PGB/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null \
+    && cmake --build "$PGB/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null || return 1
+  if [ ! -f "$data/lineitem.tbl" ]; then
+    "$PGB/tpch-build/tpch/gen/tpchgen" --sf=0.01 --out="$data.tmp" > /dev/null || return 1
+    mv "$data.tmp" "$data"
+  fi
+  chmod -R a+rX "$data"
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+
+  start_server tpch-patched "$PATCHED" $PORT_PATCHED || return 1
+  start_server tpch-stock "$STOCK" $PORT_STOCK || return 1
+  local port t
+  for port in $PORT_PATCHED $PORT_STOCK; do
+    psql_at $port -v ON_ERROR_STOP=1 -f "$TOP/integrations/postgresql/tpch/schema.sql" || return 1
+    for t in region nation part supplier partsupp customer orders lineitem; do
+      sed 's/|$//' "$data/$t.tbl" | psql_at $port -v ON_ERROR_STOP=1 \
+        -c "\\copy $t from stdin with (delimiter '|')" || return 1
+    done
+    # A sample of the whole tables: both servers get the same statistics.
+    psql_at $port -v ON_ERROR_STOP=1 -c "set default_statistics_target = 1000" -c "analyze" || return 1
+  done
+  echo "loaded SF 0.01 ($(psql_at $PORT_STOCK -At -c 'select count(*) from lineitem') lineitem rows) into both servers"
+
+  # run_queries PORT LABEL PGOPTIONS: the 22 answers into $out/LABEL/
+  run_queries() {
+    local port=$1 label=$2 opts=$3 n
+    mkdir -p "$out/$label"; chown "$PG_USER": "$out/$label"
+    for n in $(seq 1 22); do
+      as_user env PGOPTIONS="$opts" "$PATCHED/psql" -X -q -A -t -F '|' -v ON_ERROR_STOP=1 \
+        -h "$SOCK" -p "$port" -d postgres -f "$q/$n.sql" > "$out/$label/q$n.out" 2> "$out/$label/q$n.err" \
+        || { echo "$label: Q$n failed: $(head -3 "$out/$label/q$n.err")"; return 1; }
+    done
+  }
+  local base="-c work_mem=64kB"
+  local par0="-c max_parallel_workers_per_gather=0"
+  local par2="-c max_parallel_workers_per_gather=2 -c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0 -c min_parallel_index_scan_size=0"
+  local w codec bad=0 empty n popts
+  for w in 0 2; do
+    [ $w = 0 ] && popts=$par0 || popts=$par2
+    run_queries $PORT_STOCK "stock-w$w" "$base $popts" || return 1
+    # An empty answer compares nothing: say which, and refuse more than one
+    # (Q21 names no supplier at SF 0.01 with our generator's data).
+    empty=$(cd "$out/stock-w$w" && find . -name 'q*.out' -empty | sed 's|^\./||; s|\.out$||' | sort | tr '\n' ' ')
+    [ -z "$empty" ] || echo "stock, workers $w: empty answers: $empty"
+    [ "$(echo $empty | wc -w)" -le 1 ] || return 1
+    for codec in none lz4 zstd zlib; do
+      run_queries $PORT_PATCHED "$codec-w$w" "$base $popts -c temp_file_compression=$codec" || return 1
+      for n in $(seq 1 22); do
+        if ! cmp -s "$out/stock-w$w/q$n.out" "$out/$codec-w$w/q$n.out"; then
+          echo "DIFF Q$n $codec workers=$w: diff $out/stock-w$w/q$n.out $out/$codec-w$w/q$n.out"
+          bad=$((bad + 1))
+        fi
+      done
+      echo "codec $codec, max_parallel_workers_per_gather $w: 22 queries compared"
+    done
+  done
+  describe_counts "$(count_temp "$RUN/tpch-patched.log")"
+  echo "FileSet files by subsystem: $(fileset_kinds "$RUN/tpch-patched.log")"
+  # pg_stat_database counts what the log lines say, once every backend and
+  # worker has flushed its statistics at exit.
+  # A backend flushes them as it exits, which may be just after psql returns:
+  # wait up to 10 s.
+  local stat i
+  set -- $(count_temp "$RUN/tpch-patched.log")
+  for i in $(seq 1 20); do
+    stat=$(psql_at $PORT_PATCHED -At -F ' ' -c "select sum(temp_files), sum(temp_bytes) from pg_stat_database")
+    [ "$stat" = "$(($2 + $4 + $6)) ${10}" ] && break
+    sleep 0.5
+  done
+  echo "pg_stat_database: temp_files, temp_bytes = $stat; the log: $(($2 + $4 + $6)) files, ${10} bytes"
+  [ "$stat" = "$(($2 + $4 + $6)) ${10}" ] || { echo "pg_stat_database does not match the log"; bad=$((bad + 1)); }
+  stop_server tpch-stock "$STOCK"
+  stop_server tpch-patched "$PATCHED"
+  [ $bad -eq 0 ] || { echo "$bad answers differ from stock PostgreSQL's"; return 1; }
+  [ "$2" -gt 0 ] && [ "$4" -gt 0 ] || { echo "TPC-H did not spill both kinds of temp files"; return 1; }
+  echo "all 22 answers identical to stock for 4 codecs x 2 parallel settings"
+}
+
+# --- part: cancel, temp_file_limit, SIGKILL ----------------------------------------------
+# temp_files_left DATA: regular files under the cluster's temp directories.
+temp_files_left() {
+  find "$1/base/pgsql_tmp" -type f 2>/dev/null | wc -l
+}
+
+part_aborts() {
+  local data=$RUN/aborts log=$RUN/aborts.log port=$PORT_PATCHED out=$RUN/aborts-out ok=1
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+  stop_server tpch-patched "$PATCHED"
+  start_server aborts "$PATCHED" $port || return 1
+  local spill="select count(*) from (select g, md5(g::text) m from generate_series(1, 20000000) g order by m) s"
+
+  # 0. the GUCs: a level is used, and one the codec refuses is an ERROR
+  psql_at $port > "$out/gucs.out" 2>&1 <<EOF
+set work_mem = '64kB';
+set temp_file_compression = zstd;
+set temp_file_compression_level = 9;
+select 'zstd9-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+set temp_file_compression = zlib;
+set temp_file_compression_level = 20;
+select count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+EOF
+  if grep -q 'zstd9-100000' "$out/gucs.out" \
+     && grep -q 'ERROR:  temp_file_compression_level 20 is not valid for temp_file_compression "zlib"' "$out/gucs.out"; then
+    echo "GUCs: zstd level 9 spills; $(grep -o 'temp_file_compression_level 20 is not valid.*' "$out/gucs.out")"
+  else
+    echo "GUCs: FAILED"; cat "$out/gucs.out"; ok=0
+  fi
+
+  # 1. cancel by statement_timeout while spilling. The backend's descriptors
+  # on temp files and its BufFile memory context are measured after a spill
+  # that completed and again after the cancelled one: the same, or something
+  # leaked. (All descriptors would not do: fd.c caches catalog files.)
+  local usage="\\! echo \"usage: temp-file fds \$(ls -l /proc/\$BPID/fd | grep -c pgsql_tmp)\"
+select 'usage: BufFile memory ' || sum(used_bytes) from pg_backend_memory_contexts where name = 'BufFile';"
+  psql_at $port > "$out/cancel.out" 2>&1 <<EOF
+set work_mem = '64kB';
+set temp_file_compression = zstd;
+select pg_backend_pid() as pid \\gset
+\\setenv BPID :pid
+select count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+$usage
+set statement_timeout = '3s';
+$spill;
+\\! find $data/base/pgsql_tmp -type f | wc -l | sed 's/^/files-left: /'
+reset statement_timeout;
+$usage
+select 'alive-' || count(*) from generate_series(1, 10);
+EOF
+  local pid_lines usage_lines
+  # each measure printed twice, with the same value both times
+  usage_lines=$(grep -o 'usage: .*' "$out/cancel.out" | sort | uniq -c \
+                | awk '$1 == 2 { sub(/^ *2 usage: /, ""); print }' | paste -sd ',' | sed 's/,/, /g')
+  if grep -q 'canceling statement due to statement timeout' "$out/cancel.out" \
+     && grep -q '^files-left: 0$' "$out/cancel.out" && grep -q 'alive-10' "$out/cancel.out" \
+     && [ "$(grep -c 'usage: ' "$out/cancel.out")" -eq 4 ] && [ "$(echo "$usage_lines" | tr ',' '\n' | wc -l)" -eq 2 ] \
+     && echo "$usage_lines" | grep -q 'temp-file fds 0'; then
+    # the files the abort closed are logged after the cancel's ERROR
+    pid_lines=$(awk '/canceling statement due to statement timeout/ { f = 1 }
+                     f && /temporary file: path/ { n++ } END { print n + 0 }' "$log")
+    echo "cancel: statement_timeout cancelled the spill, whose abort closed $pid_lines temp files; 0 files left, session alive; before and after the cancel: $usage_lines"
+    [ "$pid_lines" -gt 0 ] || { echo "cancel: the query had not spilled yet"; ok=0; }
+  else
+    echo "cancel: FAILED"; cat "$out/cancel.out"; ok=0
+  fi
+
+  # 2. temp_file_limit
+  psql_at $port > "$out/limit.out" 2>&1 <<EOF
+set work_mem = '64kB';
+set temp_file_compression = lz4;
+set temp_file_limit = '2MB';
+$spill;
+\\! find $data/base/pgsql_tmp -type f | wc -l | sed 's/^/files-left: /'
+select 'alive-' || count(*) from generate_series(1, 10);
+EOF
+  if grep -q 'ERROR:  temporary file size exceeds temp_file_limit (2048kB)' "$out/limit.out" \
+     && grep -q '^files-left: 0$' "$out/limit.out" && grep -q 'alive-10' "$out/limit.out"; then
+    echo "temp_file_limit: \"$(grep -o 'temporary file size exceeds temp_file_limit ([0-9]*kB)' "$out/limit.out")\"; 0 files left, session alive"
+  else
+    echo "temp_file_limit: FAILED"; cat "$out/limit.out"; ok=0
+  fi
+
+  # 3. SIGKILL a backend in the middle of a spill
+  as_user env PGAPPNAME=spillkill PGOPTIONS="-c work_mem=64kB -c temp_file_compression=zlib" \
+    "$PATCHED/psql" -X -q -h "$SOCK" -p $port -d postgres -c "$spill" > "$out/kill.out" 2>&1 &
+  local bg=$! i n=0 pid=""
+  for i in $(seq 1 600); do
+    n=$(temp_files_left "$data")
+    pid=$(psql_at $port -At -c "select pid from pg_stat_activity where application_name = 'spillkill'" 2>/dev/null)
+    [ "$n" -gt 0 ] && [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  if [ "$n" -gt 0 ] && [ -n "$pid" ]; then
+    local dirs_before; dirs_before=$(find "$data/base/pgsql_tmp" -mindepth 1 -maxdepth 1 | wc -l)
+    kill -KILL "$pid"
+    wait $bg
+    for i in $(seq 1 120); do
+      psql_at $port -At -c "select 1" > /dev/null 2>&1 && break
+      sleep 0.5
+    done
+    local left dirs
+    left=$(temp_files_left "$data")
+    dirs=$(find "$data/base/pgsql_tmp" -mindepth 1 | wc -l)
+    local again; again=$(psql_at $port -At -c "set work_mem = '64kB'" -c "select count(*) from (select g from generate_series(1, 300000) g order by g desc) s" 2>&1)
+    local after; after=$(temp_files_left "$data")
+    if grep -q "server process (PID $pid) was terminated by signal 9" "$log" && [ "$left" -eq 0 ] \
+       && [ "$dirs" -eq 0 ] && [ "$again" = 300000 ] && [ "$after" -eq 0 ]; then
+      echo "SIGKILL: backend $pid killed with $n temp files in $dirs_before directories; after the restart 0 files and 0 directories left; a new spill works and leaves 0"
+    else
+      echo "SIGKILL: FAILED (left $left files, $dirs entries, query after: $again, files after: $after)"
+      ok=0
+    fi
+  else
+    echo "SIGKILL: the spill never showed temp files"; kill "$bg" 2>/dev/null; ok=0
+  fi
+  grep -E 'TRAP|PANIC' "$log" && ok=0
+  stop_server aborts "$PATCHED"
+  [ $ok = 1 ]
+}
+
+for p in "${PARTS[@]}"; do
+  t0=$SECONDS
+  echo "=== $p"
+  case "$p" in
+    regress-lz4) part_regress lz4 ;;
+    regress-zstd) part_regress zstd ;;
+    tap-stream) part_tap_stream ;;
+    tpch) part_tpch ;;
+    aborts) part_aborts ;;
+    *) echo "unknown part $p (${ALL_PARTS[*]})"; false ;;
+  esac
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    RESULTS+=("PASS $p ($((SECONDS - t0)) s)")
+  else
+    RESULTS+=("FAIL $p ($((SECONDS - t0)) s)")
+    FAILED=$((FAILED + 1))
+  fi
+  echo "${RESULTS[-1]}"
+done
+
+echo "=== pg-test.sh summary"
+printf '%s\n' "${RESULTS[@]}"
+npass=$(printf '%s\n' "${RESULTS[@]}" | grep -c '^PASS')
+echo "pg-test.sh took $((SECONDS - t_all)) s"
+echo "pg-test: $npass passed, $FAILED failed"
+[ $FAILED -eq 0 ]
