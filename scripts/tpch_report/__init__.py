@@ -1,6 +1,8 @@
-"""tpch-report: run a matrix of spillbench cells and turn them into report.md and charts.
+"""tpch-report and bench-crossover: paired spillbench runs with a resumable cache, turned into
+markdown reports and charts.
 
-Modules: matrix (what to run), runner (running it with a resumable cache), results
-(loading cells and computing ratios), machine (where it ran), charts, render (report.md),
-cli (the command line).
+Modules: matrix (what tpch-report runs), runner (running paired runs, cached), stats (paired
+ratios and intervals, and how they are written), results (reading cached runs), machine
+(where they ran; paths shown without the machine's absolute paths), charts, report
+(tpch-report's report.md), crossover (bench-crossover), tool and cli (the command lines).
 """

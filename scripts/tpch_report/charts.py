@@ -1,29 +1,30 @@
-"""The report's PNG charts (matplotlib, Agg backend, 110 dpi).
+"""The PNG charts of the report and of the crossover benchmark (matplotlib, Agg, 110 dpi).
 
 Invariants: one colour per codec/level in every chart (CODEC_COLOURS, then a fallback
 palette in first-seen order), so a reader can compare charts at a glance; every chart has a
-title, axis labels with units and a legend; a missing value (query without spill, missing
-baseline) is drawn as no bar, never as zero.
+title, axis labels with units and a legend; every time ratio carries its 95% interval as an
+error bar, and a bar whose interval holds 1.0 (no measurable difference) is drawn faded and
+hatched; a missing value (query without spill) is drawn as no bar, never as zero.
 """
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from .matrix import size_label  # noqa: E402
-from .results import query_order  # noqa: E402
 
 DPI = 110
 CODEC_COLOURS = {
-    "lz4": "#2ca02c",
+    "none": "#7f7f7f", "lz4": "#2ca02c",
     "zstd-1": "#9ecae1", "zstd-3": "#4292c6", "zstd-9": "#08519c",
-    "zlib-1": "#fdae6b", "zlib-6": "#d94801",
+    "zlib-1": "#fdae6b", "zlib-6": "#d94801", "auto": "#d62728",
 }
-FALLBACK = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+FALLBACK = ["#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
 BLOCK_MARKERS = ["o", "s", "^", "D", "v", "P"]
-
+KINDS = {"wall": "wall-clock time", "cpu": "CPU time (user + system)"}
+KIND_SHORT = {"wall": "wall", "cpu": "CPU"}
 
 _extra_colours = {}
 
@@ -36,18 +37,32 @@ def colour(label):
     return _extra_colours[label]
 
 
-def _grouped_bars(ax, groups, series, values, width_total=0.82):
-    """Bars for each group (x) and series (colour); values[(group, series)] may be None."""
-    n = max(len(series), 1)
-    width = width_total / n
+def _finish(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def _grouped_bars(ax, groups, series, values, colour_of=colour):
+    """Bars for each group (x) and series (colour_of(series)). values[(group, series)] is a
+    number, an Interval (drawn as its estimate with an error bar; faded and hatched when it
+    holds 1.0) or None (no bar)."""
+    width_total = 0.82
+    width = width_total / max(len(series), 1)
     for i, s in enumerate(series):
-        xs, ys = [], []
         for g_i, g in enumerate(groups):
             v = values.get((g, s))
-            if v is not None:
-                xs.append(g_i - width_total / 2 + width * (i + 0.5))
-                ys.append(v)
-        ax.bar(xs, ys, width=width, color=colour(s), label=s, edgecolor="white", linewidth=0.3)
+            if v is None:
+                continue
+            x = g_i - width_total / 2 + width * (i + 0.5)
+            iv = v if hasattr(v, "est") else None
+            faded = iv is not None and iv.holds_one()
+            ax.bar(x, iv.est if iv else v, width=width, color=colour_of(s),
+                   alpha=0.45 if faded else 1.0, hatch="///" if faded else None,
+                   edgecolor="white", linewidth=0.3)
+            if iv is not None and iv.n > 1:
+                ax.errorbar(x, iv.est, yerr=[[iv.est - iv.lo], [iv.hi - iv.est]], fmt="none",
+                            ecolor="black", elinewidth=0.8, capsize=1.5)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
     ax.set_xlim(-0.6, len(groups) - 0.4)
@@ -55,56 +70,61 @@ def _grouped_bars(ax, groups, series, values, width_total=0.82):
     ax.set_axisbelow(True)
 
 
-def _finish(fig, path):
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+def _codec_legend(ax, labels, **kw):
+    handles = [Patch(color=colour(s), label=s) for s in labels]
+    handles.append(Patch(facecolor="white", edgecolor="grey", hatch="///",
+                         label="no measurable difference"))
+    ax.legend(handles=handles, title="codec", ncol=len(handles), fontsize=8, title_fontsize=8,
+              **kw)
 
 
-def _setting_text(cmps):
-    c = cmps[0].cell
-    return f"SF {c.sf}, work_mem {size_label(c.work_mem)}, {size_label(c.block)} blocks"
+def _setting_text(res):
+    r = res.run
+    return f"SF {r.sf}, work_mem {size_label(r.work_mem)}, {size_label(r.block)} blocks"
 
 
-def time_ratio_chart(cmps, path):
-    """Per spilling query and codec: query time / time with codec none; plus the geomean and
-    the control geomean over the queries that spill nothing (the noise yardstick)."""
-    queries = sorted({q for c in cmps for q in c.spilling()}, key=query_order)
+def time_ratio_chart(res, path):
+    """Per spilling query and codec, wall (top) and CPU (bottom): time / time with none with
+    its interval; plus the suite geomean and the control geomean over the queries that spill
+    nothing (the noise yardstick)."""
+    queries = res.suite_queries("spilling")
     groups = queries + ["geomean", "control"]
-    series = [c.cell.codec_label for c in cmps]
-    values = {}
-    for c in cmps:
-        for q in queries:
-            values[(q, c.cell.codec_label)] = c.time_ratio(q)
-        values[("geomean", c.cell.codec_label)] = c.geomean_time_ratio()
-        values[("control", c.cell.codec_label)] = c.geomean_time_ratio_control()
-    fig, ax = plt.subplots(figsize=(12, 4.6))
-    _grouped_bars(ax, groups, series, values)
-    ax.axhline(1.0, color="black", linewidth=0.9)
-    ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_ylabel("query time / time with codec none")
-    ax.set_xlabel("query (only queries that spill); geomean over them; control = geomean over "
-                  "the queries that spill nothing (machine noise)")
-    ax.set_title(f"Time relative to no compression, {_setting_text(cmps)} "
-                 "(below 1 = faster)")
-    ax.legend(title="codec", ncol=len(series), loc="upper left", fontsize=8, title_fontsize=8)
-    top = max([v for v in values.values() if v is not None] + [1.2])
-    ax.set_ylim(0, top * 1.18)
+    series = res.labels[1:]
+    fig, axes = plt.subplots(2, 1, figsize=(12, 8.4), sharex=True)
+    for ax, kind in zip(axes, KINDS):
+        values = {}
+        for i, s in enumerate(series, 1):
+            for q in queries:
+                values[(q, s)] = res.ratio(q, i, kind)
+            values[("geomean", s)] = res.suite("spilling", i, kind)
+            values[("control", s)] = res.suite("control", i, kind)
+        _grouped_bars(ax, groups, series, values)
+        ax.axhline(1.0, color="black", linewidth=0.9)
+        ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_ylabel(f"{KIND_SHORT[kind]} time / none")
+        ax.set_title(f"{KINDS[kind]} relative to no compression, 95% intervals "
+                     "(below 1 = faster)")
+        tops = [v.hi for v in values.values() if v is not None] + [1.2]
+        ax.set_ylim(0, max(tops) * 1.2)
+        _codec_legend(ax, series, loc="upper left")
+    axes[1].set_xlabel("query (only queries that spill); geomean over them; control = geomean "
+                       "over the queries that spill nothing (machine noise)")
+    fig.suptitle(f"Paired time ratios, {_setting_text(res)}, {res.run.rounds} rounds")
     _finish(fig, path)
 
 
-def space_saved_chart(cmps, path):
+def space_saved_chart(res, path):
     """Per spilling query and codec: % of the logical spill bytes that never reached disk."""
-    queries = sorted({q for c in cmps for q in c.spilling()}, key=query_order)
+    queries = res.suite_queries("spilling")
     groups = queries + ["total"]
-    series = [c.cell.codec_label for c in cmps]
+    series = res.labels[1:]
     values = {}
-    for c in cmps:
+    for i, s in enumerate(series, 1):
         for q in queries:
-            s = c.saved(q)
-            values[(q, c.cell.codec_label)] = None if s is None else 100 * s
-        t = c.total_saved()
-        values[("total", c.cell.codec_label)] = None if t is None else 100 * t
+            v = res.saved(q, i)
+            values[(q, s)] = None if v is None else 100 * v
+        t = res.total_saved(i)
+        values[("total", s)] = None if t is None else 100 * t
     fig, ax = plt.subplots(figsize=(12, 4.6))
     _grouped_bars(ax, groups, series, values)
     ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
@@ -112,167 +132,154 @@ def space_saved_chart(cmps, path):
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("temp space saved (% of bytes spilled)")
     ax.set_xlabel("query (only queries that spill; total over all queries)")
-    ax.set_title(f"Temp space saved by compression, {_setting_text(cmps)} "
+    ax.set_title(f"Temp space saved by compression, {_setting_text(res)} "
                  "(1 - physical / logical bytes)")
-    ax.legend(title="codec", ncol=len(series), loc="upper center", fontsize=8,
-              title_fontsize=8, framealpha=0.95)
+    ax.legend(handles=[Patch(color=colour(s), label=s) for s in series], title="codec",
+              ncol=len(series), loc="upper center", fontsize=8, title_fontsize=8,
+              framealpha=0.95)
     _finish(fig, path)
 
 
-def _time_cost(c):
-    g = c.geomean_time_ratio()
-    return None if g is None else 100 * (g - 1)
-
-
-def _codec_cost(c):
-    s = c.codec_share()
-    return None if s is None else 100 * s
-
-
-# metric -> (cost function, y label, title, log scale): codec time is always positive and
-# spans two orders of magnitude between lz4 and zstd-9, so it is drawn on a log axis.
-TRADEOFF_Y = {
-    "time": (_time_cost, "time cost vs none: geomean over spilling queries (%)",
-             "space saved against time cost", False),
-    "codec": (_codec_cost, "codec time, % of none's summed query time (log)",
-              "space saved against time spent in the codec (less load-sensitive)", True),
-}
-
-
-# Label offsets in points, tried in order until the label's box overlaps no earlier label
-# and no marker: right-above, right-below, left-above, left-below, then further out.
-_LABEL_OFFSETS = [(5, 4), (5, -12), (-5, 4), (-5, -12), (5, 14), (5, -22), (-5, 14), (-5, -22)]
-
-
-def _place_labels(ax, fig, items, fontsize=7.5):
-    """Annotate (x, y, text) items where a label fits without touching another label or
-    marker (approximate boxes); a point with no free spot stays unlabelled, the legend names
-    it by colour and marker."""
-    fig.canvas.draw()
-    px_per_pt = fig.dpi / 72
-    char_w, line_h = 0.6 * fontsize * px_per_pt, 1.25 * fontsize * px_per_pt
-    marker_r = 5 * px_per_pt
-    pts = [ax.transData.transform((x, y)) for x, y, _ in items]
-    boxes = [(px - marker_r, py - marker_r, px + marker_r, py + marker_r) for px, py in pts]
-    for (x, y, text), (px, py) in zip(items, pts):
-        w = char_w * len(text)
-        choice = None
-        for dx, dy in _LABEL_OFFSETS:
-            x0 = px + dx * px_per_pt - (w if dx < 0 else 0)
-            y0 = py + dy * px_per_pt
-            box = (x0, y0, x0 + w, y0 + line_h)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3]
-                       for b in boxes):
-                choice = (dx, dy)
-                boxes.append(box)
-                break
-        if choice is None:
-            continue
-        ax.annotate(text, (x, y), textcoords="offset points", xytext=choice, fontsize=fontsize,
-                    ha="right" if choice[0] < 0 else "left")
-
-
-def tradeoff_chart(cmps, path, metric="time"):
-    """Scatter per work_mem panel: x = space saved over the suite, y = the cost named by
-    metric (TRADEOFF_Y); colour = codec/level, marker = block size."""
-    cost, ylabel, what, log = TRADEOFF_Y[metric]
-    wms = sorted({c.cell.work_mem for c in cmps})
-    blocks = sorted({c.cell.block for c in cmps})
+def tradeoff_chart(found, path, kind="wall"):
+    """Scatter per work_mem panel: x = space saved over the suite, y = geomean time cost
+    over the spilling queries (kind wall|cpu) with its interval; colour = codec/level,
+    marker = block size."""
+    wms = sorted({r.run.work_mem for r in found})
+    blocks = sorted({r.run.block for r in found})
     marker = {b: BLOCK_MARKERS[i % len(BLOCK_MARKERS)] for i, b in enumerate(blocks)}
     fig, axes = plt.subplots(1, len(wms), figsize=(max(5.2 * len(wms), 8.5), 5.4),
                              sharey=True, squeeze=False)
-    ys_all = [cost(c) for c in cmps if cost(c) is not None]
-    lo, hi = min(ys_all + [0]), max(ys_all + [0])
-    pad = (hi - lo) * 0.12 + 2
-    xs_all = [100 * c.total_saved() for c in cmps if c.total_saved() is not None]
-    x_lo = max(0, int(min(xs_all + [100]) - 10) // 10 * 10)
-    labels = {}
+    saved_all = [100 * s for r in found for i in range(1, len(r.labels))
+                 for s in [r.total_saved(i)] if s is not None]
+    x_lo = max(0, int(min(saved_all + [100]) - 5) // 10 * 10)
+    labels = []
     for ax, wm in zip(axes[0], wms):
-        labels[ax] = []
-        for c in (c for c in cmps if c.cell.work_mem == wm):
-            y, s = cost(c), c.total_saved()
-            if y is None or s is None:
-                continue
-            x = 100 * s
-            ax.scatter(x, y, s=60, color=colour(c.cell.codec_label), marker=marker[c.cell.block],
-                       edgecolor="black", linewidth=0.5, zorder=3)
-            labels[ax].append((x, y, c.cell.codec_label))
+        for res in (r for r in found if r.run.work_mem == wm):
+            for i, lab in enumerate(res.labels[1:], 1):
+                iv, s = res.suite("spilling", i, kind), res.total_saved(i)
+                if iv is None or s is None:
+                    continue
+                if lab not in labels:
+                    labels.append(lab)
+                ax.errorbar(100 * s, 100 * (iv.est - 1),
+                            yerr=[[100 * (iv.est - iv.lo)], [100 * (iv.hi - iv.est)]],
+                            fmt=marker[res.run.block], color=colour(lab), markersize=7,
+                            markeredgecolor="black", markeredgewidth=0.5, ecolor=colour(lab),
+                            elinewidth=1.2, capsize=2, zorder=3)
+        ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlim(x_lo, 100)
-        if log:
-            ax.set_yscale("log")
-            ax.set_ylim(max(min(ys_all or [1]) / 1.6, 0.01), max(ys_all or [1]) * 1.6)
-            ax.yaxis.set_major_locator(FixedLocator(
-                [m * 10 ** e for e in range(-2, 4) for m in (1, 2, 5)]))
-            ax.yaxis.set_major_formatter(ScalarFormatter())
-            ax.yaxis.set_minor_locator(NullLocator())
-        else:
-            ax.axhline(0, color="black", linewidth=0.8)
-            ax.set_ylim(lo - pad, hi + pad)
         ax.grid(alpha=0.3)
         ax.set_title(f"work_mem {size_label(wm)}")
         ax.set_xlabel("temp space saved over all queries (%)")
-    axes[0][0].set_ylabel(ylabel)
-    codec_labels = []
-    for c in cmps:
-        if c.cell.codec_label not in codec_labels:
-            codec_labels.append(c.cell.codec_label)
+    axes[0][0].set_ylabel(f"{KIND_SHORT[kind]} time cost vs none: geomean over spilling "
+                          "queries (%)")
     handles = [plt.Line2D([], [], linestyle="", marker="o", color=colour(lab),
-                          markeredgecolor="black", label=lab) for lab in codec_labels]
+                          markeredgecolor="black", label=lab) for lab in labels]
     handles += [plt.Line2D([], [], linestyle="", marker=marker[b], color="white",
                            markeredgecolor="black", label=f"{size_label(b)} blocks")
                 for b in blocks]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
                frameon=False)
-    fig.suptitle(f"Trade-off map, SF {cmps[0].cell.sf}: {what}\n"
-                 "one point per codec/level/block size; lower right is better")
+    fig.suptitle(f"Trade-off map, SF {found[0].run.sf}: space saved against {KINDS[kind]} "
+                 "cost (95% intervals)\none point per codec/level/block size; lower right is "
+                 "better")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    for ax, items in labels.items():
-        _place_labels(ax, fig, items)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
 
 
-def block_size_chart(cmps, path):
-    """For one work_mem: saved % and geomean time ratio per codec, bars per block size."""
+def block_size_chart(found, path):
+    """For the runs of one work_mem: saved %, peak and geomean wall and CPU ratios per codec,
+    one bar per block size, for the codecs measured at more than one block size."""
     blocks_of = {}
-    for c in cmps:
-        blocks_of.setdefault(c.cell.codec_label, set()).add(c.cell.block)
-    codecs = [label for label, bs in blocks_of.items() if len(bs) > 1]
-    cmps = [c for c in cmps if c.cell.codec_label in codecs]
-    blocks = sorted({c.cell.block for c in cmps})
-    labels = [f"{size_label(b)} blocks" for b in blocks]
-    saved_v, time_v, peak_v = {}, {}, {}
-    for c in cmps:
-        key = (c.cell.codec_label, f"{size_label(c.cell.block)} blocks")
-        s = c.total_saved()
-        saved_v[key] = None if s is None else 100 * s
-        time_v[key] = c.geomean_time_ratio()
-        p = c.total_peak_ratio()
-        peak_v[key] = None if p is None else 100 * p
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-    block_colours = ["#9ecae1", "#3182bd", "#08306b", "#6a51a3", "#54278f", "#3f007d"]
-    for ax, vals, ylabel, title in (
-            (axes[0], saved_v, "space saved over all queries (%)", "Temp space saved"),
-            (axes[1], peak_v, "peak temp bytes, % of none's peak", "Peak temp space"),
-            (axes[2], time_v, "time / none (geomean, spilling queries)",
-             "Time relative to none (wall clock, noisy)")):
-        width = 0.8 / len(labels)
-        for i, lab in enumerate(labels):
-            xs = [j - 0.4 + width * (i + 0.5) for j, cod in enumerate(codecs)
-                  if vals.get((cod, lab)) is not None]
-            ys = [vals[(cod, lab)] for cod in codecs if vals.get((cod, lab)) is not None]
-            ax.bar(xs, ys, width=width, label=lab, color=block_colours[i % len(block_colours)])
-        ax.set_xticks(range(len(codecs)))
-        ax.set_xticklabels(codecs)
+    for res in found:
+        for lab in res.labels[1:]:
+            blocks_of.setdefault(lab, set()).add(res.run.block)
+    codecs = [lab for lab, bs in blocks_of.items() if len(bs) > 1]
+    blocks = sorted({res.run.block for res in found})
+    block_labels = [f"{size_label(b)} blocks" for b in blocks]
+    palette = ["#9ecae1", "#3182bd", "#08306b", "#6a51a3", "#54278f", "#3f007d"]
+    block_colour = {bl: palette[k % len(palette)] for k, bl in enumerate(block_labels)}
+    panels = {"saved": {}, "peak": {}, "wall": {}, "cpu": {}}
+    for res in found:
+        bl = f"{size_label(res.run.block)} blocks"
+        for i, lab in enumerate(res.labels):
+            if lab not in codecs:
+                continue
+            s, p = res.total_saved(i), res.total_peak_ratio(i)
+            panels["saved"][(lab, bl)] = None if s is None else 100 * s
+            panels["peak"][(lab, bl)] = None if p is None else 100 * p
+            panels["wall"][(lab, bl)] = res.suite("spilling", i, "wall")
+            panels["cpu"][(lab, bl)] = res.suite("spilling", i, "cpu")
+    titles = {"saved": ("space saved over all queries (%)", "Temp space saved"),
+              "peak": ("peak temp bytes, % of none's peak", "Peak temp space"),
+              "wall": ("wall time / none (geomean, spilling)", "Wall time relative to none"),
+              "cpu": ("CPU time / none (geomean, spilling)", "CPU time relative to none")}
+    fig, axes = plt.subplots(1, 4, figsize=(16, 4.2))
+    for ax, (name, vals) in zip(axes, panels.items()):
+        _grouped_bars(ax, codecs, block_labels, vals, block_colour.get)
         ax.set_xlabel("codec")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(axis="y", alpha=0.3)
-        ax.set_axisbelow(True)
-    axes[2].axhline(1.0, color="black", linewidth=0.8)
+        ax.set_ylabel(titles[name][0])
+        ax.set_title(titles[name][1])
+        if name in ("wall", "cpu"):
+            ax.axhline(1.0, color="black", linewidth=0.8)
     axes[0].set_ylim(0, 100)
-    axes[0].legend(fontsize=8, loc="lower left")
-    c = cmps[0].cell
-    fig.suptitle(f"Block size, SF {c.sf}, work_mem {size_label(c.work_mem)} "
-                 "(each codec against none at the same block size)")
+    axes[0].legend(handles=[Patch(color=block_colour[bl], label=bl) for bl in block_labels],
+                   fontsize=8, loc="lower left")
+    r = found[0].run
+    fig.suptitle(f"Block size, SF {r.sf}, work_mem {size_label(r.work_mem)} (each codec "
+                 "against none at the same block size; 95% intervals, hatched = no "
+                 "measurable difference)")
+    _finish(fig, path)
+
+
+def _rate_axis(ax, rates):
+    """Log x axis in MB/s; the unlimited rate (0) sits one doubling right of the largest
+    finite one, behind a dotted line. Returns {rate: x}."""
+    finite = sorted(r for r in rates if r)
+    top = finite[-1] * 2 if finite else 1
+    xs = {r: (r if r else top) for r in rates}
+    ax.set_xscale("log")
+    ticks = sorted(xs.values())
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([("unlimited" if x == top and 0 in rates else f"{x:g}") for x in ticks])
+    ax.minorticks_off()
+    if 0 in rates and finite:
+        ax.axvline((finite[-1] * top) ** 0.5, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xlabel("temp device bandwidth, MB/s (spillbench --io-limit; unlimited = page "
+                  "cache)")
+    return xs
+
+
+def _rate_lines(ax, series, xs):
+    """One line per codec over the rates, auto drawn last (on top) and thicker; a point is a
+    number or an Interval (drawn with an error bar)."""
+    order = sorted(series, key=lambda s: s == "auto")
+    for k, label in enumerate(order):
+        pts = sorted(series[label], key=lambda p: xs[p[0]])
+        top = label == "auto"
+        ivs = [v for _, v in pts if hasattr(v, "est")]
+        ys = [v.est if hasattr(v, "est") else v for _, v in pts]
+        yerr = [[v.est - v.lo for v in ivs], [v.hi - v.est for v in ivs]] if ivs else None
+        dodge = 1.025 ** (k - (len(order) - 1) / 2) if ivs else 1   # error bars side by side
+        ax.errorbar([xs[r] * dodge for r, _ in pts], ys, yerr=yerr, color=colour(label),
+                    label=label, marker="o", markersize=6 if top else 4,
+                    linewidth=2.6 if top else 1.4, capsize=3, zorder=5 if top else 3)
+    ax.grid(alpha=0.3)
+    ax.legend(title="codec", fontsize=8, title_fontsize=8)
+
+
+def crossover_chart(series, path, title, ylabel, reference_line=None, ylim=None):
+    """series: {label: [(rate in MB/s, 0 = unlimited; Interval or number)]}: a suite figure
+    against I/O rate, one line per codec."""
+    rates = sorted({r for pts in series.values() for r, _ in pts})
+    fig, ax = plt.subplots(figsize=(10, 5.6))
+    xs = _rate_axis(ax, rates)
+    if reference_line is not None:
+        ax.axhline(reference_line, color="black", linewidth=0.8)
+    _rate_lines(ax, series, xs)
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     _finish(fig, path)

@@ -1,47 +1,51 @@
-"""The benchmark matrix: which spillbench cells to run.
+"""The benchmark matrix: which paired spillbench runs to make.
 
-A cell is one spillbench invocation over all queries: one scale factor, codec, level, block
-size and work_mem, run with --repeat. Invariants: a cell's key names every setting that can
-change its numbers (so a cached file is only reused for exactly that cell), and a matrix never
-holds the same configuration twice (the larger repeat wins).
+A run is one paired spillbench invocation (docs/report.md): one scale factor, work_mem,
+block size (and optionally I/O limit and query list) with a list of codecs, codec `none`
+first so that every ratio is against it, measured over --rounds shuffled rounds.
+Invariants: a run's key names every setting that can change its numbers (so a cached file
+is only reused for exactly that run); a matrix holds one run per (work_mem, block size),
+with the codecs of every group naming that setting and the largest rounds.
 """
 
 import json
 from dataclasses import dataclass
 
 KIB = 1024
+DEFAULT_ROUNDS = 5
 
 
 @dataclass(frozen=True)
-class Cell:
+class Run:
     sf: str          # scale factor as given to spillbench ("1", "0.1")
-    codec: str       # none | lz4 | zstd | zlib
-    level: str       # "" = the codec's default level
-    block: int       # block size in bytes
     work_mem: int    # bytes
-    repeat: int
+    block: int       # block size in bytes
+    codecs: tuple    # ((codec, level), ...), level "" = the codec's default; none first
+    rounds: int
+    io_limit: int = 0        # modelled temp-disk bandwidth in bytes/s; 0 = unlimited
+    queries: tuple = ()      # query numbers; () = all 22
 
     @property
-    def codec_label(self) -> str:
-        """Codec and level as shown in tables and legends (zstd-3, lz4, none)."""
-        return f"{self.codec}-{self.level}" if self.level else self.codec
+    def labels(self):
+        """Codec and level as shown in tables and legends (none, lz4, zstd-3, auto)."""
+        return [codec_label(c, lv) for c, lv in self.codecs]
 
     @property
-    def config(self) -> tuple:
-        """Everything but the repeat count: cells with equal configs measure the same thing."""
-        return (self.sf, self.codec, self.level, self.block, self.work_mem)
+    def key(self):
+        io = f"_io{size_label(self.io_limit)}" if self.io_limit else ""
+        qs = "_q" + "-".join(str(q) for q in self.queries) if self.queries else ""
+        return (f"sf{self.sf}_wm{size_label(self.work_mem)}_b{size_label(self.block)}{io}{qs}"
+                f"_r{self.rounds}_" + "+".join(self.labels))
 
-    @property
-    def key(self) -> str:
-        return (f"sf{self.sf}_{self.codec_label}_b{size_label(self.block)}"
-                f"_wm{size_label(self.work_mem)}_r{self.repeat}")
-
-    def baseline(self) -> tuple:
-        """Config of the codec-none cell this one is compared with (same sf, block, work_mem)."""
-        return (self.sf, "none", "", self.block, self.work_mem)
+    def codec_arg(self):
+        return ",".join(f"{c}:{lv}" if lv else c for c, lv in self.codecs)
 
 
-def size_label(nbytes: int) -> str:
+def codec_label(codec, level):
+    return f"{codec}-{level}" if level else codec
+
+
+def size_label(nbytes):
     """8192 -> '8K', 4194304 -> '4MB' (work_mem style for >= 1 MiB)."""
     if nbytes % (KIB * KIB) == 0:
         return f"{nbytes // (KIB * KIB)}MB"
@@ -50,9 +54,9 @@ def size_label(nbytes: int) -> str:
     return str(nbytes)
 
 
-def parse_size(text: str) -> int:
+def parse_size(text):
     """'8K', '4MB', '1M', '65536' -> bytes (powers of 1024, as spillbench reads them)."""
-    t = text.strip().upper()
+    t = str(text).strip().upper()
     if t.endswith("B"):
         t = t[:-1]
     mult = {"K": KIB, "M": KIB ** 2, "G": KIB ** 3}.get(t[-1:], 1)
@@ -62,49 +66,68 @@ def parse_size(text: str) -> int:
     return int(digits) * mult
 
 
-CODECS = ("none", "lz4", "zstd", "zlib")
+CODECS = ("none", "lz4", "zstd", "zlib", "auto")
 
 
-def parse_codec(spec: str) -> tuple:
+def parse_codec(spec):
     """'zstd:3' -> ('zstd', '3'); 'lz4' -> ('lz4', '')."""
     name, _, level = spec.partition(":")
     if name not in CODECS:
-        raise ValueError(f"unknown codec '{name}'")
+        raise ValueError(f"unknown codec '{name}' (known: {', '.join(CODECS)})")
     if level and not level.lstrip("-").isdigit():
         raise ValueError(f"bad level in '{spec}'")
-    if name == "none" and level:
-        raise ValueError("codec none takes no level")
+    if name in ("none", "auto") and level:
+        raise ValueError(f"codec {name} takes no level")
     return name, level
 
 
-# Built-in matrices. Groups run in this order; within a group work_mem is the outer loop and
-# the codec the inner one, so a codec and its none baseline run minutes apart, not an hour.
+def codec_list(specs):
+    """Parsed codecs, none first, each once, in the given order otherwise."""
+    out = [("none", "")]
+    for s in specs:
+        c = parse_codec(s.strip())
+        if c not in out:
+            out.append(c)
+    return tuple(out)
+
+
+def parse_rounds(value):
+    rounds = int(value)
+    if rounds < 2:
+        raise ValueError("rounds must be >= 2 (an interval needs two paired rounds)")
+    return rounds
+
+
+# Built-in matrices. Runs go in this order: the 4 MB setting the headline figures come from
+# first, then the block sizes, then the other work_mem values.
+ALL_CODECS = ["none", "lz4", "zstd:1", "zstd:3", "zstd:9", "zlib:1", "zlib:6", "auto"]
 PRESETS = {
     "sf1": {
         "sf": "1",
         "groups": [
-            {"name": "codecs at 4MB", "repeat": 3, "block_size": ["8K"], "work_mem": ["4MB"],
-             "codecs": ["none", "lz4", "zstd:1", "zstd:3", "zstd:9", "zlib:1", "zlib:6"]},
-            {"name": "block sizes", "repeat": 3, "block_size": ["32K", "128K"],
-             "work_mem": ["4MB"], "codecs": ["none", "lz4", "zstd:1"]},
-            {"name": "codecs at 1MB and 64MB", "repeat": 1, "block_size": ["8K"],
-             "work_mem": ["1MB", "64MB"],
-             "codecs": ["none", "lz4", "zstd:1", "zstd:3", "zstd:9", "zlib:1", "zlib:6"]},
+            {"name": "codecs at 4MB", "block_size": ["8K"], "work_mem": ["4MB"],
+             "codecs": ALL_CODECS},
+            {"name": "block sizes", "block_size": ["32K", "128K"], "work_mem": ["4MB"],
+             "codecs": ["none", "lz4", "zstd:1"]},
+            {"name": "codecs at 1MB and 64MB", "block_size": ["8K"], "work_mem": ["1MB", "64MB"],
+             "codecs": ALL_CODECS},
         ],
     },
     "smoke": {
         "sf": "0.1",
         "groups": [
-            {"name": "codecs", "repeat": 1, "block_size": ["8K"], "work_mem": ["1MB", "4MB"],
-             "codecs": ["none", "lz4", "zstd:1", "zlib:1"]},
-            {"name": "block sizes", "repeat": 1, "block_size": ["32K"], "work_mem": ["1MB"],
+            {"name": "codecs", "rounds": 2, "block_size": ["8K"], "work_mem": ["1MB", "4MB"],
+             "codecs": ["none", "lz4", "zstd:1", "auto"]},
+            {"name": "block sizes", "rounds": 2, "block_size": ["32K"], "work_mem": ["1MB"],
              "codecs": ["none", "lz4"]},
         ],
     },
 }
 
+GROUP_KEYS = {"name", "rounds", "block_size", "work_mem", "codecs"}
 
-def load_spec(name_or_path: str) -> dict:
+
+def load_spec(name_or_path):
     """A preset name or a JSON file with the same shape as PRESETS' values."""
     if name_or_path in PRESETS:
         return PRESETS[name_or_path]
@@ -112,32 +135,36 @@ def load_spec(name_or_path: str) -> dict:
         return json.load(f)
 
 
-def expand(spec: dict, sf_override: str = "") -> list:
-    """The cells of a matrix spec, in run order, one per configuration."""
+def expand(spec, sf_override=""):
+    """The runs of a matrix spec, in run order, one per (work_mem, block size)."""
     sf = sf_override or str(spec["sf"])
-    cells, index = [], {}
+    runs, index = [], {}
     for group in spec["groups"]:
-        repeat = int(group.get("repeat", 1))
-        if repeat < 1:
-            raise ValueError("repeat must be >= 1")
+        unknown = set(group) - GROUP_KEYS
+        if unknown:
+            raise ValueError(f"unknown group field(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(sorted(GROUP_KEYS))})")
+        rounds = parse_rounds(group.get("rounds", DEFAULT_ROUNDS))
+        codecs = codec_list(group["codecs"])
         for wm in group["work_mem"]:
             for block in group["block_size"]:
-                for codec_spec in group["codecs"]:
-                    codec, level = parse_codec(codec_spec)
-                    cell = Cell(sf, codec, level, parse_size(block), parse_size(wm), repeat)
-                    if cell.config in index:
-                        i = index[cell.config]
-                        if cells[i].repeat < repeat:
-                            cells[i] = cell
-                        continue
-                    index[cell.config] = len(cells)
-                    cells.append(cell)
-    return cells
+                setting = (parse_size(wm), parse_size(block))
+                if setting in index:
+                    old = runs[index[setting]]
+                    merged = old.codecs + tuple(c for c in codecs if c not in old.codecs)
+                    runs[index[setting]] = Run(sf, old.work_mem, old.block, merged,
+                                               max(rounds, old.rounds))
+                    continue
+                index[setting] = len(runs)
+                runs.append(Run(sf, setting[0], setting[1], codecs, rounds))
+    if not runs:
+        raise ValueError("the matrix has no runs")
+    return runs
 
 
-def describe(spec: dict, sf_override: str = "") -> list:
+def describe(spec, sf_override=""):
     """One line per group, for the report and --dry-run."""
     sf = sf_override or str(spec["sf"])
     return [f"{g.get('name', 'group')}: SF {sf}; codecs {', '.join(g['codecs'])}; "
             f"block {', '.join(g['block_size'])}; work_mem {', '.join(g['work_mem'])}; "
-            f"--repeat={g.get('repeat', 1)}" for g in spec["groups"]]
+            f"--rounds={g.get('rounds', DEFAULT_ROUNDS)}" for g in spec["groups"]]

@@ -1,232 +1,217 @@
-"""Tests of tpch-report's logic on a tiny fake matrix (no real spillbench; 10-30 s, mostly drawing).
+"""Tests of tpch-report on a tiny matrix run by the fake spillbench (no real spillbench, no
+timing assertions; a few seconds, mostly matplotlib drawing).
 
 Run: PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m unittest discover -s scripts/tpch_report \
      -t scripts
-A fake spillbench (a Python script written into a temp dir) produces cells from the hand-made
-table FAKE below, so the ratios, geomeans, cache and report can be checked against numbers
-worked out by hand.
+The table FAKE gives each query's time and bytes per codec; FAKE_JITTER multiplies lz4's
+spilling times by 1.01 in round 0 and 1/1.01 in round 1, so its intervals are known by hand:
+with 2 rounds the log ratios are ln r +- ln 1.01, sd = sqrt(2) ln 1.01, half-width
+t(1) sd / sqrt(2) = 12.706 ln 1.01 = 0.12643, a factor of 1.13477 either side.
 """
 
 import csv
 import json
 import os
-import stat
+import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
-from types import SimpleNamespace
 
-from tpch_report import matrix, report, results, runner
+from tpch_report import cli, machine, matrix, results, runner
+from tpch_report.testsupport import FakeBenchCase
 
-# codec,work_mem,query,seconds,logical,physical,peak,rows  (bytes in MiB to keep it readable)
-FAKE = """codec,wm,query,seconds,logical,physical,peak,rows
-none,1MB,Q1,1.0,0,0,0,4
-none,1MB,Q3,2.0,100,100,50,10
-none,1MB,Q9,4.0,40,40,40,175
-lz4,1MB,Q1,1.2,0,0,0,4
-lz4,1MB,Q3,1.0,100,40,20,10
-lz4,1MB,Q9,8.0,40,20,10,175
-zstd,1MB,Q1,0.9,0,0,0,4
-zstd,1MB,Q3,3.0,100,25,10,10
-zstd,1MB,Q9,6.0,40,10,5,175
-none,4MB,Q1,1.0,0,0,0,4
-none,4MB,Q3,1.0,0,0,0,10
-none,4MB,Q9,2.0,10,10,10,175
-lz4,4MB,Q1,1.0,0,0,0,4
-lz4,4MB,Q3,1.0,0,0,0,10
-lz4,4MB,Q9,1.0,10,5,5,175
-zstd,4MB,Q1,1.0,0,0,0,4
-zstd,4MB,Q3,1.0,0,0,0,10
-zstd,4MB,Q9,4.0,10,2,2,175
+# wm,codec,query,wall s,cpu s,logical,physical,peak (MiB),rows
+FAKE = """wm,codec,query,wall,cpu,logical,physical,peak,rows
+1MB,none,Q1,1.0,1.0,0,0,0,4
+1MB,none,Q3,2.0,2.0,100,100,50,10
+1MB,none,Q9,4.0,4.0,40,40,40,175
+1MB,lz4,Q1,1.2,1.0,0,0,0,4
+1MB,lz4,Q3,1.0,2.2,100,40,20,10
+1MB,lz4,Q9,8.0,4.4,40,20,10,175
+1MB,zstd-3,Q1,1.0,1.0,0,0,0,4
+1MB,zstd-3,Q3,3.0,3.0,100,25,10,10
+1MB,zstd-3,Q9,6.0,6.0,40,10,5,175
+4MB,none,Q1,1.0,1.0,0,0,0,4
+4MB,none,Q3,1.0,1.0,0,0,0,10
+4MB,none,Q9,2.0,2.0,10,10,10,175
+4MB,lz4,Q1,1.0,1.0,0,0,0,4
+4MB,lz4,Q3,1.0,1.0,0,0,0,10
+4MB,lz4,Q9,1.0,2.0,10,5,5,175
+4MB,zstd-3,Q1,1.0,1.0,0,0,0,4
+4MB,zstd-3,Q3,1.0,1.0,0,0,0,10
+4MB,zstd-3,Q9,4.0,4.0,10,2,2,175
 """
 
-FAKE_SPILLBENCH = r'''#!/usr/bin/python3
-import csv, json, os, sys
-args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if "=" in a)
-with open(os.environ["FAKE_TABLE"]) as f:
-    table = list(csv.DictReader(f))
-with open(os.environ["FAKE_LOG"], "a") as f:
-    f.write(" ".join(sys.argv[1:]) + "\n")
-if args["codec"] == os.environ.get("FAKE_FAIL", "-"):
-    print("spillbench: simulated failure", file=sys.stderr)
-    sys.exit(1)
-M = 1024 * 1024
-qs = []
-for r in table:
-    if r["codec"] == args["codec"] and r["wm"] == args["work-mem"]:
-        qs.append({"query": r["query"], "rows": int(r["rows"]), "seconds": float(r["seconds"]),
-                   "logical_bytes": int(r["logical"]) * M, "physical_bytes": int(r["physical"]) * M,
-                   "peak_temp_bytes": int(r["peak"]) * M, "codec_ms": 1.0})
-total = {"query": "total", "rows": sum(q["rows"] for q in qs),
-         "seconds": sum(q["seconds"] for q in qs), "codec_ms": 1.0 * len(qs)}
-for k in ("logical_bytes", "physical_bytes"):
-    total[k] = sum(q[k] for q in qs)
-total["peak_temp_bytes"] = max(q["peak_temp_bytes"] for q in qs)
-with open(args["out"], "w") as f:
-    json.dump({"sf": float(args["sf"]), "codec": args["codec"], "queries": qs, "total": total}, f)
-'''
-
-SPEC = {"sf": "1", "groups": [{"name": "g", "repeat": 1, "block_size": ["8K"],
-                               "work_mem": ["1MB", "4MB"], "codecs": ["none", "lz4", "zstd:3"]}]}
+SPEC = {"sf": "1", "groups": [
+    {"name": "codecs", "rounds": 2, "block_size": ["8K"], "work_mem": ["1MB", "4MB"],
+     "codecs": ["lz4", "none", "zstd:3"]},
+    {"name": "blocks", "rounds": 2, "block_size": ["32K"], "work_mem": ["1MB"],
+     "codecs": ["none", "lz4"]}]}
+JITTER = json.dumps({"lz4": [1.01, 1 / 1.01]})
 
 
-class FakeRun(unittest.TestCase):
+class Report(FakeBenchCase):
+    TABLE = FAKE
+
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        d = self.tmp.name
-        self.out = os.path.join(d, "out")
-        self.bench = os.path.join(d, "spillbench")
-        with open(self.bench, "w") as f:
-            f.write(FAKE_SPILLBENCH)
-        os.chmod(self.bench, os.stat(self.bench).st_mode | stat.S_IXUSR)
-        table = os.path.join(d, "fake.csv")
-        with open(table, "w") as f:
-            f.write(FAKE)
-        self.log = os.path.join(d, "calls.log")
-        os.environ.update(FAKE_TABLE=table, FAKE_LOG=self.log)
-        os.environ.pop("FAKE_FAIL", None)
-        self.data = os.path.join(d, "data")
-        os.makedirs(self.data)
-        open(os.path.join(self.data, "meta.txt"), "w").close()  # no generation step
-        self.cells = matrix.expand(SPEC)
+        super().setUp()
+        self.out = os.path.join(self.tmp.name, "out")
+        self.spec_path = os.path.join(self.tmp.name, "fake.json")
+        with open(self.spec_path, "w") as f:
+            json.dump(SPEC, f)
+        self.runs = matrix.expand(SPEC)
+        os.environ["FAKE_JITTER"] = JITTER
 
-    def tearDown(self):
-        self.tmp.cleanup()
+    def report(self, *extra):
+        return self.main(cli.main, f"--matrix={self.spec_path}", f"--out={self.out}", *extra)
 
-    def run_matrix(self):
-        return runner.run_matrix(self.bench, self.cells, self.out, self.data,
-                                 os.path.join(self.tmp.name, "t"), log=lambda m: None)
+    def md(self):
+        return self.read(os.path.join(self.out, "report.md"))
 
-    def calls(self):
-        if not os.path.exists(self.log):
-            return 0
-        with open(self.log) as f:
-            return len(f.readlines())
+    def run_all(self):
+        """The runner alone (no report, no drawing): the failed runs."""
+        return runner.run_all(self.bench, self.runs, self.out, self.data, self.temp,
+                              log=lambda msg: None)
 
-    def test_cache_reuses_finished_cells_and_reruns_failed(self):
-        os.environ["FAKE_FAIL"] = "zstd"
-        failed = self.run_matrix()
-        self.assertEqual(sorted(c.key for c, _ in failed),
-                         ["sf1_zstd-3_b8K_wm1MB_r1", "sf1_zstd-3_b8K_wm4MB_r1"])
-        self.assertIn("simulated failure", failed[0][1])
-        self.assertEqual(self.calls(), 6)
-        self.assertFalse(any(n.startswith("sf1_zstd") for n in os.listdir(
-            os.path.join(self.out, "cells"))))
-        os.environ.pop("FAKE_FAIL")
-        self.assertEqual(self.run_matrix(), [])
-        self.assertEqual(self.calls(), 8)          # only the two failed cells ran again
-        self.assertEqual(self.run_matrix(), [])
-        self.assertEqual(self.calls(), 8)          # everything cached now
+    def test_failed_run_exits_1_and_the_report_lists_it(self):
+        os.environ["FAKE_FAIL"] = "--work-mem=4MB"
+        status, err = self.report()
+        self.assertEqual(status, 1)
+        self.assertIn("simulated failure", err)
+        self.assertIn("**1 missing**", self.md())
+        self.assertIn(f"Missing runs: `{self.runs[1].key}`", self.md())
 
-    def test_truncated_cell_file_is_not_done(self):
-        self.run_matrix()
-        path = runner.cell_paths(self.out, self.cells[1])[0]
+    def test_cache_reuses_finished_runs_and_reruns_failed(self):
+        os.environ["FAKE_FAIL"] = "--work-mem=4MB"
+        failed = self.run_all()
+        self.assertEqual([r for r, _ in failed], [self.runs[1]])
+        self.assertEqual(failed[0][1], "spillbench: simulated failure")
+        self.assertEqual(len(self.calls()), 3)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.out, "cells"))),
+                         sorted(r.key + ext for r in (self.runs[0], self.runs[2])
+                                for ext in (".json", ".meta.json")))   # no .tmp left behind
+        meta = runner.load_meta(runner.paths(self.out, self.runs[0])[1])
+        self.assertEqual(len(meta["load_before"]), 3)
+        self.assertEqual(len(meta["load_after"]), 3)
+        del os.environ["FAKE_FAIL"]
+        self.assertEqual(self.run_all(), [])
+        self.assertEqual(len(self.calls()), 4)          # only the failed run ran again
+        self.assertEqual(self.run_all(), [])
+        self.assertEqual(len(self.calls()), 4)          # everything cached now
+
+    def test_truncated_or_foreign_run_file_is_not_done(self):
+        self.run_all()
+        path = runner.paths(self.out, self.runs[1])[0]
         with open(path, "r+") as f:
             f.truncate(20)
-        self.assertFalse(runner.is_done(self.out, self.cells[1]))
-        self.run_matrix()
-        self.assertEqual(self.calls(), 7)
-        self.assertTrue(runner.is_done(self.out, self.cells[1]))
+        self.assertFalse(runner.is_done(self.out, self.runs[1]))
+        shutil.copy(runner.paths(self.out, self.runs[2])[0], path)   # other codecs
+        self.assertFalse(runner.is_done(self.out, self.runs[1]))
+        self.run_all()
+        self.assertEqual(len(self.calls()), 4)
+        self.assertTrue(runner.is_done(self.out, self.runs[1]))
 
-    def test_command_carries_level_and_settings(self):
-        self.run_matrix()
-        with open(self.log) as f:
-            lines = f.read().splitlines()
-        zstd = [ln for ln in lines if "--codec=zstd" in ln][0]
-        for flag in ("--level=3", "--block-size=8K", "--work-mem=1MB", "--repeat=1",
-                     "--format=json", "--sf=1"):
-            self.assertIn(flag, zstd)
-        self.assertFalse(any("--level" in ln for ln in lines if "--codec=none" in ln))
+    def test_one_paired_call_per_setting_with_every_codec_none_first(self):
+        self.run_all()
+        calls = self.calls()
+        self.assertEqual(len(calls), 3)
+        for flag in ("--codec=none,lz4,zstd:3", "--rounds=2", "--block-size=8K",
+                     "--work-mem=1MB", "--queries=all", "--format=json", "--sf=1"):
+            self.assertIn(flag, calls[0].split())
+        self.assertIn("--codec=none,lz4", calls[2].split())
+        self.assertNotIn("--io-limit", calls[0])
 
-    def comparisons(self):
-        self.run_matrix()
-        found, missing = results.load(self.out, self.cells)
-        self.assertEqual(missing, [])
-        return {(c.cell.codec_label, c.cell.work_mem): c for c in results.comparisons(found)}
-
-    def test_ratios_against_none_of_same_work_mem(self):
-        cmps = self.comparisons()
-        lz4 = cmps[("lz4", 1 << 20)]
-        self.assertAlmostEqual(lz4.time_ratio("Q3"), 0.5)
-        self.assertAlmostEqual(lz4.time_ratio("Q9"), 2.0)
-        self.assertEqual(lz4.spilling(), ["Q3", "Q9"])
-        self.assertAlmostEqual(lz4.geomean_time_ratio(), 1.0)      # sqrt(0.5 * 2)
-        self.assertAlmostEqual(lz4.geomean_time_ratio_control(), 1.2)   # Q1 only
-        self.assertAlmostEqual(lz4.total_time_ratio(), 10.2 / 7.0)
-        self.assertAlmostEqual(lz4.saved("Q3"), 0.6)
-        self.assertIsNone(lz4.saved("Q1"))
-        self.assertAlmostEqual(lz4.total_saved(), 1 - 60 / 140)
-        self.assertAlmostEqual(lz4.peak_ratio("Q9"), 0.25)
-        self.assertIsNone(lz4.peak_ratio("Q1"))
-        self.assertAlmostEqual(lz4.total_peak_ratio(), 20 / 50)
-        self.assertAlmostEqual(lz4.codec_share(), 0.003 / 7.0)         # 3 x 1 ms / 7 s
-        z4 = cmps[("zstd-3", 4 << 20)]
-        self.assertEqual(z4.spilling(), ["Q9"])                    # Q3 spills only at 1MB
-        self.assertAlmostEqual(z4.geomean_time_ratio(), 2.0)
-        self.assertAlmostEqual(z4.total_saved(), 0.8)
-
-    def test_consistency_flags_row_and_logical_mismatch(self):
-        self.run_matrix()
-        found, _ = results.load(self.out, self.cells)
-        self.assertEqual(results.consistency_problems(found), [])
-        res = next(r for r in found.values() if r.cell.codec == "lz4")
-        res.queries["Q9"]["rows"] = 1
-        res.queries["Q3"]["logical_bytes"] += 1
-        problems = results.consistency_problems(found)
-        self.assertTrue(any(p.startswith("Q9: row counts differ") for p in problems))
-        self.assertTrue(any("Q3: logical bytes differ" in p for p in problems))
-
-    def test_report_tables_csv_and_charts(self):
-        self.run_matrix()
-        args = SimpleNamespace(matrix="fake.json", sf="", title="", spillbench=self.bench)
-        with open(os.path.join(self.out, "command.txt"), "w") as f:
-            f.write("scripts/tpch-report --matrix=fake.json\n")
-        missing = report.write(self.out, SPEC, self.cells, args, self.tmp.name, self.data)
-        self.assertEqual(missing, 0)
-        with open(os.path.join(self.out, "report.md")) as f:
-            md = f.read()
+    def test_report_tables_from_known_paired_runs(self):
+        self.assertEqual(self.report()[0], 0)
+        md = self.md()
         self.assertIn("not comparable to published TPC-H results", md)
-        self.assertIn("scripts/tpch-report --matrix=fake.json", md)
-        self.assertIn("| lz4 | 10.20 | 1.46 | 1.00 |", md)       # sum, total ratio, geomean
+        # summary, 1MB: lz4's geomean holds 1.0 (0.5 x 2.0 with +-1% jitter), zstd-3's does not
+        self.assertIn("| lz4 | no measurable difference (0.88–1.13) | 1.10 (1.10–1.10) | "
+                      "1.20 (1.20–1.20) | 0.0 | 140.0 | 60.0 | 57.1% | 20.0 | 40.0% |", md)
+        self.assertIn("| zstd-3 | 1.50 (1.50–1.50): 50.0% slower | 1.50 (1.50–1.50) | "
+                      "no measurable difference (1.00–1.00) | 0.0 | 140.0 | 35.0 | 75.0% | "
+                      "10.0 | 20.0% |", md)
+        # per query, wall then CPU
+        self.assertIn("| Q3 | 100.0 | 2.000 | 0.50 (0.44–0.57) | 1.50 (1.50–1.50) |", md)
+        self.assertIn("| Q9 | 40.0 | 4.000 | 2.00 (1.76–2.27) | 1.50 (1.50–1.50) |", md)
+        self.assertIn("| Q3 | 100.0 | 2.000 | 1.10 (1.10–1.10) | 1.50 (1.50–1.50) |", md)
         self.assertIn("| Q3 | 100.0 | 100.0 | 40.0 (60.0%) | 25.0 (75.0%) |", md)
-        self.assertIn("Spilling queries (1): Q9.", md)
+        self.assertIn("Spilling queries (1): Q9.", md)          # Q3 spills only at 1MB
         self.assertIn("**holds**", md)
-        for name in ("tradeoff.png", "tradeoff-codec-time.png", "time-ratio-wm1MB-b8K.png",
-                     "space-saved-wm4MB-b8K.png"):
+        self.assertNotIn("WARNING", md)
+        cells = [c for line in md.splitlines() if line.startswith("|") for c in line.split("|")]
+        held = [c for c in cells if "no measurable difference" in c]
+        self.assertGreater(len(held), 5)
+        for c in held:                    # an interval holding 1.0 is never a speed-up
+            self.assertNotRegex(c, "faster|slower|1.00 ")
+        charts = os.listdir(os.path.join(self.out, "charts"))
+        for name in ("tradeoff-wall.png", "tradeoff-cpu.png", "time-ratio-wm1MB-b8K.png",
+                     "space-saved-wm4MB-b8K.png", "block-size-wm1MB.png"):
+            self.assertIn(name, charts)
             with open(os.path.join(self.out, "charts", name), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             self.assertIn(f"(charts/{name})", md)
         with open(os.path.join(self.out, "results.csv")) as f:
             rows = list(csv.DictReader(f))
-        self.assertEqual(len(rows), 6 * 4)                        # 6 cells x (3 queries + total)
-        q3 = [r for r in rows if r["codec"] == "zstd" and r["work_mem"] == str(1 << 20)
-              and r["query"] == "Q3"][0]
-        self.assertEqual((q3["level"], q3["physical_bytes"]), ("3", str(25 << 20)))
+        self.assertEqual(len(rows), (3 + 3 + 2) * 3)             # codecs of each run x queries
+        q9 = [r for r in rows if r["codec"] == "lz4" and r["work_mem"] == str(1 << 20)
+              and r["block_size"] == "8192" and r["query"] == "Q9"][0]
+        self.assertEqual((q9["wall_ratio"], q9["wall_lo"], q9["wall_hi"]),
+                         ("2.0000", "1.7625", "2.2695"))
         with open(os.path.join(self.out, "matrix.json")) as f:
             self.assertEqual(json.load(f), SPEC)
 
-    def test_recheck_section_compares_bytes_and_times(self):
-        self.run_matrix()
-        cell = self.cells[1]
-        rdir = os.path.join(self.out, "recheck")
-        os.makedirs(rdir)
-        with open(runner.cell_paths(self.out, cell)[0]) as f:
-            doc = json.load(f)
-        doc["queries"][1]["seconds"] *= 1.1
-        doc["queries"][2]["physical_bytes"] += 1
-        with open(os.path.join(rdir, cell.key + ".json"), "w") as f:
-            json.dump(doc, f)
-        args = SimpleNamespace(matrix="fake.json", sf="", title="", spillbench=self.bench)
-        report.write(self.out, SPEC, self.cells, args, self.tmp.name, self.data)
-        with open(os.path.join(self.out, "report.md")) as f:
-            md = f.read()
-        self.assertIn(f"### Rerun of cell `{cell.key}`", md)
-        self.assertIn("| Q3 | 1.000 | 1.100 | +10% |", md)
-        self.assertIn("identical for every query: **NO**", md)
+    def test_report_only_rewrites_the_same_report(self):
+        self.report()
+        first = self.md()
+        os.remove(os.path.join(self.out, "report.md"))
+        self.assertEqual(self.report("--report-only")[0], 0)
+        self.assertEqual(self.md(), first)
+        self.assertEqual(len(self.calls()), 3)
+
+    def test_noisy_control_is_flagged_and_fails_unless_allowed(self):
+        os.environ["FAKE_NOISE"] = json.dumps({"zstd-3": [1.05, 1 / 1.05]})
+        status, err = self.report()
+        self.assertEqual(status, 3)
+        self.assertIn("control interval wider than +-5%", err)
+        md = self.md()
+        self.assertIn("**WARNING: 2 noisy run(s).**", md)
+        self.assertIn(f"`{self.runs[0].key}`: control ±85.9%", md)
+        self.assertIn("±85.9% **NOISY**", md)
+        self.assertNotIn(f"`{self.runs[2].key}`: control", md)     # no zstd-3 in that run
+        self.assertEqual(self.report("--report-only", "--allow-noisy")[0], 0)
+        self.assertIn("WARNING", self.md())
+
+    def test_no_absolute_paths_in_what_is_committed(self):
+        os.makedirs(self.out)
+        with open(os.path.join(self.out, "machine.json"), "w") as f:   # of runs now gone
+            json.dump({"temp_dir": "/stale/tmp"}, f)
+        self.report()
+        cells = os.path.join(self.out, "cells")
+        files = [os.path.join(self.out, n) for n in ("report.md", "command.txt",
+                                                     "machine.json")]
+        files += [os.path.join(cells, n) for n in os.listdir(cells)]
+        self.assert_no_machine_paths(*files)
+        cmd = self.read(os.path.join(self.out, "command.txt"))
+        for shown in ("--data-dir=<data-dir>", "--temp-dir=<temp-dir>", "--out=<out-dir>",
+                      "--spillbench=scripts/tpch_report/fake_spillbench.py",
+                      "--matrix=<matrix-file>"):
+            self.assertIn(shown, cmd)
+
+    def test_consistency_flags_logical_bytes_and_rows(self):
+        self.run_all()
+        found, _ = results.load(self.out, self.runs)
+        self.assertEqual(results.consistency_problems(found), [])
+        found[0].by_query["Q3"]["configs"][1]["logical_bytes"] += 1
+        found[1].by_query["Q9"]["rows"] = 1
+        problems = results.consistency_problems(found)
+        self.assertIn(f"{self.runs[0].key} Q3: lz4 spills other logical bytes than none",
+                      problems)
+        self.assertIn("Q9: row counts differ between runs: [1, 175]", problems)
 
 
-class MatrixSpec(unittest.TestCase):
+class Matrix(unittest.TestCase):
     def test_sizes(self):
         self.assertEqual(matrix.parse_size("8K"), 8192)
         self.assertEqual(matrix.parse_size("4MB"), 4 << 20)
@@ -238,50 +223,65 @@ class MatrixSpec(unittest.TestCase):
 
     def test_codecs(self):
         self.assertEqual(matrix.parse_codec("zstd:-3"), ("zstd", "-3"))
-        self.assertEqual(matrix.parse_codec("lz4"), ("lz4", ""))
-        for bad in ("brotli", "none:1", "zstd:x"):
+        self.assertEqual(matrix.parse_codec("auto"), ("auto", ""))
+        self.assertEqual(matrix.codec_list(["lz4", "none", "lz4", "auto"]),
+                         (("none", ""), ("lz4", ""), ("auto", "")))
+        for bad in ("brotli", "none:1", "auto:3", "zstd:x"):
             with self.assertRaises(ValueError):
                 matrix.parse_codec(bad)
 
-    def test_expand_dedupes_and_keeps_larger_repeat(self):
+    def test_expand_merges_settings(self):
         spec = {"sf": "1", "groups": [
-            {"repeat": 1, "block_size": ["8K"], "work_mem": ["4MB"], "codecs": ["none", "lz4"]},
-            {"repeat": 3, "block_size": ["8K", "32K"], "work_mem": ["4MB"], "codecs": ["lz4"]}]}
-        keys = [c.key for c in matrix.expand(spec)]
-        self.assertEqual(keys, ["sf1_none_b8K_wm4MB_r1", "sf1_lz4_b8K_wm4MB_r3",
-                                "sf1_lz4_b32K_wm4MB_r3"])
-        self.assertEqual(matrix.expand(spec, "0.1")[0].key, "sf0.1_none_b8K_wm4MB_r1")
+            {"rounds": 3, "block_size": ["8K"], "work_mem": ["4MB"], "codecs": ["lz4"]},
+            {"rounds": 5, "block_size": ["8K", "32K"], "work_mem": ["4MB"],
+             "codecs": ["zstd:1", "lz4"]}]}
+        self.assertEqual([r.key for r in matrix.expand(spec)],
+                         ["sf1_wm4MB_b8K_r5_none+lz4+zstd-1", "sf1_wm4MB_b32K_r5_none+zstd-1+lz4"])
+        self.assertEqual(matrix.expand(spec, "0.1")[0].sf, "0.1")
+        for bad in ({"rounds": 1}, {"repeat": 3}):
+            g = {"block_size": ["8K"], "work_mem": ["4MB"], "codecs": ["lz4"], **bad}
+            with self.assertRaises(ValueError):
+                matrix.expand({"sf": "1", "groups": [g]})
 
-    def test_builtin_presets_expand(self):
-        cells = matrix.expand(matrix.PRESETS["sf1"])
-        self.assertEqual(len(cells), 27)
-        self.assertEqual(len({c.key for c in cells}), 27)
-        for c in cells:                       # every codec cell has its none baseline
-            self.assertIn(c.baseline(), {x.config for x in cells})
+    def test_builtin_presets(self):
+        runs = matrix.expand(matrix.PRESETS["sf1"])
+        self.assertEqual([(matrix.size_label(r.work_mem), matrix.size_label(r.block))
+                          for r in runs],
+                         [("4MB", "8K"), ("4MB", "32K"), ("4MB", "128K"), ("1MB", "8K"),
+                          ("64MB", "8K")])
+        self.assertEqual(runs[0].labels, ["none", "lz4", "zstd-1", "zstd-3", "zstd-9",
+                                          "zlib-1", "zlib-6", "auto"])
+        self.assertEqual(runs[1].labels, ["none", "lz4", "zstd-1"])
+        self.assertEqual({r.rounds for r in runs}, {5})
+        smoke = matrix.expand(matrix.PRESETS["smoke"])
+        self.assertEqual(({r.sf for r in smoke}, {r.rounds for r in smoke}), ({"0.1"}, {2}))
+
+    def test_shown_path(self):
+        inside = os.path.join(machine.REPO, "docs", "x")
+        self.assertEqual(machine.shown_path(inside, "<p>"), os.path.join("docs", "x"))
+        outside = tempfile.gettempdir()
+        self.assertEqual(machine.shown_path(outside, "<p>"), "<p>")
+        self.assertEqual(machine.shown_args(["--data-dir", outside, "--x=/y"],
+                                            {"--data-dir": "<d>"}),
+                         ["--data-dir", "<d>", "--x=/y"])
 
 
-class Cli(unittest.TestCase):
-    def run_cli(self, *argv):
-        script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                              "tpch-report")
+class Cli(FakeBenchCase):
+    def run_script(self, *argv):
+        script = os.path.join(machine.REPO, "scripts", "tpch-report")
         return subprocess.run([sys.executable, script, *argv], capture_output=True, text=True)
 
     def test_bad_flag_exits_2_with_one_line(self):
-        p = self.run_cli("--bogus")
+        p = self.run_script("--bogus")
         self.assertEqual(p.returncode, 2)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1)
 
     def test_bad_matrix_exits_2(self):
-        p = self.run_cli("--matrix=/nonexistent.json", "--dry-run")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("bad matrix", p.stderr)
+        status, err = self.main(cli.main, "--matrix=/nonexistent.json", "--dry-run")
+        self.assertEqual(status, 2)
+        self.assertIn("bad matrix", err)
 
-    def test_dry_run_lists_cells(self):
-        with tempfile.TemporaryDirectory() as d:
-            p = self.run_cli("--matrix=smoke", "--dry-run", f"--out={d}")
+    def test_dry_run_lists_runs(self):
+        p = self.run_script("--matrix=smoke", "--dry-run", f"--out={self.tmp.name}")
         self.assertEqual(p.returncode, 0)
-        self.assertIn("todo    sf0.1_zlib-1_b8K_wm4MB_r1", p.stdout)
-
-
-if __name__ == "__main__":
-    unittest.main()
+        self.assertIn("todo    sf0.1_wm4MB_b8K_r2_none+lz4+zstd-1+auto", p.stdout)
