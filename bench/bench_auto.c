@@ -1,0 +1,217 @@
+/*
+ * bench_auto.c - codec=auto against the fixed codecs on one kind of spill
+ * data: random bytes (nothing compresses: auto must settle on none and
+ * cost next to nothing more), TPC-H lineitem rows, or both in runs.
+ *
+ * Per round, every configuration (none, lz4, zstd:1, auto) writes N MiB
+ * through one file in 64 KiB calls and reads it back, in an order shuffled
+ * per round; each configuration's time is compared with none's of the same
+ * round (geometric mean of the paired ratios, 95% t interval on their logs:
+ * tpch/exec/paired.c). Also printed: physical bytes and, for auto, the
+ * extents it wrote per codec, its probe time and its last decision. With
+ * --io-limit the temp device is the library's throttled model. A
+ * benchmark, not a test: nothing here asserts timings.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench_util.h"
+#include "buffile.h"
+#include "paired.h"
+#include "tpch_gen.h"
+
+#define NCONF 4
+#define MAX_ROUNDS 200
+
+static const bf_codec codecs[NCONF] = {BF_CODEC_NONE, BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_AUTO};
+static const int32_t levels[NCONF] = {BF_LEVEL_DEFAULT, BF_LEVEL_DEFAULT, 1, BF_LEVEL_DEFAULT};
+static const char *const labels[NCONF] = {"none", "lz4", "zstd:1", "auto"};
+
+typedef struct cfg {
+    size_t mib;
+    int rounds;
+    uint64_t io_limit;
+    const char *data; /* random, text, mixed */
+    const char *temp_dir;
+} cfg;
+
+/* splitmix64, for random bytes and the mixed runs. */
+static uint64_t next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Lineitem rows from our generator, N MiB of them (generated once into the temp dir). */
+static void load_text(const cfg *c, unsigned char *buf, size_t len)
+{
+    char dir[4096], path[4200], err[256];
+    snprintf(dir, sizeof(dir), "%s/bench-auto-data", c->temp_dir);
+    snprintf(path, sizeof(path), "%s/lineitem.tbl", dir);
+    struct stat st;
+    if (stat(path, &st) != 0 || (size_t)st.st_size < len) {
+        double sf = (double)c->mib / 700.0 + 0.01; /* ~750 MB of lineitem text per SF */
+        if (tpch_generate(sf, dir, TPCH_FMT_TBL, 1u << TPCH_LINEITEM, 0, NULL, NULL, err,
+                          sizeof(err)) != 0)
+            bench_die("bench_auto", err);
+    }
+    FILE *f = fopen(path, "rb");
+    if (f == NULL || fread(buf, 1, len, f) != len)
+        bench_die("bench_auto", "cannot load the generated lineitem rows");
+    fclose(f);
+}
+
+static unsigned char *make_data(const cfg *c, size_t len)
+{
+    unsigned char *buf = malloc(len);
+    if (buf == NULL)
+        bench_die("bench_auto", "out of memory");
+    uint64_t s = 12345;
+    if (strcmp(c->data, "random") != 0)
+        load_text(c, buf, len);
+    if (strcmp(c->data, "text") == 0)
+        return buf;
+    /* random: all of it; mixed: runs of 1..64 blocks of random bytes, every other run */
+    size_t off = 0;
+    int random_run = 1;
+    while (off < len) {
+        size_t run = strcmp(c->data, "random") == 0 ? len : (1 + next(&s) % 64) * 8192;
+        if (run > len - off)
+            run = len - off;
+        if (random_run)
+            for (size_t i = 0; i < run; i += 8) {
+                uint64_t v = next(&s);
+                memcpy(buf + off + i, &v, run - i < 8 ? run - i : 8);
+            }
+        off += run;
+        random_run = !random_run;
+    }
+    return buf;
+}
+
+typedef struct run {
+    double seconds;
+    uint64_t physical, blocks[4], probe_ns;
+    char reason[256];
+} run;
+
+static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, run *r)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = c->temp_dir;
+    o.codec = codecs[k];
+    o.level = levels[k];
+    o.io_limit = c->io_limit;
+    bf_space *sp;
+    char err[256];
+    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
+        bench_die("bench_auto", err);
+    bf_file *f;
+    if (bf_file_create(sp, NULL, &f) != BF_OK)
+        bench_die("bench_auto", bf_space_errmsg(sp));
+    static unsigned char buf[65536];
+    const size_t chunk = sizeof(buf);
+    double t0 = bench_now();
+    for (size_t off = 0; off < len; off += chunk)
+        if (bf_file_write(f, data + off, len - off < chunk ? len - off : chunk) != BF_OK)
+            bench_die("bench_auto", bf_space_errmsg(sp));
+    if (bf_file_seek(f, 0, BF_SEEK_SET) != BF_OK)
+        bench_die("bench_auto", bf_space_errmsg(sp));
+    size_t got = 0;
+    int64_t n;
+    while ((n = bf_file_read(f, buf, chunk)) > 0)
+        got += (size_t)n;
+    r->seconds = bench_now() - t0;
+    if (n < 0 || got != len)
+        bench_die("bench_auto", "short read back");
+    if (memcmp(buf, data + len - chunk, chunk) != 0)
+        bench_die("bench_auto", "read back differs");
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    r->physical = st.physical_written;
+    memcpy(r->blocks, st.blocks_by_codec, sizeof(r->blocks));
+    r->probe_ns = st.auto_probe_ns;
+    snprintf(r->reason, sizeof(r->reason), "%s", bf_space_auto_reason(sp));
+    bf_file_close(f);
+    bf_space_destroy(sp);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: bench_auto [--data=random|text|mixed] [--mib=N] [--rounds=N] "
+                    "[--io-limit=MBPS] [--temp-dir=DIR]\n");
+}
+
+int main(int argc, char **argv)
+{
+    cfg c = {128, 7, 0, "random", NULL};
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--mib=", 6) == 0)
+            c.mib = strtoul(argv[i] + 6, NULL, 10);
+        else if (strncmp(argv[i], "--rounds=", 9) == 0)
+            c.rounds = atoi(argv[i] + 9);
+        else if (strncmp(argv[i], "--io-limit=", 11) == 0)
+            c.io_limit = strtoull(argv[i] + 11, NULL, 10) * 1000000ull;
+        else if (strncmp(argv[i], "--data=", 7) == 0)
+            c.data = argv[i] + 7;
+        else if (strncmp(argv[i], "--temp-dir=", 11) == 0)
+            c.temp_dir = argv[i] + 11;
+        else {
+            usage();
+            return 2;
+        }
+    }
+    if (c.mib < 1 || c.rounds < 2 || c.rounds > MAX_ROUNDS ||
+        (strcmp(c.data, "random") != 0 && strcmp(c.data, "text") != 0 &&
+         strcmp(c.data, "mixed") != 0)) {
+        usage();
+        return 2;
+    }
+    if (c.temp_dir == NULL)
+        c.temp_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    size_t len = c.mib << 20;
+    unsigned char *data = make_data(&c, len);
+    static run runs[MAX_ROUNDS][NCONF];
+    run warm;
+    for (int k = 0; k < NCONF; k++)
+        one_run(&c, k, data, len, &warm); /* page cache, codec contexts: not counted */
+    for (int r = 0; r < c.rounds; r++) {
+        int order[NCONF];
+        pd_shuffle(777, r, NCONF, order);
+        for (int i = 0; i < NCONF; i++)
+            one_run(&c, order[i], data, len, &runs[r][order[i]]);
+    }
+    printf("bench_auto: %zu MiB of %s data written and read back, %d rounds (shuffled), io_limit "
+           "%s\n",
+           c.mib, c.data, c.rounds, c.io_limit ? "" : "none (page cache)");
+    if (c.io_limit)
+        printf("  device modelled at %llu MB/s\n", (unsigned long long)(c.io_limit / 1000000));
+    printf("%-8s %9s %-26s %10s %8s  %s\n", "config", "median_s", "ratio to none [95%]", "physicMB",
+           "phys/log", "extents none/lz4/zstd, probes");
+    for (int k = 0; k < NCONF; k++) {
+        double t[MAX_ROUNDS], base[MAX_ROUNDS], med[MAX_ROUNDS];
+        for (int r = 0; r < c.rounds; r++) {
+            t[r] = med[r] = runs[r][k].seconds;
+            base[r] = runs[r][0].seconds;
+        }
+        pd_interval iv = pd_ratio(t, base, c.rounds);
+        char ratio[64];
+        snprintf(ratio, sizeof(ratio), "%.4f [%.4f,%.4f]%s", iv.est, iv.lo, iv.hi,
+                 k > 0 && pd_holds_one(&iv) ? "~" : "");
+        const run *r0 = &runs[0][k];
+        printf("%-8s %9.3f %-26s %10.1f %8.3f  %llu/%llu/%llu, %.1f ms\n", labels[k],
+               bench_median(med, c.rounds), k == 0 ? "1" : ratio, (double)r0->physical / 1048576.0,
+               (double)r0->physical / (double)len, (unsigned long long)r0->blocks[0],
+               (unsigned long long)r0->blocks[1], (unsigned long long)r0->blocks[2],
+               (double)r0->probe_ns / 1e6);
+    }
+    printf("auto's last decision (round 0): %s\n", runs[0][NCONF - 1].reason);
+    printf("'~': no measurable difference (the interval holds 1.0)\n");
+    free(data);
+    return 0;
+}
