@@ -4,8 +4,8 @@
  *
  * Capacities are a function of n (round_cap), so nothing but n needs to be
  * stored: growth reallocates to the next step when n crosses one, steps
- * are a quarter of the current power of two (slack under 25%, amortised
- * O(1) appends). Every growth allocates before it changes anything visible,
+ * are an eighth of the current power of two (slack under 12.5%, amortised
+ * O(1) appends), as the single array of the old map grew. Every growth allocates before it changes anything visible,
  * so a failed allocation leaves the map as it was (a larger array than n
  * needs is always valid).
  */
@@ -17,12 +17,12 @@
 
 #define LEAF_MASK (BF_MAP_LEAF - 1)
 
-/* Entries (or directory slots) to allocate for k in use: k rounded up to a quarter step. */
+/* Entries (or directory slots) to allocate for k in use: k rounded up to an eighth step. */
 static uint32_t round_cap(uint32_t k)
 {
     if (k <= 16)
         return k == 0 ? 0 : 16;
-    uint32_t q = 1u << (31 - __builtin_clz(k - 1) - 2);
+    uint32_t q = 1u << (31 - __builtin_clz(k - 1) - 3);
     return (k + q - 1) / q * q;
 }
 

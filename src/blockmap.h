@@ -9,8 +9,8 @@
  * Two levels, so that a hole costs (almost) nothing: entries live in leaves
  * of BF_MAP_LEAF blocks. While the map covers at most one leaf (files up to
  * 32 MiB at 8 KiB blocks: nearly every spill file) `p` is that leaf itself,
- * grown in steps of at most a quarter of its size, so a small file pays one
- * allocation and ~16-20 bytes per block. Beyond one leaf `p` is a directory
+ * grown in steps of at most an eighth of its size, so a small file pays one
+ * allocation and ~16-18 bytes per block. Beyond one leaf `p` is a directory
  * of leaf pointers, NULL for a leaf of holes; every leaf but the last is
  * full-sized, the last grows like the single leaf. One byte written at the
  * largest offset costs the directory (8 bytes per leaf) and one leaf, not
