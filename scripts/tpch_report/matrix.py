@@ -109,8 +109,10 @@ PRESETS = {
              "codecs": ALL_CODECS},
             {"name": "block sizes", "block_size": ["32K", "128K"], "work_mem": ["4MB"],
              "codecs": ["none", "lz4", "zstd:1"]},
+            # At the other budgets the codecs that can win: the 4 MB run shows zstd above
+            # level 1 and zlib-1 cost far more time for no more space.
             {"name": "codecs at 1MB and 64MB", "block_size": ["8K"], "work_mem": ["1MB", "64MB"],
-             "codecs": ALL_CODECS},
+             "codecs": ["none", "lz4", "zstd:1", "zlib:6", "auto"]},
         ],
     },
     "smoke": {
