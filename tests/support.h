@@ -89,15 +89,17 @@ void t_rm_rf(const char *path);
 bf_space *t_space_opts(const bf_space_options *o);
 
 /*
- * The per-program parent directory of the test's spaces: defines `parent`
- * and cmocka group setup/teardown that create it fresh and remove it.
+ * The per-program parent directory of the test's spaces: defines `parent`,
+ * `set` (the path "<parent>/set" for a file set; not created) and cmocka
+ * group setup/teardown that create the parent fresh and remove it.
  */
 #define T_PARENT_FIXTURE(tag)                                                                      \
-    static char parent[512];                                                                       \
+    static char parent[512], set[600] __attribute__((unused));                                     \
     static int setup(void **state)                                                                 \
     {                                                                                              \
         (void)state;                                                                               \
         t_temp_parent(parent, sizeof(parent), tag);                                                \
+        snprintf(set, sizeof(set), "%s/set", parent);                                              \
         return 0;                                                                                  \
     }                                                                                              \
     static int teardown(void **state)                                                              \

@@ -325,8 +325,6 @@ static void test_named_auto_file(void **state)
 {
     (void)state;
     require_codecs();
-    char set[600];
-    snprintf(set, sizeof(set), "%s/set", parent);
     bf_space *sp = device_space(100);
     assert_int_equal(bf_fileset_create(sp, set), BF_OK);
     bf_file *f;

@@ -42,22 +42,7 @@
 /* The smallest segment two 8 KiB blocks fit in: extents cross segment files often. */
 #define SMALL_SEG 24576u
 
-static char parent[512], set[600];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "contracts");
-    snprintf(set, sizeof(set), "%s/set", parent);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("contracts")
 
 /* Every test starts with an empty set directory. */
 static int fresh_set(void **state)

@@ -27,22 +27,7 @@
 #include "space.h"
 #include "support.h"
 
-static char parent[512], set[600];
-
-static int setup(void **state)
-{
-    (void)state;
-    t_temp_parent(parent, sizeof(parent), "fileset");
-    snprintf(set, sizeof(set), "%s/set", parent);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    t_rm_rf(parent);
-    return 0;
-}
+T_PARENT_FIXTURE("fileset")
 
 /* The reference contents of a file: deterministic from (seed, size). */
 static unsigned char *make_data(uint64_t seed, size_t size)

@@ -44,8 +44,6 @@
 
 T_PARENT_FIXTURE("fsmodel")
 
-static char set[600];
-
 static void fail_cb(void *ctx, const char *msg)
 {
     (void)ctx;
@@ -953,13 +951,6 @@ static void test_extra_open_alloc_with_parts(void **state)
                  "extra: open of a file with parts, an allocation failing");
 }
 
-static int setup_all(void **state)
-{
-    setup(state);
-    snprintf(set, sizeof(set), "%s/set", parent);
-    return 0;
-}
-
 /* Each case starts from no set (a failed one may leave its set behind). */
 static int fresh_set(void **state)
 {
@@ -991,5 +982,5 @@ int main(void)
     };
     if (getenv("BF_TEST")) /* e.g. BF_TEST=test_model, or a glob */
         cmocka_set_test_filter(getenv("BF_TEST"));
-    return cmocka_run_group_tests(tests, setup_all, teardown);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
