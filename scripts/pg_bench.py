@@ -390,6 +390,13 @@ def analyse(a, pd, phase, data, base=None):
             out["queries"].append(e)
             continue
         allruns = [r for c in cfgs for r in d["runs"][c]]
+        if not allruns:  # --rounds=0
+            e["status"] = "warm-up only"
+            e["warm_s"] = w["ms"] / 1000
+            e["spills"] = w["temp_files"] > 0
+            e["warm_bytes"] = w["temp_bytes"]
+            out["queries"].append(e)
+            continue
         if any(r is None for r in allruns):
             e["status"] = "incomplete"
         elif any(r["status"] != "ok" for r in allruns):
@@ -504,6 +511,10 @@ def render(a, results, meta):
         P("|---|---|---:|---:|" + "---:|" * (len(cfgs) - 1) + "---|" + "---:|" * len(ctx))
         for e in res["queries"]:
             q = e["query"]
+            if e["status"] == "warm-up only":
+                P(f"| Q{q} | {'yes' if e['spills'] else 'no'} | | {e['warm_s']:.2f} (warm-up; "
+                  f"{mib(e['warm_bytes'])} MiB) |" + " |" * len(cfgs))
+                continue
             if e["status"] in ("timeout", "error", "not run"):
                 extra = f" after {e.get('warm_s', 0):.0f} s" if e["status"] == "timeout" else ""
                 P(f"| Q{q} | {e['status']}{extra} in the warm-up: left out |" + " |" * (len(cfgs) + 2))
