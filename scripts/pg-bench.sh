@@ -40,7 +40,9 @@ bad() { printf 'pg-bench.sh: %s (--help lists the flags)\n' "$1" >&2; exit 2; }
 
 SF=1 ROUNDS=3 WORKERS=0,2 CONFIGS=stock,none,lz4,zstd,auto IO_LIMIT=200MB TIMEOUT=300
 QUERIES=1-22 SEED=20260413 OUT="" MODE=run
+RUN_ARGS=()   # the flags that shape the results, for the report's command line
 for a in "$@"; do
+  case $a in --report-only|--plan) ;; *) RUN_ARGS+=("$a") ;; esac
   case "$a" in
     --sf=*) SF=${a#*=}; [[ $SF =~ ^(0\.01|0\.1|1|3|10)$ ]] || bad "--sf: '$SF' is not one of 0.01 0.1 1 3 10" ;;
     --rounds=*) ROUNDS=${a#*=}; [[ $ROUNDS =~ ^[0-9]{1,2}$ ]] || bad "--rounds: '$ROUNDS' is not a number from 0 (warm-ups only) to 99" ;;
@@ -74,7 +76,7 @@ done
 
 PY_ARGS=(--sf="$SF" --rounds="$ROUNDS" --workers="$WORKERS" --configs="$CONFIGS" --io-limit="$IO_LIMIT"
          --timeout="$TIMEOUT" --queries="$QUERIES" --seed="$SEED" --out="$OUT" --qdir="$QDIR"
-         --command="scripts/pg-bench.sh $*")
+         --command="scripts/pg-bench.sh ${RUN_ARGS[*]}")
 
 apt_install python3 build-essential
 # The interval and the shuffle are spillbench's own code (tpch/exec/paired.c),
@@ -157,7 +159,10 @@ start() {
   local data=$1 bin=$2 port=$3 logf=$4
   grep -q "^include '$OUT/bench.conf'" "$data/postgresql.conf" \
     || echo "include '$OUT/bench.conf'" >> "$data/postgresql.conf"
-  [ -f "$data/postmaster.pid" ] && as_user "$bin/pg_ctl" -D "$data" -m fast -w stop > /dev/null 2>&1
+  # A killed run leaves a server or only its stale pid file (pg_ctl then fails: fine).
+  if [ -f "$data/postmaster.pid" ]; then
+    as_user "$bin/pg_ctl" -D "$data" -m fast -w stop > /dev/null 2>&1 || true
+  fi
   as_user "$bin/pg_ctl" -D "$data" -l "$logf" -o "-p $port" -w -t 300 start > /dev/null \
     || { tail -20 "$logf"; die "could not start $bin/postgres on $data"; }
   STARTED+=("$bin:$data")

@@ -478,6 +478,14 @@ def analyse(a, pd, phase, data, base=None):
     return out
 
 
+def scrub_paths(a, text):
+    """The committed report must not name this machine's folders: the output folder
+    becomes <out> and the checkout's own path becomes relative to it."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = text.replace(a.out, "<out>")
+    return text.replace(top + "/", "").replace(top, ".")
+
+
 def render(a, results, meta):
     L = []
     P = L.append
@@ -737,7 +745,7 @@ def main():
             meta[k[0].upper() + k[1:]] = v
     except (OSError, ValueError):
         pass
-    md = render(a, results, meta)
+    md = scrub_paths(a, render(a, results, meta))
     tl = targets(results)
     md += "\n## Targets\n\n" + "".join(f"- {x}\n" for x in tl)
     with open(os.path.join(a.out, "report.md"), "w") as f:
