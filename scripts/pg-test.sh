@@ -21,9 +21,12 @@
 #       postgresql-15 binary, or stock built from the same source when Debian's
 #       is another version: see pg-build.sh); the 22 queries of ../shared/tpch/queries at
 #       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
-#       plans forced cheap), every codec: all answers byte-identical to stock's.
+#       plans forced cheap), every codec and auto: all answers byte-identical
+#       to stock's.
 #   aborts  on the patched server: temp_file_compression_level used and,
-#       out of the codec's range, refused; a spilling query cancelled by
+#       out of the codec's range, refused; temp_file_io_limit holds a spill
+#       to its rate and cannot be set in a session; auto reports its choice
+#       at process exit; a spilling query cancelled by
 #       statement_timeout, one hitting temp_file_limit (PostgreSQL's error
 #       text), a backend SIGKILLed mid-spill (the postmaster restarts): no temp
 #       file is left after each, and the server keeps answering.
@@ -244,7 +247,7 @@ part_tpch() {
     empty=$(cd "$out/stock-w$w" && find . -name 'q*.out' -empty | sed 's|^\./||; s|\.out$||' | sort | tr '\n' ' ')
     [ -z "$empty" ] || echo "stock, workers $w: empty answers: $empty"
     [ "$(echo $empty | wc -w)" -le 1 ] || return 1
-    for codec in none lz4 zstd zlib; do
+    for codec in none lz4 zstd zlib auto; do
       run_queries $PORT_PATCHED "$codec-w$w" "$base $popts -c temp_file_compression=$codec" || return 1
       for n in $(seq 1 22); do
         if ! cmp -s "$out/stock-w$w/q$n.out" "$out/$codec-w$w/q$n.out"; then
@@ -274,7 +277,7 @@ part_tpch() {
   stop_server tpch-patched "$PATCHED"
   [ $bad -eq 0 ] || { echo "$bad answers differ from stock PostgreSQL's"; return 1; }
   [ "$2" -gt 0 ] && [ "$4" -gt 0 ] || { echo "TPC-H did not spill both kinds of temp files"; return 1; }
-  echo "all 22 answers identical to stock for 4 codecs x 2 parallel settings"
+  echo "all 22 answers identical to stock for 5 codecs (none lz4 zstd zlib auto) x 2 parallel settings"
 }
 
 # --- part: cancel, temp_file_limit, SIGKILL ----------------------------------------------
@@ -305,6 +308,41 @@ EOF
     echo "GUCs: zstd level 9 spills; $(grep -o 'temp_file_compression_level 20 is not valid.*' "$out/gucs.out")"
   else
     echo "GUCs: FAILED"; cat "$out/gucs.out"; ok=0
+  fi
+
+  # 0b. temp_file_io_limit (PGC_BACKEND): set at connection start it holds
+  # the session's temp I/O to its rate (the spill's file is written and read
+  # back: at least its size over the rate); in a session it cannot be set;
+  # and auto, whose choice the process reports at exit under log_temp_files.
+  local io_q="select count(*) from (select g from generate_series(1, 100000) g order by g desc) s"
+  as_user env PGOPTIONS="-c temp_file_io_limit=2MB -c work_mem=64kB -c temp_file_compression=none" \
+    "$PATCHED/psql" -X -q -h "$SOCK" -p $port -d postgres > "$out/iolimit.out" 2>&1 <<EOF
+\\timing on
+$io_q;
+set temp_file_io_limit = '1MB';
+show temp_file_io_limit;
+set temp_file_compression = auto;
+$io_q;
+EOF
+  local io_ms io_bytes
+  io_ms=$(grep -o '^Time: [0-9.]*' "$out/iolimit.out" | head -1 | awk '{ print $2 }')
+  io_bytes=$(grep -o 'size [0-9]*, logical size [0-9]*, compression none' "$log" | tail -1 | awk '{ print $2 }' | tr -d ,)
+  if [ -n "$io_ms" ] && [ -n "$io_bytes" ] \
+     && awk -v ms="$io_ms" -v b="$io_bytes" 'BEGIN { exit !(ms / 1000 >= b / (2 * 1048576)) }' \
+     && grep -q 'parameter "temp_file_io_limit" cannot be set after connection start' "$out/iolimit.out" \
+     && grep -q '^ *2MB$' "$out/iolimit.out" && [ "$(grep -c '^ *100000$' "$out/iolimit.out")" = 2 ]; then
+    echo "temp_file_io_limit: 2MB (per second) made a sort spilling $io_bytes bytes take $io_ms ms (>= $((io_bytes * 1000 / 2097152)) ms); refused in a session"
+  else
+    echo "temp_file_io_limit: FAILED"; cat "$out/iolimit.out"; ok=0
+  fi
+  for i in $(seq 1 20); do
+    grep -q 'temporary file compression auto: blocks written' "$log" && break
+    sleep 0.5
+  done
+  if grep -q 'compression auto$' "$log" && grep -q 'temporary file compression auto: blocks written' "$log"; then
+    echo "auto: $(grep -o 'temporary file compression auto: .*' "$log" | tail -1)"
+  else
+    echo "auto: FAILED (no file written with auto, or no report at exit)"; ok=0
   fi
 
   # 1. cancel by statement_timeout while spilling. The backend's descriptors

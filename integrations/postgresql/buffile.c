@@ -10,14 +10,19 @@
  * compressed BLCKSZ blocks plus a block map, so that seek, tell, size,
  * truncate and rewrites stay exact on compressed data.  The codec is chosen
  * per file from the temp_file_compression and temp_file_compression_level
- * GUCs when the file is created; a file opened by name keeps its own.
+ * GUCs when the file is created; a file opened by name keeps its own.  With
+ * "auto", the library picks per file, as it grows, among none, lz4 and
+ * zstd from what it measures of the device and of each codec on the data.
  *
  * Invariants kept here:
  *
  * - One library space per process, created on first use, whose directory
  *   lives in "<temp tablespace dir>/pgsql_tmp<pid>.buffile", so that the
  *   postmaster's RemovePgTempFiles() removes whatever a crashed backend left.
- *   The space's temp limit is temp_file_limit, in physical (on-disk) bytes.
+ *   The space's temp limit is temp_file_limit, in physical (on-disk) bytes;
+ *   its I/O rate limit (a model of a slower device, for benchmarks) is
+ *   temp_file_io_limit, fixed at the process's first temporary file, which
+ *   is why that GUC is PGC_BACKEND (parallel workers inherit the leader's).
  *
  * - Positions as callers see them are (fileno, offset) pairs over segments of
  *   MAX_PHYSICAL_FILESIZE bytes, as in stock PostgreSQL; they map one to one
@@ -86,6 +91,7 @@
 /* GUC variables */
 int			temp_file_compression = TEMP_FILE_COMPRESSION_NONE;
 int			temp_file_compression_level = 0;
+int			temp_file_io_limit = 0;	/* kB per second; 0 = unthrottled */
 
 struct BufFile
 {
@@ -107,6 +113,7 @@ static MemoryContext BufFileContext = NULL;
 static dlist_head open_buffiles = DLIST_STATIC_INIT(open_buffiles);
 static int	buffile_nfds = 0;	/* external FDs held for the library */
 static char buffile_parent[MAXPGPATH];	/* pgsql_tmp<pid>.buffile */
+static bool buffile_used_auto = false;	/* a file was created with "auto" */
 
 static bf_space *BufFileSpace(void);
 static BufFile *makeBufFile(bool interXact, FileSet *fileset,
@@ -218,6 +225,7 @@ BufFileSpace(void)
 	opts.codec = BF_CODEC_NONE;
 	opts.temp_limit = temp_file_limit < 0 ? 0 : (uint64) temp_file_limit * 1024;
 	opts.max_open_fds = buffile_nfds;
+	opts.io_limit = (uint64) temp_file_io_limit * 1024;
 
 	status = bf_space_create(&opts, &buffile_space, errbuf, sizeof(errbuf));
 	if (status != BF_OK)
@@ -259,6 +267,10 @@ BufFileFileOptions(bf_file_options *opts)
 			break;
 		case TEMP_FILE_COMPRESSION_ZLIB:
 			opts->codec = BF_CODEC_ZLIB;
+			break;
+		case TEMP_FILE_COMPRESSION_AUTO:
+			opts->codec = BF_CODEC_AUTO;
+			buffile_used_auto = true;
 			break;
 		default:
 			opts->codec = BF_CODEC_NONE;
@@ -461,6 +473,23 @@ BufFileBeforeShmemExit(int code, Datum arg)
 static void
 BufFileProcExit(int code, Datum arg)
 {
+	bf_stats	st;
+
+	/*
+	 * Under log_temp_files, say what temp_file_compression = auto chose in
+	 * this process: the blocks it wrote per codec and its last decision.
+	 */
+	if (buffile_space != NULL && buffile_used_auto && log_temp_files >= 0)
+	{
+		bf_space_stats(buffile_space, &st);
+		ereport(LOG,
+				(errmsg("temporary file compression auto: blocks written none " UINT64_FORMAT ", lz4 " UINT64_FORMAT ", zstd " UINT64_FORMAT ", zlib " UINT64_FORMAT ", probing %.1f ms",
+						st.blocks_by_codec[0], st.blocks_by_codec[1],
+						st.blocks_by_codec[2], st.blocks_by_codec[3],
+						st.auto_probe_ns / 1e6),
+				 errdetail_internal("Last decision: %s",
+									bf_space_auto_reason(buffile_space))));
+	}
 	bf_space_destroy(buffile_space);
 	buffile_space = NULL;
 	if (rmdir(buffile_parent) < 0 && errno != ENOENT)
@@ -853,6 +882,9 @@ check_temp_file_compression(int *newval, void **extra, GucSource source)
 			break;
 		case TEMP_FILE_COMPRESSION_ZLIB:
 			codec = BF_CODEC_ZLIB;
+			break;
+		case TEMP_FILE_COMPRESSION_AUTO:
+			codec = BF_CODEC_AUTO;
 			break;
 		default:
 			return true;
