@@ -1,1 +1,0 @@
-spillbench --sf=1 --codec=lz4 --block-size=8K --work-mem=4MB --repeat=3 --queries=all --data-dir=/work/report-data/sf1 --temp-dir=/work/report-tmp --format=json --out=recheck/sf1_lz4_b8K_wm4MB_r3.json
