@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench_rows.h"
 #include "bench_util.h"
 #include "buffile.h"
 #include "paired.h"
@@ -46,33 +47,15 @@ static uint64_t next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* Lineitem rows from our generator, N MiB of them (generated once into the temp dir). */
-static void load_text(const cfg *c, unsigned char *buf, size_t len)
-{
-    char dir[4096], path[4200], err[256];
-    snprintf(dir, sizeof(dir), "%s/bench-auto-data", c->temp_dir);
-    snprintf(path, sizeof(path), "%s/lineitem.tbl", dir);
-    struct stat st;
-    if (stat(path, &st) != 0 || (size_t)st.st_size < len) {
-        double sf = (double)c->mib / 700.0 + 0.01; /* ~750 MB of lineitem text per SF */
-        if (tpch_generate(sf, dir, TPCH_FMT_TBL, 1u << TPCH_LINEITEM, 0, NULL, NULL, err,
-                          sizeof(err)) != 0)
-            bench_die("bench_auto", err);
-    }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL || fread(buf, 1, len, f) != len)
-        bench_die("bench_auto", "cannot load the generated lineitem rows");
-    fclose(f);
-}
-
 static unsigned char *make_data(const cfg *c, size_t len)
 {
-    unsigned char *buf = malloc(len);
+    unsigned char *buf =
+        strcmp(c->data, "random") != 0
+            ? bench_lineitem_rows(c->temp_dir, "bench-auto-data", "bench_auto", len)
+            : malloc(len);
     if (buf == NULL)
         bench_die("bench_auto", "out of memory");
     uint64_t s = 12345;
-    if (strcmp(c->data, "random") != 0)
-        load_text(c, buf, len);
     if (strcmp(c->data, "text") == 0)
         return buf;
     /* random: all of it; mixed: runs of 1..64 blocks of random bytes, every other run */
@@ -108,12 +91,8 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     o.level = levels[k];
     o.io_limit = c->io_limit;
     bf_space *sp;
-    char err[256];
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        bench_die("bench_auto", err);
     bf_file *f;
-    if (bf_file_create(sp, NULL, &f) != BF_OK)
-        bench_die("bench_auto", bf_space_errmsg(sp));
+    bench_space_file(&o, "bench_auto", &sp, &f);
     static unsigned char buf[65536];
     const size_t chunk = sizeof(buf);
     double t0 = bench_now();

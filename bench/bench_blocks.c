@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "bench_rows.h"
 #include "bench_util.h"
 #include "buffile.h"
 #include "codec.h"
@@ -27,24 +28,6 @@ static uint64_t next(void)
 {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
     return rng;
-}
-
-static unsigned char *load_rows(const char *tmp, size_t bytes)
-{
-    char dir[4096], path[4200], err[256];
-    snprintf(dir, sizeof(dir), "%s/bench-blocks-data", tmp);
-    snprintf(path, sizeof(path), "%s/lineitem.tbl", dir);
-    struct stat st;
-    if (stat(path, &st) != 0 || (size_t)st.st_size < bytes)
-        if (tpch_generate((double)bytes / 7e8 + 0.01, dir, TPCH_FMT_TBL, 1u << TPCH_LINEITEM, 0,
-                          NULL, NULL, err, sizeof(err)) != 0)
-            bench_die("bench_blocks", err);
-    unsigned char *buf = malloc(bytes);
-    int fd = open(path, O_RDONLY);
-    if (buf == NULL || fd < 0 || read(fd, buf, bytes) != (ssize_t)bytes)
-        bench_die("bench_blocks", "cannot load the generated rows");
-    close(fd);
-    return buf;
 }
 
 typedef struct times {
@@ -61,12 +44,8 @@ static void one_run(bf_codec codec, const char *tmp, const unsigned char *data, 
     o.codec = codec;
     o.block_size = bs;
     bf_space *sp;
-    char err[256];
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        bench_die("bench_blocks", err);
     bf_file *f;
-    if (bf_file_create(sp, NULL, &f) != BF_OK)
-        bench_die("bench_blocks", bf_space_errmsg(sp));
+    bench_space_file(&o, "bench_blocks", &sp, &f);
     for (size_t b = 0; b < nblk; b++)
         if (bf_file_write_block(f, b, data + b * bs) != BF_OK)
             bench_die("bench_blocks", bf_space_errmsg(sp));
@@ -164,7 +143,7 @@ int main(int argc, char **argv)
     if (mib == 0 || ops < 1 || repeat < 1 || repeat > 99)
         bench_die("bench_blocks", "bad arguments");
     size_t nblk = (mib << 20) / bs;
-    unsigned char *data = load_rows(tmp, nblk * bs);
+    unsigned char *data = bench_lineitem_rows(tmp, "bench-blocks-data", "bench_blocks", nblk * bs);
     printf("# logtape-like: %zu blocks of %u bytes, %d x (read, discard, rewrite), median of %d\n",
            nblk, bs, ops, repeat);
     printf("%-6s | %9s %9s %9s | %12s | %8s\n", "codec", "lib s", "codec s", "io s", "us/op (lib)",

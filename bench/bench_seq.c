@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "bench_rows.h"
 #include "bench_util.h"
 #include "buffile.h"
 #include "codec.h"
@@ -28,28 +29,6 @@ typedef struct cfg {
     uint32_t block_size;
     const char *temp_dir;
 } cfg;
-
-/* Lineitem rows as .tbl text: generated once into the temp dir, then loaded. */
-static unsigned char *load_rows(const cfg *c, size_t *len)
-{
-    char dir[4096], path[4200], err[256];
-    snprintf(dir, sizeof(dir), "%s/bench-seq-data", c->temp_dir);
-    snprintf(path, sizeof(path), "%s/lineitem.tbl", dir);
-    struct stat st;
-    double sf = (double)c->mib / 700.0 + 0.01; /* ~750 MB of lineitem text per SF */
-    if (stat(path, &st) != 0 || (size_t)st.st_size < c->mib << 20) {
-        if (tpch_generate(sf, dir, TPCH_FMT_TBL, 1u << TPCH_LINEITEM, 0, NULL, NULL, err,
-                          sizeof(err)) != 0)
-            bench_die("bench_seq", err);
-    }
-    *len = c->mib << 20;
-    unsigned char *buf = malloc(*len);
-    int fd = open(path, O_RDONLY);
-    if (buf == NULL || fd < 0 || read(fd, buf, *len) != (ssize_t)*len)
-        bench_die("bench_seq", "cannot load the generated lineitem rows");
-    close(fd);
-    return buf;
-}
 
 typedef struct result {
     double lib_write, lib_read, codec_comp, codec_decomp, io_write, io_read;
@@ -66,12 +45,8 @@ static void run_library(const cfg *c, bf_codec codec, int32_t level, const unsig
     o.level = level;
     o.block_size = c->block_size;
     bf_space *sp;
-    char err[256];
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        bench_die("bench_seq", err);
     bf_file *f;
-    if (bf_file_create(sp, NULL, &f) != BF_OK)
-        bench_die("bench_seq", bf_space_errmsg(sp));
+    bench_space_file(&o, "bench_seq", &sp, &f);
     const size_t chunk = 65536;
     double t0 = bench_now();
     for (size_t off = 0; off < len; off += chunk)
@@ -210,8 +185,8 @@ int main(int argc, char **argv)
     }
     if (c.temp_dir == NULL)
         c.temp_dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    size_t len;
-    unsigned char *data = load_rows(&c, &len);
+    size_t len = c.mib << 20;
+    unsigned char *data = bench_lineitem_rows(c.temp_dir, "bench-seq-data", "bench_seq", len);
     struct {
         bf_codec codec;
         int32_t level;

@@ -31,3 +31,12 @@ void bench_die(const char *prog, const char *msg)
     fprintf(stderr, "%s: %s\n", prog, msg);
     exit(1);
 }
+
+void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp, bf_file **f)
+{
+    char err[256];
+    if (bf_space_create(o, sp, err, sizeof(err)) != BF_OK)
+        bench_die(prog, err);
+    if (bf_file_create(*sp, NULL, f) != BF_OK)
+        bench_die(prog, bf_space_errmsg(*sp));
+}

@@ -1,9 +1,12 @@
 /*
  * bench_util.h - what every benchmark here needs: a monotonic clock, the
- * median of repeated measurements, and a one-line fatal error.
+ * median of repeated measurements, a one-line fatal error, and a space
+ * with one anonymous file in it.
  */
 #ifndef BF_BENCH_UTIL_H
 #define BF_BENCH_UTIL_H
+
+#include "buffile.h"
 
 /* Seconds on the monotonic clock. */
 double bench_now(void);
@@ -13,5 +16,10 @@ double bench_median(double *v, int n);
 
 /* Print "<prog>: <msg>" on stderr and exit 1. */
 _Noreturn void bench_die(const char *prog, const char *msg);
+
+/* Create a space with options `o` and one anonymous file in it; any error
+ * ends the process through bench_die(prog, ...). The caller closes the file
+ * and destroys the space. */
+void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp, bf_file **f);
 
 #endif
