@@ -751,14 +751,21 @@ int bf_file_delete_named(bf_space *sp, const char *dir, const char *name)
         found = 1;
     else if (errno != ENOENT)
         return bf_fail(sp, BF_EIO, "delete", path, errno, NULL);
-    for (uint32_t segno = 0;; segno++) {
-        snprintf(path, sizeof(path), "%s/%s.%u", dir, name, segno);
-        if (sp->io.unlink(sp->io.ctx, path) != 0) {
-            if (errno != ENOENT)
-                return bf_fail(sp, BF_EIO, "delete", path, errno, NULL);
+    /* Segments go from the last down to 0, so that a delete that fails half-way
+     * leaves segments 0..k, which a retry finds and finishes; deleting from 0 up
+     * would leave later segments no retry could find (segment 0 holds the name). */
+    uint32_t nseg = 0;
+    for (;; nseg++) {
+        snprintf(path, sizeof(path), "%s/%s.%u", dir, name, nseg);
+        if (access(path, F_OK) != 0)
             break;
-        }
+    }
+    while (nseg > 0) {
+        snprintf(path, sizeof(path), "%s/%s.%u", dir, name, nseg - 1);
+        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
+            return bf_fail(sp, BF_EIO, "delete", path, errno, NULL);
         found = 1;
+        nseg--;
     }
     if (!found)
         return bf_fail(sp, BF_ENOENT, "delete", name, 0, "no such file in set %s", dir);

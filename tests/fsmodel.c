@@ -1408,7 +1408,18 @@ static void op_delete(fsm *m)
               "delete of absent %s returned %d, not BF_ENOENT", sname(ni), rc);
         return;
     }
-    if (rc == BF_EBUSY && n->consumed != C_NO) {
+    int busy = rc == BF_EBUSY && n->consumed != C_NO;
+    if (rc != BF_OK && !busy) {
+        /* A fault may strike before the consumed check: the retry then says busy. */
+        check_status(m, spi, rc, causes(m, spi, A_ALL, 0), "delete-status");
+        disarm(m);
+        rc = bf_file_delete_named(m->s[VSP].sp, m->set, sname(ni));
+        busy = rc == BF_EBUSY && n->consumed != C_NO;
+        CHECK_OR_ABANDON(m, "delete-retry", rc == BF_OK || rc == BF_ENOENT || busy,
+                         "delete of %s failed, and the retry without faults returned %d: %s",
+                         sname(ni), rc, errmsg(m, VSP));
+    }
+    if (busy) {
         n->consumed = C_YES;
         return;
     }
@@ -1419,14 +1430,6 @@ static void op_delete(fsm *m)
               sname(ni));
         m->abandoned = 1;
         return;
-    }
-    if (rc != BF_OK) {
-        check_status(m, spi, rc, causes(m, spi, A_ALL, 0), "delete-status");
-        disarm(m);
-        rc = bf_file_delete_named(m->s[VSP].sp, m->set, sname(ni));
-        CHECK_OR_ABANDON(m, "delete-retry", rc == BF_OK || rc == BF_ENOENT,
-                         "delete of %s failed, and the retry without faults returned %d: %s",
-                         sname(ni), rc, errmsg(m, VSP));
     }
     n->state = N_ABSENT;
     n->consumed = C_NO;

@@ -65,6 +65,25 @@ static double now_s(void)
 
 /* ---- the random model test --------------------------------------------------------- */
 
+/* One sequence of `steps` steps from `seed`; returns whether it was abandoned. */
+static int run_sequence(uint64_t seed, unsigned long steps, const char *record)
+{
+    fsm_config cfg = {0};
+    cfg.parent = parent;
+    cfg.seed = seed;
+    cfg.fail = fail_cb;
+    cfg.tolerate = getenv("BF_FSMODEL_TOLERATE");
+    cfg.avoid = getenv("BF_FSMODEL_AVOID");
+    cfg.watchdog = 60;
+    cfg.record = record;
+    fsm *m = fsm_open(&cfg);
+    for (unsigned long s = 0; s < steps && !fsm_abandoned(m); s++)
+        fsm_step(m);
+    int abandoned = fsm_abandoned(m) != 0;
+    fsm_finish(m);
+    return abandoned;
+}
+
 static void test_model(void **state)
 {
     (void)state;
@@ -74,25 +93,26 @@ static void test_model(void **state)
     uint64_t base = env_seed ? strtoull(env_seed, NULL, 10) : 1;
     double t0 = now_s();
     unsigned long abandoned = 0;
-    for (unsigned long i = 0; i < seqs; i++) {
-        fsm_config cfg = {0};
-        cfg.parent = parent;
-        cfg.seed = env_seed ? base : base + i * 104729;
-        cfg.fail = fail_cb;
-        cfg.tolerate = getenv("BF_FSMODEL_TOLERATE");
-        cfg.avoid = getenv("BF_FSMODEL_AVOID");
-        cfg.watchdog = 60;
-        cfg.record = env_seed ? getenv("BF_FSMODEL_RECORD") : NULL;
-        fsm *m = fsm_open(&cfg);
-        for (unsigned long s = 0; s < steps && !fsm_abandoned(m); s++)
-            fsm_step(m);
-        abandoned += fsm_abandoned(m) != 0;
-        fsm_finish(m);
-    }
+    for (unsigned long i = 0; i < seqs; i++)
+        abandoned += (unsigned long)run_sequence(env_seed ? base : base + i * 104729, steps,
+                                                 env_seed ? getenv("BF_FSMODEL_RECORD") : NULL);
     print_message("fsmodel: %lu sequences, %llu steps, %llu tolerated check failures, %lu "
                   "sequences abandoned, %.1f s\n",
                   seqs, (unsigned long long)fsm_total_steps(),
                   (unsigned long long)fsm_total_tolerated(), abandoned, now_s() - t0);
+}
+
+/* Sequences that longer runs of the model found failing, replayed on every run:
+ * 17803931: a delete that failed on segment 1 had already removed segment 0, so
+ * its retry said BF_ENOENT and left segment 1 behind (segments are now deleted
+ * from the last down); 15290435: a delete failing before its consumed check,
+ * whose retry rightly said BF_EBUSY (the model's expectation was wrong). */
+static void test_found_sequences(void **state)
+{
+    (void)state;
+    static const uint64_t seeds[] = {17803931, 15290435};
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+        run_sequence(seeds[i], 250, NULL);
 }
 
 /* ---- helpers of the deterministic cases ------------------------------------------- */
@@ -979,6 +999,7 @@ int main(void)
         CASE(test_failed_close_sweep),
         CASE(test_kill_sweep),
         CASE(test_model),
+        CASE(test_found_sequences),
     };
     if (getenv("BF_TEST")) /* e.g. BF_TEST=test_model, or a glob */
         cmocka_set_test_filter(getenv("BF_TEST"));
