@@ -74,8 +74,9 @@ typedef enum bf_codec {
     /*
      * A policy, not a format: each file picks, as it grows, the codec and
      * level (none, lz4, zstd 1 or 3) that makes spilling cheapest on the
-     * space's device, from what the space measures of its I/O time per
-     * byte and of each codec's time and ratio on the data being spilled
+     * space's device, from what the space measures of the device's time
+     * per byte, of how much of it the caller's own work hides, and of
+     * each codec's time and ratio on the data being spilled
      * (see bf_space_options.auto_prefer and bf_space_auto_reason). Extents
      * name their codec, so one file mixes codecs. Level must be default.
      */
@@ -200,8 +201,9 @@ BF_API const char *bf_space_errmsg(const bf_space *space);
 
 /*
  * The last decision codec=auto made in this space and why: the codec
- * chosen, each candidate's expected ns per logical byte and ratio, the
- * measured I/O ns per byte ("" if no file uses auto). Owned by the space.
+ * chosen, each candidate's expected ns per logical byte moved and ratio,
+ * the device's measured ns per byte, the transfers' own and the caller's
+ * ("" if no file uses auto). Owned by the space.
  */
 BF_API const char *bf_space_auto_reason(const bf_space *space);
 

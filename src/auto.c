@@ -13,18 +13,18 @@
 #include "codec.h"
 
 /*
- * Before the first window of I/O is measured: a 200 MB/s disk. The guess
- * only decides a space's first blocks, and it is a good bet either way:
- * compressible data gets lz4, never far from the best on any device, and
- * incompressible data gets none (every codec's ratio equals none's, so its
- * time can only add).
+ * Before the first window is measured: a 200 MB/s disk, with no overlap.
+ * The guess only decides a space's first blocks, and it is a good bet
+ * either way: compressible data gets lz4, never far from the best on any
+ * device, and incompressible data gets none (every codec's ratio equals
+ * none's, so its time can only add).
  */
 #define IO_PRIOR_NS 5.0
 /* Decompression before it is measured: a quarter of compression (lz4 and zstd are faster). */
 #define DECOMP_PRIOR 0.25
 /* Weight of a new sample in the running estimates. */
 #define EWMA 0.125
-/* Weight of a new I/O window: windows are few and long, so they count more. */
+/* Weight of a new window: windows are few and long, so they count more. */
 #define EWMA_IO 0.25
 /* Samples a time estimate takes the minimum of before it averages. */
 #define TIME_WARM 4
@@ -45,6 +45,8 @@ void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct)
 {
     memset(a, 0, sizeof(*a));
     a->force = -1;
+    a->probe_every = BF_AUTO_PROBE_EVERY;
+    a->best = -1;
     a->prefer_space = prefer_space;
     a->slack = slack_pct / 100.0;
     add_cand(a, BF_CODEC_NONE, 0);
@@ -72,15 +74,166 @@ static void time_sample(double *v, double x, double w, uint32_t n)
         ewma(v, x < *v * TIME_CAP ? x : *v * TIME_CAP, w, 0);
 }
 
-void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t ns)
+/* Decompression per logical byte (before it is measured: a share of compression). */
+static double decomp_of(const bf_auto_cand *c)
 {
-    a->win_bytes += bytes;
-    a->win_ns += ns;
-    /* The first window is short, so that the guess decides few blocks. */
-    if (a->win_bytes < (a->io_windows == 0 ? BF_AUTO_IO_FIRST : BF_AUTO_IO_WINDOW))
+    return c->decomp_samples > 0 ? c->decomp_ns : c->comp_ns * DECOMP_PRIOR;
+}
+
+/*
+ * The device's time per byte: timed by runs of waits; before that, the pace
+ * of windows that waited, provided that enough windows moving uncompressed
+ * bytes waited (a page cache makes a call wait now and then too). XXX: once
+ * files compress, windows stop telling; a device taken for limiting by
+ * mistake keeps them compressing until runs of waits time it.
+ */
+static double device_ns(const bf_auto *a)
+{
+    if (a->dev_samples > 0)
+        return a->dev_ns;
+    return a->share_samples >= BF_AUTO_SHARE_MIN && a->limited_share >= BF_AUTO_LIMITED_SHARE
+               ? a->pace_ns
+               : 0;
+}
+
+/*
+ * What candidate k would have added to `logical` bytes of one direction in
+ * a window: its codec time and the transfers' own time, or the device's time
+ * on its bytes less the caller's work that hides it, whichever is longer.
+ */
+static double predict(const bf_auto *a, const bf_auto_cand *c, double logical, double codec_ns,
+                      double other, double dev)
+{
+    double bytes = logical * c->ratio;
+    double cpu = logical * codec_ns + bytes * a->sys_ns;
+    double waits = bytes * dev - other;
+    return (cpu > waits ? cpu : waits) / logical;
+}
+
+/* A window is complete: update the device and each candidate's predicted cost. */
+static void end_window(bf_auto *a, uint64_t end)
+{
+    bf_auto_window *w = &a->win;
+    double took = (double)(end - w->start);
+    if (w->free_bytes > 0)
+        time_sample(&a->sys_ns, (double)w->free_ns / (double)w->free_bytes, EWMA_IO,
+                    a->sys_samples++);
+    /* A window that spent a share of its time waiting moved its bytes at about the
+       device's pace, and how many windows do tells whether the device limits. Only
+       windows of uncompressed bytes count: one of compressed bytes that did not wait
+       says nothing of uncompressed ones, and its pace is not the device's. */
+    double moved = (double)(w->write + w->read);
+    if ((double)w->bytes * 10 >= moved * 9) {
+        int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
+        if (limited)
+            ewma(&a->pace_ns, took / (double)w->bytes, EWMA_IO, a->pace_samples++ == 0);
+        double weight = a->share_samples < BF_AUTO_SHARE_MIN ? 1.0 / (a->share_samples + 1) : EWMA;
+        ewma(&a->limited_share, limited, weight, 0);
+        a->share_samples++;
+    }
+    if (moved > 0) {
+        double busy = took - (double)w->io_ns - (double)w->codec_ns;
+        double other = busy > 0 ? busy : 0;
+        ewma(&a->other_ns, other / moved, EWMA_IO, a->windows == 0);
+        double dev = device_ns(a);
+        for (int k = 0; k < a->ncand; k++) {
+            bf_auto_cand *c = &a->cand[k];
+            if (c->samples == 0)
+                continue;
+            /* The caller's work hides the device for reads and writes in proportion. */
+            if (w->write > 0)
+                ewma(&c->extra_w,
+                     predict(a, c, (double)w->write, c->comp_ns, other * (double)w->write / moved,
+                             dev),
+                     EWMA_IO, c->windows_w++ == 0);
+            if (w->read > 0)
+                ewma(&c->extra_r,
+                     predict(a, c, (double)w->read, decomp_of(c), other * (double)w->read / moved,
+                             dev),
+                     EWMA_IO, c->windows_r++ == 0);
+        }
+        a->windows++;
+        /* When the space's choice changes (the device or the data did), files need not
+           wait for their next decision point: with a hash join's many batch files that
+           is thousands of blocks. */
+        int best = bf_auto_choose(a, a->best, 0, NULL, 0);
+        if (best != a->best) {
+            a->best = best;
+            a->epoch++;
+        }
+    }
+    *w = (bf_auto_window){.start = end};
+}
+
+/*
+ * How fast is the device when it limits? A transfer that waits shows that
+ * the device had a queue in front of it; a run of such waits close to each
+ * other (BF_AUTO_CHAIN bytes at most apart, no long pause of the caller)
+ * shows it never ran dry in between, so over a run the bytes moved took the
+ * device exactly the time from the end of its first wait to the end of its
+ * last. Stretches between waits farther apart may hold idle time, and are
+ * not used: they would make the device look slower than it is.
+ */
+static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end, int waited)
+{
+    if (start > a->last_end + BF_AUTO_GAP)
+        a->run_start = 0;
+    a->last_end = end;
+    a->run_bytes += bytes;
+    a->since_wait += bytes;
+    int close = a->since_wait <= BF_AUTO_CHAIN;
+    if (!waited) {
+        if (!close)
+            a->run_start = 0;
         return;
-    time_sample(&a->io_ns, (double)a->win_ns / (double)a->win_bytes, EWMA_IO, a->io_windows++);
-    a->win_bytes = a->win_ns = 0;
+    }
+    a->since_wait = 0;
+    a->run_waits++;
+    if (a->run_start != 0 && close && a->run_bytes < BF_AUTO_SPAN &&
+        a->run_waits < BF_AUTO_RUN_WAITS)
+        return; /* the run goes on */
+    if (a->run_start != 0 && close)
+        time_sample(&a->dev_ns, (double)(end - a->run_start) / (double)a->run_bytes, EWMA_IO,
+                    a->dev_samples++);
+    a->run_start = end;
+    a->run_bytes = 0;
+    a->run_waits = 0;
+}
+
+void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
+{
+    bf_auto_window *w = &a->win;
+    if (w->bytes == 0 && w->start == 0)
+        w->start = start; /* the space's first transfer */
+    uint64_t ns = end > start ? end - start : 0;
+    w->bytes += bytes;
+    w->io_ns += ns;
+    int waited = (double)ns > BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B * (double)bytes;
+    w->wait_ns += waited ? ns : 0;
+    time_device(a, bytes, start, end, waited);
+    if (!waited) {
+        w->free_bytes += bytes;
+        w->free_ns += ns;
+    }
+    if (w->bytes >= (a->windows == 0 && a->dev_samples == 0 ? BF_AUTO_IO_FIRST : BF_AUTO_IO_WINDOW))
+        end_window(a, end);
+}
+
+void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns)
+{
+    if (write)
+        a->win.write += raw_len;
+    else
+        a->win.read += raw_len;
+    a->win.codec_ns += codec_ns;
+}
+
+void bf_auto_note_probe(bf_auto *a, int shrinks)
+{
+    if (shrinks)
+        a->probe_every = BF_AUTO_PROBE_EVERY;
+    else if (a->probe_every < BF_AUTO_PROBE_MAX)
+        a->probe_every *= 2;
 }
 
 void bf_auto_note_pack(bf_auto *a, int k, uint32_t raw_len, uint32_t stored, uint64_t ns)
@@ -109,9 +262,13 @@ double bf_auto_cost(const bf_auto *a, int k)
     const bf_auto_cand *c = &a->cand[k];
     if (c->samples == 0)
         return -1;
-    double io = a->io_windows > 0 ? a->io_ns : IO_PRIOR_NS;
-    double decomp = c->decomp_samples > 0 ? c->decomp_ns : c->comp_ns * DECOMP_PRIOR;
-    return c->comp_ns + decomp + c->ratio * io * 2;
+    if (a->windows == 0)
+        return c->comp_ns + decomp_of(c) + c->ratio * IO_PRIOR_NS * 2;
+    /* A block written is read back once: until reads are seen, they wait for the device. */
+    double dev = device_ns(a);
+    double write = c->windows_w > 0 ? c->extra_w : c->comp_ns + c->ratio * (dev + a->sys_ns);
+    double read = c->windows_r > 0 ? c->extra_r : decomp_of(c) + c->ratio * (dev + a->sys_ns);
+    return write + read;
 }
 
 static int name_of(const bf_auto_cand *c, char *buf, size_t len)
@@ -136,7 +293,6 @@ static void explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         PUT("%s: the file's blocks do not shrink", name);
         return;
     }
-    double io = a->io_windows > 0 ? a->io_ns : IO_PRIOR_NS;
     if (bf_auto_cost(a, k) < 0) {
         PUT("%s: nothing measured yet", name);
         return;
@@ -153,7 +309,13 @@ static void explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         else
             PUT(", %s %.2f (%.3f)", name, c, a->cand[j].ratio);
     }
-    PUT("; I/O %.2f ns/B%s", io, a->io_windows > 0 ? "" : " (prior)");
+    if (a->windows == 0)
+        PUT("; device %.2f ns/B (prior)", IO_PRIOR_NS);
+    else if (device_ns(a) == 0)
+        PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", a->sys_ns, a->other_ns);
+    else
+        PUT("; device %.2f ns/B (%s), transfers %.2f, caller %.2f", device_ns(a),
+            a->dev_samples > 0 ? "timed" : "pace", a->sys_ns, a->other_ns);
 #undef PUT
 }
 

@@ -2,27 +2,43 @@
  * auto.h - codec=auto: the space measures what spilling costs and each
  * file picks the codec that makes it cheapest.
  *
- * Cost model, per logical byte of a block that is written once and read
- * once (a hash-join batch, a sort run): compress + decompress time of the
- * candidate, plus its ratio times the I/O time of a physical byte, twice
- * (out and back in). I/O time is measured by the space around its own
- * transfers (so a throttled or slow device shows up as it is); codec time
- * and ratio come from every block a file packs with its current candidate
- * and from probes: now and then a block being written is also compressed
- * with the other candidates into a side buffer (and decompressed again),
- * which costs time that is counted and reported (probe_ns).
+ * Cost model. The space times its transfers and keeps windows of about
+ * 1 MiB of them. Per window it knows how long it took (W), how much of that
+ * was spent in transfers and in the codecs, how many logical bytes were
+ * written and read (L), and so what the caller did besides (its own work,
+ * which overlaps the device: a write-back cache or a queue lets the caller
+ * run ahead). For every candidate k it then predicts the time spilling
+ * would have added in that window, had every block used k:
+ *
+ *   cpu_k    = L_write * comp_k + L_read * decomp_k + bytes_k * sys
+ *   extra_k  = max(cpu_k, bytes_k * dev - other),  bytes_k = L * ratio_k
+ *
+ * sys is what a transfer costs when it does not wait (copying into the page
+ * cache); dev is the device's time per byte when it is the bottleneck,
+ * measured over runs of transfers that had to wait, close together (over
+ * such a run the device never ran dry, so its bytes took the device the
+ * time from the end of the first wait to the end of the last); a device
+ * never timed has dev 0 (until windows that waited give its pace: see
+ * device_ns in auto.c): it only ever costs sys. Writes and reads are
+ * predicted apart; a file's codec is the one whose extra for a block
+ * written and read back once, averaged over windows, is lowest. Summing codec and I/O
+ * time instead (no overlap) compresses too eagerly on a fast device;
+ * counting only the waits compresses too little on a slow one, where the
+ * waits are what is left after the caller's own work has hidden part of
+ * the device.
  *
  * Estimates are exponentially weighted (recent data counts more; a time
  * sample far above its estimate is capped, since timing noise only ever
- * adds time), decided
- * per file at its first block and every BF_AUTO_EVERY blocks after, with
+ * adds time), decided per file at its first block, every BF_AUTO_EVERY
+ * blocks after and whenever the space's own choice changes, with
  * hysteresis: a file changes codec only when another is better by more
  * than BF_AUTO_MARGIN, so noise does not make it flap. A file whose blocks
  * stop shrinking under a compressing codec is "flat" and goes to none until
  * a probe of its own data shows it compresses again.
  *
  * Everything that decides is a pure function of the estimates
- * (bf_auto_choose), so tests drive it with made-up devices and codecs.
+ * (bf_auto_choose) and of the transfers' times, so tests drive it with
+ * made-up devices, callers and codecs.
  */
 #ifndef BF_AUTO_H
 #define BF_AUTO_H
@@ -34,11 +50,21 @@
 
 #define BF_AUTO_MAX 4                 /* candidates: none, lz4, zstd:1, zstd:3 (those built) */
 #define BF_AUTO_WARMUP 8              /* the space's first blocks are probed with every candidate */
-#define BF_AUTO_PROBE_EVERY 256       /* then one block in this many */
+#define BF_AUTO_PROBE_EVERY 512       /* then one block in this many */
 #define BF_AUTO_EVERY 16              /* a file decides again after this many blocks */
 #define BF_AUTO_MARGIN 0.05           /* a change must win by more than this share */
 #define BF_AUTO_IO_WINDOW (1u << 20)  /* bytes of I/O per measurement of its cost */
 #define BF_AUTO_IO_FIRST (256u << 10) /* the first measurement's: the prior decides less */
+#define BF_AUTO_WAIT_NS 1000000       /* a transfer longer than this ... */
+#define BF_AUTO_WAIT_NS_B 1.0         /* ... plus this per byte waited for the device */
+#define BF_AUTO_SPAN (2u << 20)       /* bytes of a run of waits that times the device, */
+#define BF_AUTO_RUN_WAITS 16          /* or waits in it */
+#define BF_AUTO_CHAIN (4u << 20)      /* waits at most this far apart make a run */
+#define BF_AUTO_LIMITED 20            /* a window that waited 1/20 of its time was limited */
+#define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
+#define BF_AUTO_SHARE_MIN 16          /* out of at least this many */
+#define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
+#define BF_AUTO_PROBE_MAX 4096        /* probes back off to one in this many on flat data */
 
 typedef struct bf_auto_cand {
     bf_codec codec;
@@ -46,19 +72,43 @@ typedef struct bf_auto_cand {
     double comp_ns;   /* per logical byte */
     double decomp_ns; /* per logical byte */
     double ratio;     /* stored bytes (header included) per logical byte */
+    double extra_w;   /* predicted ns writing adds per logical byte (windows) */
+    double extra_r;   /* predicted ns reading back adds per logical byte (windows) */
     uint32_t samples;
     uint32_t decomp_samples;
+    uint32_t windows_w, windows_r; /* windows that wrote, that read */
 } bf_auto_cand;
+
+/* The window of transfers being measured (times on the space's I/O clock). */
+typedef struct bf_auto_window {
+    uint64_t start;                 /* end of the previous window's last transfer */
+    uint64_t bytes, io_ns;          /* moved, and the time transfers took */
+    uint64_t wait_ns;               /* time of the transfers that waited */
+    uint64_t free_bytes, free_ns;   /* the transfers that did not wait */
+    uint64_t write, read, codec_ns; /* logical bytes packed and loaded, codec time */
+} bf_auto_window;
 
 typedef struct bf_auto {
     bf_auto_cand cand[BF_AUTO_MAX];
     int ncand;
-    int prefer_space; /* choose the smallest output within slack of the fastest */
-    double slack;     /* for prefer_space, e.g. 0.20 */
-    double io_ns;     /* per physical byte moved (io_windows == 0: not measured yet) */
-    uint32_t io_windows;
-    uint64_t win_bytes, win_ns;
-    uint64_t blocks; /* blocks packed by auto files: the probe schedule */
+    int prefer_space;     /* choose the smallest output within slack of the fastest */
+    double slack;         /* for prefer_space, e.g. 0.20 */
+    double dev_ns;        /* device per byte while it limits (dev_samples == 0: never timed) */
+    double sys_ns;        /* a transfer that does not wait, per byte */
+    double other_ns;      /* the caller's own time per logical byte moved (reason only) */
+    double pace_ns;       /* per byte moved in windows that waited (pace_samples: how many) */
+    double limited_share; /* of windows of uncompressed bytes, those that waited */
+    uint32_t dev_samples, sys_samples, pace_samples, share_samples;
+    uint32_t windows; /* windows measured */
+    bf_auto_window win;
+    uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
+    uint64_t since_wait;           /* bytes since the last wait */
+    uint32_t run_waits;            /* waits in the run */
+    uint64_t last_end;             /* end of the last transfer */
+    int best;                      /* the space's choice for a file now, after each window */
+    uint8_t epoch;                 /* changes with best: every file decides again at once */
+    uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
+    uint32_t probe_every;          /* probe one block in this many (backs off on flat data) */
     unsigned char *probe_out, *probe_back;
     size_t probe_cap;  /* bytes of each probe buffer */
     uint64_t probe_ns; /* time spent probing */
@@ -69,19 +119,27 @@ typedef struct bf_auto {
 
 /* What a file using codec=auto keeps (8 bytes in struct bf_file). */
 typedef struct bf_file_auto {
-    uint8_t on;     /* the file chooses its codec */
-    uint8_t cand;   /* index of its current candidate */
-    uint8_t flat;   /* its data stopped shrinking: none until a probe says otherwise */
-    uint8_t probe;  /* probe this file's next block (its first, or a flat file's check) */
-    uint16_t since; /* blocks packed since its last decision */
-    uint16_t raw;   /* of those, stored raw */
+    uint8_t on;    /* the file chooses its codec */
+    uint8_t cand;  /* index of its current candidate */
+    uint8_t flat;  /* its data stopped shrinking: none until a probe says otherwise */
+    uint8_t first; /* its next block is its first: decide before packing it */
+    uint8_t since; /* blocks packed since its last decision (up to BF_AUTO_EVERY) */
+    uint8_t raw;   /* of those, stored raw */
+    uint8_t epoch; /* the space's epoch at its last decision */
+    uint8_t spare;
 } bf_file_auto;
 
 /* Fill the candidates with the codecs built in; estimates start unknown. */
 void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct);
 
-/* Account one transfer of `bytes` that took `ns`. */
-void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t ns);
+/* Account one transfer of `bytes` from `start` to `end` (ns on the space's I/O clock). */
+void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
+
+/* Account a block really written (`write`) or loaded: `raw_len` logical bytes, `codec_ns`. */
+void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns);
+
+/* A probe found the block compressible (`shrinks`) or not: probes back off on flat data. */
+void bf_auto_note_probe(bf_auto *a, int shrinks);
 
 /* Account candidate `k` packing `raw_len` bytes into `stored` (header included) in `ns`. */
 void bf_auto_note_pack(bf_auto *a, int k, uint32_t raw_len, uint32_t stored, uint64_t ns);
@@ -89,7 +147,11 @@ void bf_auto_note_pack(bf_auto *a, int k, uint32_t raw_len, uint32_t stored, uin
 /* Account decompressing `raw_len` bytes of `codec` in `ns` (every candidate of that codec). */
 void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t ns);
 
-/* Expected ns per logical byte of candidate k; a negative value when it is not known yet. */
+/*
+ * Expected ns spilling adds per logical byte moved with candidate k (from
+ * the windows; before the first, codec time plus a 200 MB/s device); a
+ * negative value when it is not known yet.
+ */
 double bf_auto_cost(const bf_auto *a, int k);
 
 /*

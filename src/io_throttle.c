@@ -3,7 +3,7 @@
  *
  * Invariant: busy_until_ns is when the modelled device finishes the last
  * transfer accepted; a new transfer starts at max(now, busy_until_ns), and
- * the caller never runs more than SLACK_NS ahead of it. Charging happens
+ * the caller never runs more than LEAD_NS ahead of it. Charging happens
  * after the real call, so the bytes moved are the bytes charged (a short
  * transfer is charged for what it moved).
  */
@@ -21,8 +21,15 @@ typedef struct throttle {
     uint64_t busy_until_ns;
 } throttle;
 
-/* How far the caller may run ahead of the modelled device before it sleeps. */
-#define SLACK_NS 2000000u
+/*
+ * How far the caller may run ahead of the modelled device before it sleeps,
+ * and how far ahead it still is when it wakes. A device with a write-back
+ * cache holds a writer back in pauses of milliseconds, not by trimming every
+ * call: codec=auto recognises a device that limits by such pauses, which a
+ * page cache does not make.
+ */
+#define LEAD_NS 4000000u
+#define RESUME_NS 2000000u
 
 static void charge(throttle *t, ssize_t n)
 {
@@ -34,9 +41,9 @@ static void charge(throttle *t, ssize_t n)
     /* Sleeping per 8 KiB transfer would add the timer's overshoot (tens of
        microseconds) to every call; a bounded lead keeps the long-run rate exact
        with one sleep per couple of milliseconds of modelled transfer. */
-    if (t->busy_until_ns <= now + SLACK_NS)
+    if (t->busy_until_ns <= now + LEAD_NS)
         return;
-    uint64_t wake = t->busy_until_ns - SLACK_NS;
+    uint64_t wake = t->busy_until_ns - RESUME_NS;
     int saved = errno;
     struct timespec until = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)

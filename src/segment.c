@@ -174,7 +174,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
         }
     }
     if (sp->autoc != NULL) /* codec=auto weighs bytes saved by what moving them costs */
-        bf_auto_note_io(sp->autoc, total, bf_space_io_now(sp) - t0);
+        bf_auto_note_io(sp->autoc, total, t0, bf_space_io_now(sp));
     return BF_OK;
 }
 
@@ -205,7 +205,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         done += (size_t)r;
     }
     if (sp->autoc != NULL)
-        bf_auto_note_io(sp->autoc, len, bf_space_io_now(sp) - t0);
+        bf_auto_note_io(sp->autoc, len, t0, bf_space_io_now(sp));
     return BF_OK;
 }
 
