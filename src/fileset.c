@@ -384,6 +384,28 @@ int bf_file_export(bf_file *f)
     return BF_OK;
 }
 
+/*
+ * A never-persisted file whose close failed (`rc`) goes, and its name with
+ * it. If a segment cannot be removed, bf_seg_remove leaves segments 0..k:
+ * with no index no open finds a file, but segment 0 still holds the name,
+ * as after a writer that died before its first persist, and
+ * bf_file_delete_named or the set's removal take them. The status stays
+ * the persist's (the cause the caller can act on); the message gets both.
+ */
+static void remove_unpersisted(bf_file *f, int rc)
+{
+    bf_space *sp = f->seg.space;
+    char why[BF_ERRMSG_MAX], left[BF_ERRMSG_MAX];
+    snprintf(why, sizeof(why), "%s", bf_space_errmsg(sp));
+    if (bf_seg_remove(&f->seg) == BF_OK)
+        return;
+    snprintf(left, sizeof(left), "%s", bf_space_errmsg(sp));
+    bf_fail(sp, rc, "close", NULL, 0,
+            "%s; the never-persisted file could not be deleted: its segments 0..%u stay, "
+            "holding the name until bf_file_delete_named or the set's removal (%s)",
+            why, f->seg.nsegs - 1, left);
+}
+
 int bf_named_close(bf_file *f)
 {
     bf_named *nm = f->named;
@@ -395,7 +417,7 @@ int bf_named_close(bf_file *f)
         else if (nm->persisted)
             bf_seg_resize(&f->seg, nm->kept_end); /* roll back: the old index is intact */
         else
-            bf_seg_remove(&f->seg); /* never persisted: the file goes, its name is free */
+            remove_unpersisted(f, rc);
     }
     bf_file_release(f);
     return rc;

@@ -444,6 +444,56 @@ static void test_d8_failed_close_named(void **state)
     free(d);
 }
 
+/*
+ * A failed close of a never-persisted file whose deletion fails too: segments
+ * 0..k stay, from 0 up with no gap (before, the segments below the one that
+ * stayed went, so the name looked free while a later segment was left, and
+ * the next writer of the name failed with BF_EEXIST creating that segment).
+ * No open finds a file, the name stays taken, the message says so, and
+ * bf_file_delete_named frees the name.
+ */
+static void test_failed_close_named_unlink_fails(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(82, 7 * BS);
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 7 * BS), BF_OK); /* segments 0..3, two extents each */
+    bf_space_set_temp_limit(sp, 1);                       /* the index does not fit */
+    flt.meta_mask = T_META_UNLINK;
+    flt.metas = 0;
+    flt.fail_meta_at = 2; /* segment 3 goes, segment 2 stays */
+    flt.fail_errno = EIO;
+    assert_int_equal(bf_file_close(f), BF_ELIMIT); /* the persist's status */
+    flt.fail_meta_at = 0;
+    bf_space_set_temp_limit(sp, 0);
+    assert_non_null(strstr(bf_space_errmsg(sp), "temp limit"));
+    assert_non_null(strstr(bf_space_errmsg(sp), "segments 0..2 stay"));
+    assert_int_equal(t_dir_entries(set), 3);
+    char path[4096];
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof(path), "%s/n.%d", set, k);
+        assert_int_equal(access(path, F_OK), 0);
+    }
+    assert_int_equal(bf_file_open_named(sp, set, "n", BF_OPEN_READONLY, &f), BF_ENOENT);
+    assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_EEXIST);
+    assert_int_equal(bf_file_delete_named(sp, set, "n"), BF_OK);
+    assert_int_equal(t_dir_entries(set), 0);
+    assert_int_equal(bf_file_delete_named(sp, set, "n"), BF_ENOENT);
+    /* The name is free, and a new file by it writes all its segments afresh. */
+    assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 7 * BS), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    f = open_named(sp, "n", BF_OPEN_READONLY);
+    assert_contents(f, d, 7 * BS);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 /* ---- defect 9: a shrinking truncate at the temp limit --------------------- */
 
 static void test_d9_shrinking_truncate_at_limit(void **state)
@@ -766,6 +816,7 @@ int main(void)
         cmocka_unit_test_setup(test_d6_truncate_to_zero_keeps_name, fresh_set),
         cmocka_unit_test_setup(test_d7_failed_read_keeps_position, fresh_set),
         cmocka_unit_test_setup(test_d8_failed_close_named, fresh_set),
+        cmocka_unit_test_setup(test_failed_close_named_unlink_fails, fresh_set),
         cmocka_unit_test_setup(test_d9_shrinking_truncate_at_limit, fresh_set),
         cmocka_unit_test_setup(test_d10_failed_write_keeps_size_and_peak, fresh_set),
         cmocka_unit_test_setup(test_d11_statistics, fresh_set),
