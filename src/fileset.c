@@ -616,19 +616,25 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
  * there were left by a session that died before its index was durable
  * (the index is the truth, and it does not point into them): a read-write
  * open removes them, or the first write needing one would fail long after
- * the open said all was well.
+ * the open said all was well. Bytes past the index's physical end in its
+ * last segment (such a session's, or a tail an export or close could not give
+ * back) are cut too: a writer's physical bytes are its segments' sizes, as
+ * bf_stats says and the temp limit counts.
  */
-static int remove_segments_beyond(bf_file *f)
+static int cut_to_index(bf_file *f, uint64_t phys_end)
 {
     bf_space *sp = f->seg.space;
     char path[4096];
     for (uint32_t segno = f->seg.nsegs;; segno++) {
         bf_seg_path(&f->seg, segno, path, sizeof(path));
-        if (sp->io.unlink(sp->io.ctx, path) != 0)
-            return errno == ENOENT ? BF_OK
-                                   : bf_fail(sp, BF_EIO, "open", path, errno,
-                                             "removing a segment a failed session left");
+        if (sp->io.unlink(sp->io.ctx, path) != 0) {
+            if (errno != ENOENT)
+                return bf_fail(sp, BF_EIO, "open", path, errno,
+                               "removing a segment a failed session left");
+            break;
+        }
     }
+    return bf_seg_resize(&f->seg, phys_end);
 }
 
 /* An index entry into the map of the file being opened (`ctx`); `kept` marks part-0 extents. */
@@ -734,7 +740,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
         rc = load_index(f, &idx, buf, len, mode);
-    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = remove_segments_beyond(f)) == BF_OK)
+    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = cut_to_index(f, idx.phys_end)) == BF_OK)
         rc = rebuild_free(f, idx.phys_end);
     bf_free(&sp->alloc, parts);
     bf_free(&sp->alloc, buf);

@@ -494,6 +494,61 @@ static void test_failed_close_named_unlink_fails(void **state)
     free(d);
 }
 
+/*
+ * Export with a tail it cannot give back: the space past the live extents
+ * stays in segment 0 (the truncate's and the export's ftruncate fail; both
+ * calls still succeed). Returns the exported handle of 3 blocks, d[0..3 BS).
+ */
+static bf_file *export_with_tail(bf_space *sp, t_faults *flt, const char *name,
+                                 const unsigned char *d)
+{
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, name, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 6 * BS), BF_OK);
+    flt->meta_mask = T_META_FTRUNCATE;
+    flt->fail_errno = EIO;
+    flt->metas = 0;
+    flt->fail_meta_at = 1;
+    assert_int_equal(bf_file_truncate(f, 3 * BS), BF_OK);
+    flt->metas = 0;
+    assert_int_equal(bf_file_export(f), BF_OK);
+    flt->fail_meta_at = 0;
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_int_equal(st.physical_bytes, bytes_on_disk(set, name));
+    assert_true(st.dead_bytes >= 3 * EXT); /* the tail is there */
+    return f;
+}
+
+/*
+ * A read-write open cuts what lies past the index in its last segment, so
+ * that the writer's physical bytes are the sizes of its files (before, it
+ * counted the index's end and missed the tail, also against the temp limit).
+ */
+static void test_readwrite_open_cuts_tail(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(83, 6 * BS);
+    bf_file *f = export_with_tail(sp, &flt, "n", d);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_file *w = open_named(sp, "n", BF_OPEN_READWRITE);
+    bf_stats st;
+    bf_file_stats(w, &st);
+    assert_int_equal(st.physical_bytes, bytes_on_disk(set, "n"));
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/n.0", set);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 3 * EXT); /* the tail went */
+    assert_contents(w, d, 3 * BS);
+    assert_int_equal(bf_file_close(w), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 /* ---- defect 9: a shrinking truncate at the temp limit --------------------- */
 
 static void test_d9_shrinking_truncate_at_limit(void **state)
@@ -817,6 +872,7 @@ int main(void)
         cmocka_unit_test_setup(test_d7_failed_read_keeps_position, fresh_set),
         cmocka_unit_test_setup(test_d8_failed_close_named, fresh_set),
         cmocka_unit_test_setup(test_failed_close_named_unlink_fails, fresh_set),
+        cmocka_unit_test_setup(test_readwrite_open_cuts_tail, fresh_set),
         cmocka_unit_test_setup(test_d9_shrinking_truncate_at_limit, fresh_set),
         cmocka_unit_test_setup(test_d10_failed_write_keeps_size_and_peak, fresh_set),
         cmocka_unit_test_setup(test_d11_statistics, fresh_set),
