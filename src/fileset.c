@@ -886,11 +886,16 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         bf_map_shrink(&target->map, a, old_n);
         return rc;
     }
+    /* The source's own bytes are what its index counts: its live end. The handle's
+       physical end can lie past that (a trim after its export that failed), and a
+       rollback or a read-write open of the source cuts those bytes: a part reaching
+       over them would make the target fail its segment checks at every open. */
+    uint64_t src_end = bf_file_live_end(source);
     for (uint32_t i = 0; i < add; i++) {
         bf_part *p = &parts[first + i];
         bf_seg_init(&p->seg, sp, 0, p->prefix);
-        p->seg.nsegs = i == 0 ? source->seg.nsegs : sn->parts[i - 1].seg.nsegs;
-        p->bytes = i == 0 ? source->phys_end : sn->parts[i - 1].bytes;
+        p->seg.nsegs = i == 0 ? segs_for(sp, src_end) : sn->parts[i - 1].seg.nsegs;
+        p->bytes = i == 0 ? src_end : sn->parts[i - 1].bytes;
         p->blk_delta = start_blk + (i == 0 ? 0 : sn->parts[i - 1].blk_delta);
         p->gen = i == 0 ? sn->gen : sn->parts[i - 1].gen;
     }

@@ -549,6 +549,40 @@ static void test_readwrite_open_cuts_tail(void **state)
     free(d);
 }
 
+/*
+ * Appending an exported source whose tail is still on disk: the target's
+ * part counts the source's bytes as its index does. Before, it took the
+ * handle's physical end, and once a rolled-back session of the source had
+ * cut the tail the target never opened again (BF_ECORRUPT).
+ */
+static void test_append_source_with_tail(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(84, 6 * BS);
+    bf_file *src = export_with_tail(sp, &flt, "src", d);
+    /* A session of the source that fails: the old version stays, the tail goes. */
+    bf_file *w = open_named(sp, "src", BF_OPEN_READWRITE);
+    assert_int_equal(bf_file_write(w, d, BS), BF_OK);
+    bf_space_set_temp_limit(sp, 1);
+    assert_int_equal(bf_file_close(w), BF_ELIMIT);
+    bf_space_set_temp_limit(sp, 0);
+    bf_file *t;
+    uint64_t start;
+    assert_int_equal(bf_file_create_named(sp, set, "t", NULL, &t), BF_OK);
+    assert_int_equal(bf_file_append(t, src, &start), BF_OK);
+    assert_int_equal(start, 0);
+    assert_int_equal(bf_file_close(t), BF_OK);
+    t = open_named(sp, "t", BF_OPEN_READONLY);
+    assert_contents(t, d, 3 * BS);
+    assert_int_equal(bf_file_close(t), BF_OK);
+    assert_int_equal(bf_file_close(src), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 /* ---- defect 9: a shrinking truncate at the temp limit --------------------- */
 
 static void test_d9_shrinking_truncate_at_limit(void **state)
@@ -873,6 +907,7 @@ int main(void)
         cmocka_unit_test_setup(test_d8_failed_close_named, fresh_set),
         cmocka_unit_test_setup(test_failed_close_named_unlink_fails, fresh_set),
         cmocka_unit_test_setup(test_readwrite_open_cuts_tail, fresh_set),
+        cmocka_unit_test_setup(test_append_source_with_tail, fresh_set),
         cmocka_unit_test_setup(test_d9_shrinking_truncate_at_limit, fresh_set),
         cmocka_unit_test_setup(test_d10_failed_write_keeps_size_and_peak, fresh_set),
         cmocka_unit_test_setup(test_d11_statistics, fresh_set),
