@@ -1135,8 +1135,10 @@ static void op_discard(fsm *m, fhandle *h)
     if (rc == BF_OK) {
         if (n > 0)
             t_image_write(&h->img, at, memset(m->buf, 0, n), n);
+        /* dirty_lo only bounds the dirty buffered block from below: discarding b drops
+           b if buffered, not a dirty block above it. */
         if (h->dirty_lo == (int64_t)b)
-            h->dirty_lo = -1;
+            h->dirty_lo = (int64_t)b + 1;
         return;
     }
     check_status(m, h->sp, rc, causes(m, h->sp, A_ALLOC, 0), "discard-status");
