@@ -253,9 +253,18 @@ BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file 
  * Named file (file sets): a read-only handle just goes. A writable one
  * persists the file's index first (as bf_file_export), so that the file
  * can be opened by name. If that fails (BF_ELIMIT, BF_ENOSPC, BF_EIO, ...)
- * the file is rolled back: it reads exactly as at its last successful
- * persist (export, or the close that ended an earlier session), or, if it
- * was never persisted, it is deleted and its name is free again.
+ * the status is that failure's and the file is rolled back: it reads
+ * exactly as at its last successful persist (export, or the close that
+ * ended an earlier session), or, if it was never persisted, it is deleted
+ * and its name is free again. If that deletion fails as well (a segment
+ * file cannot be unlinked; the message then says so), segments 0..k of the
+ * file stay, as after a writer that died before its first persist: no open
+ * finds a file by that name (BF_ENOENT), but the name stays taken
+ * (bf_file_create_named: BF_EEXIST) until bf_file_delete_named or
+ * bf_fileset_destroy removes them. A caller that reuses the name calls
+ * bf_file_delete_named after a failed close of a handle from
+ * bf_file_create_named: it removes them, or says BF_ENOENT when nothing
+ * stayed.
  */
 BF_API int bf_file_close(bf_file *file);
 
@@ -411,8 +420,9 @@ BF_API int bf_fileset_destroy(bf_space *space, const char *dir);
 
 /*
  * Create the named file `name` in set `dir`, empty and writable.
- * Errors: BF_EEXIST when the name is taken, BF_EINVAL for a bad name, as
- * bf_file_create otherwise.
+ * Errors: BF_EEXIST when the name is taken (by a file, a writer that has
+ * not persisted yet, or the segments such a writer left: see
+ * bf_file_close), BF_EINVAL for a bad name, as bf_file_create otherwise.
  */
 BF_API int bf_file_create_named(bf_space *space, const char *dir, const char *name,
                                 const bf_file_options *opts, bf_file **out);
@@ -445,8 +455,10 @@ BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name
                               bf_file **out);
 
 /*
- * Delete the named file's index and its own segments. Segments that other
- * files spliced in with bf_file_append stay until the set is destroyed.
+ * Delete the named file's index and its own segments (also segments
+ * without an index, left by a writer that died or whose close failed
+ * before its first persist). Segments that other files spliced in with
+ * bf_file_append stay until the set is destroyed.
  * Errors: BF_ENOENT when nothing by that name exists, BF_EBUSY for a file
  * that was appended to another (its bytes are that file's now), BF_EIO. A
  * failed delete may have removed the index already (the name no longer

@@ -384,6 +384,28 @@ int bf_file_export(bf_file *f)
     return BF_OK;
 }
 
+/*
+ * A never-persisted file whose close failed (`rc`) goes, and its name with
+ * it. If a segment cannot be removed, bf_seg_remove leaves segments 0..k:
+ * with no index no open finds a file, but segment 0 still holds the name,
+ * as after a writer that died before its first persist, and
+ * bf_file_delete_named or the set's removal take them. The status stays
+ * the persist's (the cause the caller can act on); the message gets both.
+ */
+static void remove_unpersisted(bf_file *f, int rc)
+{
+    bf_space *sp = f->seg.space;
+    char why[BF_ERRMSG_MAX], left[BF_ERRMSG_MAX];
+    snprintf(why, sizeof(why), "%s", bf_space_errmsg(sp));
+    if (bf_seg_remove(&f->seg) == BF_OK)
+        return;
+    snprintf(left, sizeof(left), "%s", bf_space_errmsg(sp));
+    bf_fail(sp, rc, "close", NULL, 0,
+            "%s; the never-persisted file could not be deleted: its segments 0..%u stay, "
+            "holding the name until bf_file_delete_named or the set's removal (%s)",
+            why, f->seg.nsegs - 1, left);
+}
+
 int bf_named_close(bf_file *f)
 {
     bf_named *nm = f->named;
@@ -395,7 +417,7 @@ int bf_named_close(bf_file *f)
         else if (nm->persisted)
             bf_seg_resize(&f->seg, nm->kept_end); /* roll back: the old index is intact */
         else
-            bf_seg_remove(&f->seg); /* never persisted: the file goes, its name is free */
+            remove_unpersisted(f, rc);
     }
     bf_file_release(f);
     return rc;
@@ -594,19 +616,25 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
  * there were left by a session that died before its index was durable
  * (the index is the truth, and it does not point into them): a read-write
  * open removes them, or the first write needing one would fail long after
- * the open said all was well.
+ * the open said all was well. Bytes past the index's physical end in its
+ * last segment (such a session's, or a tail an export or close could not give
+ * back) are cut too: a writer's physical bytes are its segments' sizes, as
+ * bf_stats says and the temp limit counts.
  */
-static int remove_segments_beyond(bf_file *f)
+static int cut_to_index(bf_file *f, uint64_t phys_end)
 {
     bf_space *sp = f->seg.space;
     char path[4096];
     for (uint32_t segno = f->seg.nsegs;; segno++) {
         bf_seg_path(&f->seg, segno, path, sizeof(path));
-        if (sp->io.unlink(sp->io.ctx, path) != 0)
-            return errno == ENOENT ? BF_OK
-                                   : bf_fail(sp, BF_EIO, "open", path, errno,
-                                             "removing a segment a failed session left");
+        if (sp->io.unlink(sp->io.ctx, path) != 0) {
+            if (errno != ENOENT)
+                return bf_fail(sp, BF_EIO, "open", path, errno,
+                               "removing a segment a failed session left");
+            break;
+        }
     }
+    return bf_seg_resize(&f->seg, phys_end);
 }
 
 /* An index entry into the map of the file being opened (`ctx`); `kept` marks part-0 extents. */
@@ -712,7 +740,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
         rc = load_index(f, &idx, buf, len, mode);
-    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = remove_segments_beyond(f)) == BF_OK)
+    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = cut_to_index(f, idx.phys_end)) == BF_OK)
         rc = rebuild_free(f, idx.phys_end);
     bf_free(&sp->alloc, parts);
     bf_free(&sp->alloc, buf);
@@ -858,11 +886,16 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         bf_map_shrink(&target->map, a, old_n);
         return rc;
     }
+    /* The source's own bytes are what its index counts: its live end. The handle's
+       physical end can lie past that (a trim after its export that failed), and a
+       rollback or a read-write open of the source cuts those bytes: a part reaching
+       over them would make the target fail its segment checks at every open. */
+    uint64_t src_end = bf_file_live_end(source);
     for (uint32_t i = 0; i < add; i++) {
         bf_part *p = &parts[first + i];
         bf_seg_init(&p->seg, sp, 0, p->prefix);
-        p->seg.nsegs = i == 0 ? source->seg.nsegs : sn->parts[i - 1].seg.nsegs;
-        p->bytes = i == 0 ? source->phys_end : sn->parts[i - 1].bytes;
+        p->seg.nsegs = i == 0 ? segs_for(sp, src_end) : sn->parts[i - 1].seg.nsegs;
+        p->bytes = i == 0 ? src_end : sn->parts[i - 1].bytes;
         p->blk_delta = start_blk + (i == 0 ? 0 : sn->parts[i - 1].blk_delta);
         p->gen = i == 0 ? sn->gen : sn->parts[i - 1].gen;
     }

@@ -263,11 +263,16 @@ int bf_seg_remove(bf_seg *seg)
     /* The descriptor goes first: the caller may free seg whatever happens below. */
     bf_seg_close(seg);
     int status = BF_OK;
-    for (uint32_t segno = seg->nsegs; segno-- > 0;) {
-        int rc = seg_unlink(seg, segno);
+    while (seg->nsegs > 0) {
+        int rc = seg_unlink(seg, seg->nsegs - 1);
+        if (rc != BF_OK && seg->prefix != NULL)
+            return rc; /* what stays is segments 0..k: segment 0 holds the name and
+                          bf_file_delete_named looks from 0 up; after a gap the name would
+                          look free, and its next writer fail creating the segment that
+                          stayed (O_EXCL) */
         if (status == BF_OK)
             status = rc;
+        seg->nsegs--;
     }
-    seg->nsegs = 0;
     return status;
 }

@@ -56,8 +56,10 @@ int bf_seg_reserve(bf_seg *seg);
 
 /*
  * Close the descriptor and delete every segment file, segment 0 of a named
- * row too. Tries them all; returns the first failure (the files that stay
- * are the caller's to report).
+ * row too, from the last down. Returns the first failure (the files that
+ * stay are the caller's to report). An anonymous row tries them all (its
+ * space directory takes the rest); a named row stops at the first that
+ * cannot be removed, so that segments 0..nsegs-1 stay and nsegs says so.
  */
 int bf_seg_remove(bf_seg *seg);
 

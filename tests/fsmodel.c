@@ -1135,8 +1135,10 @@ static void op_discard(fsm *m, fhandle *h)
     if (rc == BF_OK) {
         if (n > 0)
             t_image_write(&h->img, at, memset(m->buf, 0, n), n);
+        /* dirty_lo only bounds the dirty buffered block from below: discarding b drops
+           b if buffered, not a dirty block above it. */
         if (h->dirty_lo == (int64_t)b)
-            h->dirty_lo = -1;
+            h->dirty_lo = (int64_t)b + 1;
         return;
     }
     check_status(m, h->sp, rc, causes(m, h->sp, A_ALLOC, 0), "discard-status");
@@ -1223,8 +1225,27 @@ static void persisted_from(fsm *m, fhandle *h)
     h->dirty_lo = -1;
 }
 
-/* A failed close of writable named handle `h` (already freed): the rollback contract. */
-static void close_failed_named(fsm *m, int ni, uint64_t consumed)
+/* Do segments 0..n-1 of name `ni`, and no other file of it, exist? */
+static int segments_from_0(const fsm *m, int ni, int n)
+{
+    uint64_t bytes;
+    if (name_files(m, ni, &bytes, NULL) != n)
+        return 0;
+    for (int k = 0; k < n; k++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s.%d", m->set, sname(ni), k);
+        if (access(path, F_OK) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * A failed close of writable named handle `h` (already freed) of space
+ * `spi`: the rollback contract. `unlink_failed`: an armed unlink fault
+ * fired during the close.
+ */
+static void close_failed_named(fsm *m, int ni, int spi, uint64_t consumed, int unlink_failed)
 {
     fname *n = &m->n[ni];
     for (int i = 0; i < NNAMES; i++)
@@ -1234,19 +1255,38 @@ static void close_failed_named(fsm *m, int ni, uint64_t consumed)
         verify_persisted(m, ni, "close-rollback");
         return;
     }
-    /* Never persisted: the file is deleted entirely and the name is free. */
+    /* Never persisted: the file is deleted entirely and the name is free, unless the
+       deletion itself failed: then segments 0..k stay, no open finds a file, the name
+       stays taken until bf_file_delete_named, and the message says so. */
     uint64_t bytes;
     int left = name_files(m, ni, &bytes, NULL);
-    CHECK(m, "close-never-persisted", left == 0,
-          "failed close of never-persisted %s left %d file(s) (%llu bytes) in the set: it must "
-          "be deleted entirely",
+    CHECK(m, "close-never-persisted", left == 0 || unlink_failed,
+          "failed close of never-persisted %s left %d file(s) (%llu bytes) in the set, and no "
+          "unlink failed: it must be deleted entirely",
           sname(ni), left, (unsigned long long)bytes);
     n->state = N_ABSENT;
     verify_persisted(m, ni, "close-never-persisted");
-    if (left != 0) {
-        /* Tolerated: clear it away so the slot can be used again. */
-        bf_file_delete_named(m->s[VSP].sp, m->set, sname(ni));
-    }
+    if (left == 0)
+        return;
+    bf_space *v = m->s[VSP].sp;
+    CHECK(m, "close-never-persisted", segments_from_0(m, ni, left),
+          "failed close of never-persisted %s left %d file(s), not segments 0..%d", sname(ni), left,
+          left - 1);
+    CHECK(m, "close-never-persisted", strstr(errmsg(m, spi), "could not be deleted") != NULL,
+          "failed close of never-persisted %s left %d segment(s) and did not say so: %s", sname(ni),
+          left, errmsg(m, spi));
+    bf_file *f = NULL;
+    int rc = bf_file_create_named(v, m->set, sname(ni), NULL, &f);
+    if (!CHECK(m, "close-never-persisted", rc == BF_EEXIST,
+               "the name %s held by the segments a failed close left was created anew: %d (%s)",
+               sname(ni), rc, bf_strerror(rc)) &&
+        rc == BF_OK)
+        bf_file_close(f);
+    /* What the caller does to reuse the name: delete it, which takes every segment. */
+    rc = bf_file_delete_named(v, m->set, sname(ni));
+    CHECK(m, "close-never-persisted", rc == BF_OK && name_files(m, ni, &bytes, NULL) == 0,
+          "deleting the segments a failed close of %s left returned %d (%s) and left %d file(s)",
+          sname(ni), rc, bf_strerror(rc), name_files(m, ni, &bytes, NULL));
 }
 
 static void op_close(fsm *m, int hi)
@@ -1264,7 +1304,10 @@ static void op_close(fsm *m, int hi)
                               : kind == H_ANON                  ? A_TRUNC
                                                                 : 0,
                               need_of(m, 2));
+    m->s[spi].flt.fired = NULL;
     int rc = bf_file_close(h->f);
+    const char *fired = m->s[spi].flt.fired;
+    int unlink_failed = fired != NULL && strcmp(fired, "unlink") == 0;
     if (kind == H_CREATED || kind == H_RW) {
         if (rc == BF_OK)
             persisted_from(m, h);
@@ -1276,7 +1319,7 @@ static void op_close(fsm *m, int hi)
         }
         check_status(m, spi, rc, allowed, "close-status");
         disarm(m);
-        close_failed_named(m, ni, consumed);
+        close_failed_named(m, ni, spi, consumed, unlink_failed);
         return;
     }
     drop_handle(m, h, &last);

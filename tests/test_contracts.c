@@ -444,6 +444,145 @@ static void test_d8_failed_close_named(void **state)
     free(d);
 }
 
+/*
+ * A failed close of a never-persisted file whose deletion fails too: segments
+ * 0..k stay, from 0 up with no gap (before, the segments below the one that
+ * stayed went, so the name looked free while a later segment was left, and
+ * the next writer of the name failed with BF_EEXIST creating that segment).
+ * No open finds a file, the name stays taken, the message says so, and
+ * bf_file_delete_named frees the name.
+ */
+static void test_failed_close_named_unlink_fails(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(82, 7 * BS);
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 7 * BS), BF_OK); /* segments 0..3, two extents each */
+    bf_space_set_temp_limit(sp, 1);                       /* the index does not fit */
+    flt.meta_mask = T_META_UNLINK;
+    flt.metas = 0;
+    flt.fail_meta_at = 2; /* segment 3 goes, segment 2 stays */
+    flt.fail_errno = EIO;
+    assert_int_equal(bf_file_close(f), BF_ELIMIT); /* the persist's status */
+    flt.fail_meta_at = 0;
+    bf_space_set_temp_limit(sp, 0);
+    assert_non_null(strstr(bf_space_errmsg(sp), "temp limit"));
+    assert_non_null(strstr(bf_space_errmsg(sp), "segments 0..2 stay"));
+    assert_int_equal(t_dir_entries(set), 3);
+    char path[4096];
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof(path), "%s/n.%d", set, k);
+        assert_int_equal(access(path, F_OK), 0);
+    }
+    assert_int_equal(bf_file_open_named(sp, set, "n", BF_OPEN_READONLY, &f), BF_ENOENT);
+    assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_EEXIST);
+    assert_int_equal(bf_file_delete_named(sp, set, "n"), BF_OK);
+    assert_int_equal(t_dir_entries(set), 0);
+    assert_int_equal(bf_file_delete_named(sp, set, "n"), BF_ENOENT);
+    /* The name is free, and a new file by it writes all its segments afresh. */
+    assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 7 * BS), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    f = open_named(sp, "n", BF_OPEN_READONLY);
+    assert_contents(f, d, 7 * BS);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
+/*
+ * Export with a tail it cannot give back: the space past the live extents
+ * stays in segment 0 (the truncate's and the export's ftruncate fail; both
+ * calls still succeed). Returns the exported handle of 3 blocks, d[0..3 BS).
+ */
+static bf_file *export_with_tail(bf_space *sp, t_faults *flt, const char *name,
+                                 const unsigned char *d)
+{
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(sp, set, name, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, d, 6 * BS), BF_OK);
+    flt->meta_mask = T_META_FTRUNCATE;
+    flt->fail_errno = EIO;
+    flt->metas = 0;
+    flt->fail_meta_at = 1;
+    assert_int_equal(bf_file_truncate(f, 3 * BS), BF_OK);
+    flt->metas = 0;
+    assert_int_equal(bf_file_export(f), BF_OK);
+    flt->fail_meta_at = 0;
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_int_equal(st.physical_bytes, bytes_on_disk(set, name));
+    assert_true(st.dead_bytes >= 3 * EXT); /* the tail is there */
+    return f;
+}
+
+/*
+ * A read-write open cuts what lies past the index in its last segment, so
+ * that the writer's physical bytes are the sizes of its files (before, it
+ * counted the index's end and missed the tail, also against the temp limit).
+ */
+static void test_readwrite_open_cuts_tail(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(83, 6 * BS);
+    bf_file *f = export_with_tail(sp, &flt, "n", d);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_file *w = open_named(sp, "n", BF_OPEN_READWRITE);
+    bf_stats st;
+    bf_file_stats(w, &st);
+    assert_int_equal(st.physical_bytes, bytes_on_disk(set, "n"));
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/n.0", set);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 3 * EXT); /* the tail went */
+    assert_contents(w, d, 3 * BS);
+    assert_int_equal(bf_file_close(w), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
+/*
+ * Appending an exported source whose tail is still on disk: the target's
+ * part counts the source's bytes as its index does. Before, it took the
+ * handle's physical end, and once a rolled-back session of the source had
+ * cut the tail the target never opened again (BF_ECORRUPT).
+ */
+static void test_append_source_with_tail(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(84, 6 * BS);
+    bf_file *src = export_with_tail(sp, &flt, "src", d);
+    /* A session of the source that fails: the old version stays, the tail goes. */
+    bf_file *w = open_named(sp, "src", BF_OPEN_READWRITE);
+    assert_int_equal(bf_file_write(w, d, BS), BF_OK);
+    bf_space_set_temp_limit(sp, 1);
+    assert_int_equal(bf_file_close(w), BF_ELIMIT);
+    bf_space_set_temp_limit(sp, 0);
+    bf_file *t;
+    uint64_t start;
+    assert_int_equal(bf_file_create_named(sp, set, "t", NULL, &t), BF_OK);
+    assert_int_equal(bf_file_append(t, src, &start), BF_OK);
+    assert_int_equal(start, 0);
+    assert_int_equal(bf_file_close(t), BF_OK);
+    t = open_named(sp, "t", BF_OPEN_READONLY);
+    assert_contents(t, d, 3 * BS);
+    assert_int_equal(bf_file_close(t), BF_OK);
+    assert_int_equal(bf_file_close(src), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 /* ---- defect 9: a shrinking truncate at the temp limit --------------------- */
 
 static void test_d9_shrinking_truncate_at_limit(void **state)
@@ -766,6 +905,9 @@ int main(void)
         cmocka_unit_test_setup(test_d6_truncate_to_zero_keeps_name, fresh_set),
         cmocka_unit_test_setup(test_d7_failed_read_keeps_position, fresh_set),
         cmocka_unit_test_setup(test_d8_failed_close_named, fresh_set),
+        cmocka_unit_test_setup(test_failed_close_named_unlink_fails, fresh_set),
+        cmocka_unit_test_setup(test_readwrite_open_cuts_tail, fresh_set),
+        cmocka_unit_test_setup(test_append_source_with_tail, fresh_set),
         cmocka_unit_test_setup(test_d9_shrinking_truncate_at_limit, fresh_set),
         cmocka_unit_test_setup(test_d10_failed_write_keeps_size_and_peak, fresh_set),
         cmocka_unit_test_setup(test_d11_statistics, fresh_set),

@@ -106,11 +106,19 @@ static void test_model(void **state)
  * 17803931: a delete that failed on segment 1 had already removed segment 0, so
  * its retry said BF_ENOENT and left segment 1 behind (segments are now deleted
  * from the last down); 15290435: a delete failing before its consumed check,
- * whose retry rightly said BF_EBUSY (the model's expectation was wrong). */
+ * whose retry rightly said BF_EBUSY (the model's expectation was wrong);
+ * 61894840: a close of a never-persisted file failed at the temp limit and
+ * its segment 0 could not be unlinked, so the file stayed although the
+ * header said it was deleted (the header now says what stays, and such
+ * segments stay from 0 up); 124732240: a read-write open counted the index's
+ * end while a tail an export could not trim stayed on disk (the open now
+ * cuts it); 375558195: an append took such a source's untrimmed end, so the
+ * target no longer opened once the tail was cut; 318585619: a discard made
+ * the model forget a dirty buffered block (the model was wrong). */
 static void test_found_sequences(void **state)
 {
     (void)state;
-    static const uint64_t seeds[] = {17803931, 15290435};
+    static const uint64_t seeds[] = {17803931, 15290435, 61894840, 124732240, 375558195, 318585619};
     for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
         run_sequence(seeds[i], 250, NULL);
 }
