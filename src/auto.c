@@ -228,6 +228,16 @@ void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_
     a->win.codec_ns += codec_ns;
 }
 
+int bf_auto_probe_due(const bf_auto *a)
+{
+    if (a->blocks < BF_AUTO_WARMUP)
+        return 1;
+    /* While the device does not limit, codecs can only cost time: their figures
+       matter little, and probing for them is most of what auto costs there. */
+    uint32_t every = device_ns(a) > 0 ? a->probe_every : BF_AUTO_PROBE_MAX;
+    return a->blocks % every == 0;
+}
+
 void bf_auto_note_probe(bf_auto *a, int shrinks)
 {
     if (shrinks)

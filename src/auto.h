@@ -64,7 +64,8 @@
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
 #define BF_AUTO_SHARE_MIN 16          /* out of at least this many */
 #define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
-#define BF_AUTO_PROBE_MAX 4096        /* probes back off to one in this many on flat data */
+#define BF_AUTO_PROBE_MAX                                                                          \
+    4096 /* probes back off to one in this many on flat data, or a device not limiting */
 
 typedef struct bf_auto_cand {
     bf_codec codec;
@@ -137,6 +138,9 @@ void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
 
 /* Account a block really written (`write`) or loaded: `raw_len` logical bytes, `codec_ns`. */
 void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns);
+
+/* Whether the block about to be packed (the space's a->blocks-th) is probed. */
+int bf_auto_probe_due(const bf_auto *a);
 
 /* A probe found the block compressible (`shrinks`) or not: probes back off on flat data. */
 void bf_auto_note_probe(bf_auto *a, int shrinks);

@@ -286,7 +286,7 @@ static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
     int warming = a->blocks < BF_AUTO_WARMUP;
     int first = fa->first,
         due = first || warming || fa->since >= BF_AUTO_EVERY || fa->epoch != a->epoch;
-    int scheduled = warming || a->blocks % a->probe_every == 0;
+    int scheduled = bf_auto_probe_due(a);
     a->blocks++;
     if (scheduled || (due && fa->flat)) {
         int shrinks = auto_probe(f, a, data, raw_len);
@@ -300,7 +300,9 @@ static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
         a->cand[fa->cand].codec != BF_CODEC_NONE &&
         (uint32_t)fa->raw * 8 >= (uint32_t)fa->since * 7)
         fa->flat = 1;
-    int k = bf_auto_choose(a, fa->cand, fa->flat, a->reason, sizeof(a->reason));
+    int k = bf_auto_choose(a, fa->cand, fa->flat, NULL, 0);
+    if (first || k != fa->cand) /* the reason is worth its formatting only then */
+        bf_auto_choose(a, fa->cand, fa->flat, a->reason, sizeof(a->reason));
     if (k != fa->cand) {
         a->switches += !first;
         fa->cand = (uint8_t)k;
