@@ -200,8 +200,9 @@ BF_API void bf_space_destroy(bf_space *space);
 BF_API const char *bf_space_errmsg(const bf_space *space);
 
 /*
- * The last decision codec=auto made in this space and why: the codec
- * chosen, each candidate's expected ns per logical byte moved and ratio,
+ * The last decision codec=auto made in this space that set a file's codec
+ * (a new file's first, or a change) and why: the codec chosen, each
+ * candidate's expected ns per logical byte moved and ratio,
  * the device's measured ns per byte, the transfers' own and the caller's
  * ("" if no file uses auto). Owned by the space.
  */
