@@ -189,10 +189,10 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     }
     a->since_wait = 0;
     a->run_waits++;
-    if (a->run_start != 0 && close && a->run_bytes < BF_AUTO_SPAN &&
-        a->run_waits < BF_AUTO_RUN_WAITS)
+    int going = a->run_start != 0 && close;
+    if (going && a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
-    if (a->run_start != 0 && close)
+    if (going)
         time_sample(&a->dev_ns, (double)(end - a->run_start) / (double)a->run_bytes, EWMA_IO,
                     a->dev_samples++);
     a->run_start = end;
@@ -288,8 +288,7 @@ static int name_of(const bf_auto_cand *c, char *buf, size_t len)
     return snprintf(buf, len, "%s", bf_codec_name(c->codec));
 }
 
-/* The reason for choosing `k`: its cost and ratio, the others', the device. */
-static void explain(const bf_auto *a, int k, int flat, char *why, size_t len)
+void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
 {
     char name[16];
     name_of(&a->cand[k], name, sizeof(name));
@@ -371,7 +370,7 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
         }
     }
     if (why != NULL && len > 0)
-        explain(a, pick, flat, why, len);
+        bf_auto_explain(a, pick, flat, why, len);
     return pick;
 }
 

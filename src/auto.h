@@ -166,6 +166,9 @@ double bf_auto_cost(const bf_auto *a, int k);
  */
 int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len);
 
+/* Write into why[len] the reason for choosing `k` (flat: the file's data does not shrink). */
+void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len);
+
 /* The candidate new files start with: the space's current best (lz4 before any estimate). */
 int bf_auto_start(const bf_auto *a);
 

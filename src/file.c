@@ -302,7 +302,7 @@ static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
         fa->flat = 1;
     int k = bf_auto_choose(a, fa->cand, fa->flat, NULL, 0);
     if (first || k != fa->cand) /* the reason is worth its formatting only then */
-        bf_auto_choose(a, fa->cand, fa->flat, a->reason, sizeof(a->reason));
+        bf_auto_explain(a, k, fa->flat, a->reason, sizeof(a->reason));
     if (k != fa->cand) {
         a->switches += !first;
         fa->cand = (uint8_t)k;

@@ -81,6 +81,14 @@ static void run(bf_auto *a, double dev, double other, double sys, int windows)
     }
 }
 
+/* A space's codec=auto state with nothing measured, and the simulation's clock at its start. */
+static void fresh(bf_auto *a, int prefer_space)
+{
+    require_codecs();
+    bf_auto_init(a, prefer_space, 20);
+    clk = (sim){1, 0};
+}
+
 /* A device of `dev` ns per byte that the caller keeps busy (it does nothing else). */
 static void device(bf_auto *a, double dev)
 {
@@ -107,10 +115,8 @@ static int choose(const bf_auto *a, int cur)
 static void test_choice_follows_the_device(void **state)
 {
     (void)state;
-    require_codecs();
     bf_auto a;
-    bf_auto_init(&a, 0, 20);
-    clk = (sim){1, 0};
+    fresh(&a, 0);
     tpch_like(&a);
     /* A caller spending 3.7 ns per byte moved (TPC-H's hash joins), none in use. */
     run(&a, 0.3, 3.7, 0.25, 40); /* page cache: never waited for */
@@ -127,10 +133,8 @@ static void test_choice_follows_the_device(void **state)
 static void test_overlap_matters(void **state)
 {
     (void)state;
-    require_codecs();
     bf_auto a;
-    bf_auto_init(&a, 0, 20);
-    clk = (sim){1, 0};
+    fresh(&a, 0);
     tpch_like(&a);
     /* 800 MB/s: a busy caller (3.7 ns/B) never waits, so none; one that only spills
        waits for every transfer, and lz4's 0.8 ns/B buy back 0.7 of the device's 1.25. */
@@ -144,14 +148,12 @@ static void test_overlap_matters(void **state)
 static void test_incompressible_means_none(void **state)
 {
     (void)state;
-    require_codecs();
     bf_auto a;
-    bf_auto_init(&a, 0, 20);
+    fresh(&a, 0);
     feed(&a, 0, 0, 0, 1.004);
     feed(&a, cand(&a, BF_CODEC_LZ4, 1), 0.3, 0, 1.004); /* stored raw: no decompression */
     feed(&a, cand(&a, BF_CODEC_ZSTD, 1), 1.0, 0, 1.004);
     feed(&a, cand(&a, BF_CODEC_ZSTD, 3), 2.0, 0, 1.004);
-    clk = (sim){1, 0};
     static const double speeds[] = {0.1, 1, 5, 20, 200, 2000};
     for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
         device(&a, speeds[i]);
@@ -168,10 +170,8 @@ static void test_incompressible_means_none(void **state)
 static void test_hysteresis(void **state)
 {
     (void)state;
-    require_codecs();
     bf_auto a;
-    bf_auto_init(&a, 0, 20);
-    clk = (sim){1, 0};
+    fresh(&a, 0);
     int lz4 = cand(&a, BF_CODEC_LZ4, 1);
     feed(&a, 0, 0, 0, 1.0);
     feed(&a, lz4, 2.0, 1.0, 0.5); /* 1.5 ns per byte moved, half the bytes */
@@ -192,9 +192,8 @@ static void test_hysteresis(void **state)
 static void test_prefer_space(void **state)
 {
     (void)state;
-    require_codecs();
     bf_auto a;
-    bf_auto_init(&a, 1, 20);
+    fresh(&a, 1);
     int lz4 = cand(&a, BF_CODEC_LZ4, 1), z1 = cand(&a, BF_CODEC_ZSTD, 1),
         z3 = cand(&a, BF_CODEC_ZSTD, 3);
     feed(&a, 0, 0, 0, 1.0);
@@ -202,7 +201,6 @@ static void test_prefer_space(void **state)
     feed(&a, lz4, 1.0, 0.5, 0.5);
     feed(&a, z1, 1.4, 0.5, 0.4); /* zstd:1 0.99 (its codec): as fast, and smaller, */
     feed(&a, z3, 3.0, 0.5, 0.3); /* zstd:3 1.78: too slow for a slack of 20% */
-    clk = (sim){1, 0};
     device(&a, 2.0);
     assert_int_equal(choose(&a, -1), z1);
     a.slack = 1.0;
@@ -212,9 +210,8 @@ static void test_prefer_space(void **state)
 static void test_nothing_measured(void **state)
 {
     (void)state;
-    require_codecs();
     bf_auto a;
-    bf_auto_init(&a, 0, 20);
+    fresh(&a, 0);
     char why[256];
     assert_int_equal(bf_auto_choose(&a, -1, 0, why, sizeof(why)), cand(&a, BF_CODEC_LZ4, 1));
     assert_non_null(strstr(why, "nothing measured"));
