@@ -200,6 +200,40 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     a->run_waits = 0;
 }
 
+/* Bytes of I/O in the window being measured: the first is shorter, so the prior decides less. */
+static uint64_t window_len(const bf_auto *a)
+{
+    return a->windows == 0 && a->dev_samples == 0 ? BF_AUTO_IO_FIRST : BF_AUTO_IO_WINDOW;
+}
+
+/*
+ * Two clock reads are about 2% of what an 8 KiB transfer into the page
+ * cache costs, and there, where the device does not limit, a transfer's own
+ * time is steady: one timed stands for the others. A wait among those not
+ * timed goes unseen, but a device that starts to limit makes most
+ * transfers wait, and the first one timed that did brings back timing them
+ * all (since_wait starts again from 0).
+ */
+int bf_auto_times_io(bf_auto *a, uint64_t bytes)
+{
+    int all = a->since_wait <= BF_AUTO_CHAIN || a->sys_samples == 0 || device_ns(a) > 0 ||
+              a->win.bytes + bytes >= window_len(a);
+    if (all || ++a->untimed >= BF_AUTO_TIME_EVERY) {
+        a->untimed = 0;
+        return 1;
+    }
+    return 0;
+}
+
+void bf_auto_note_untimed(bf_auto *a, uint64_t bytes)
+{
+    /* It took what the timed ones that did not wait take; no run of waits is going
+       (none came in the last BF_AUTO_CHAIN bytes), so only the distance grows. */
+    a->win.bytes += bytes;
+    a->win.io_ns += (uint64_t)(a->sys_ns * (double)bytes);
+    a->since_wait += bytes;
+}
+
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
 {
     bf_auto_window *w = &a->win;
@@ -215,7 +249,7 @@ void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
         w->free_bytes += bytes;
         w->free_ns += ns;
     }
-    if (w->bytes >= (a->windows == 0 && a->dev_samples == 0 ? BF_AUTO_IO_FIRST : BF_AUTO_IO_WINDOW))
+    if (w->bytes >= window_len(a))
         end_window(a, end);
 }
 
@@ -228,9 +262,16 @@ void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_
     a->win.codec_ns += codec_ns;
 }
 
+int bf_auto_warming(const bf_auto *a)
+{
+    /* A probe that found nothing shrinks backed off (probe_every grew): on flat data the
+       next warm-up probes would only find it again. */
+    return a->blocks < BF_AUTO_WARMUP && a->probe_every == BF_AUTO_PROBE_EVERY;
+}
+
 int bf_auto_probe_due(const bf_auto *a)
 {
-    if (a->blocks < BF_AUTO_WARMUP)
+    if (bf_auto_warming(a))
         return 1;
     /* While the device does not limit, codecs can only cost time: their figures
        matter little, and probing for them is most of what auto costs there. */

@@ -49,7 +49,7 @@
 #include "buffile.h"
 
 #define BF_AUTO_MAX 4                 /* candidates: none, lz4, zstd:1, zstd:3 (those built) */
-#define BF_AUTO_WARMUP 8              /* the space's first blocks are probed with every candidate */
+#define BF_AUTO_WARMUP 8              /* the space's first blocks are probed (bf_auto_warming) */
 #define BF_AUTO_PROBE_EVERY 512       /* then one block in this many */
 #define BF_AUTO_EVERY 16              /* a file decides again after this many blocks */
 #define BF_AUTO_MARGIN 0.05           /* a change must win by more than this share */
@@ -64,6 +64,7 @@
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
 #define BF_AUTO_SHARE_MIN 16          /* out of at least this many */
 #define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
+#define BF_AUTO_TIME_EVERY 8          /* transfers timed, one in this many, while nothing waits */
 #define BF_AUTO_PROBE_MAX                                                                          \
     4096 /* probes back off to one in this many on flat data, or a device not limiting */
 
@@ -105,7 +106,8 @@ typedef struct bf_auto {
     uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
     uint64_t since_wait;           /* bytes since the last wait */
     uint32_t run_waits;            /* waits in the run */
-    uint64_t last_end;             /* end of the last transfer */
+    uint64_t last_end;             /* end of the last transfer timed */
+    uint32_t untimed;              /* transfers since the last one timed */
     int best;                      /* the space's choice for a file now, after each window */
     uint8_t epoch;                 /* changes with best: every file decides again at once */
     uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
@@ -133,11 +135,28 @@ typedef struct bf_file_auto {
 /* Fill the candidates with the codecs built in; estimates start unknown. */
 void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct);
 
+/*
+ * Whether the next transfer, of `bytes`, is to be timed. Every one is while
+ * the device may limit; while it does not (it has not waited in the last
+ * BF_AUTO_CHAIN bytes and is not taken for limiting), one in
+ * BF_AUTO_TIME_EVERY, and the one that completes a window.
+ */
+int bf_auto_times_io(bf_auto *a, uint64_t bytes);
+
 /* Account one transfer of `bytes` from `start` to `end` (ns on the space's I/O clock). */
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
 
+/* Account one transfer of `bytes` that bf_auto_times_io did not ask to time. */
+void bf_auto_note_untimed(bf_auto *a, uint64_t bytes);
+
 /* Account a block really written (`write`) or loaded: `raw_len` logical bytes, `codec_ns`. */
 void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns);
+
+/*
+ * Whether the space warms up: its first BF_AUTO_WARMUP blocks are each
+ * probed and decided on, until a probe finds that nothing shrinks them.
+ */
+int bf_auto_warming(const bf_auto *a);
 
 /* Whether the block about to be packed (the space's a->blocks-th) is probed. */
 int bf_auto_probe_due(const bf_auto *a);

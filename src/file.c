@@ -283,7 +283,7 @@ static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
        file is decided on at once but not probed: the space's figures are its own, and
        probing the first block of every file costs most where files are many and small
        (a hash join's batches). */
-    int warming = a->blocks < BF_AUTO_WARMUP;
+    int warming = bf_auto_warming(a);
     int first = fa->first,
         due = first || warming || fa->since >= BF_AUTO_EVERY || fa->epoch != a->epoch;
     int scheduled = bf_auto_probe_due(a);
