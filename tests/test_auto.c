@@ -218,6 +218,86 @@ static void test_nothing_measured(void **state)
     assert_true(bf_auto_cost(&a, 1) < 0);
 }
 
+/* Until the device is timed files choose as if it did not limit: the first run is short. */
+static void test_first_run_times_the_device_sooner(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    const uint64_t bytes = 16 << 10, took = 2000000; /* every transfer waits 2 ms */
+    uint64_t t = 1000;
+    int first = BF_AUTO_RUN_WAITS / BF_AUTO_RUN_FIRST;
+    /* A run starts at the end of its first wait; `first` waits more complete it. */
+    for (int i = 0; i <= first; i++, t += took) {
+        assert_int_equal(a.dev_samples, 0);
+        bf_auto_note_io(&a, bytes, t, t + took);
+    }
+    assert_int_equal(a.dev_samples, 1);
+    assert_true(a.dev_ns > 0.99 * took / bytes && a.dev_ns < 1.01 * took / bytes);
+    /* Once timed, a run is BF_AUTO_RUN_WAITS waits long. */
+    for (int i = 0; i < BF_AUTO_RUN_WAITS; i++, t += took) {
+        assert_int_equal(a.dev_samples, 1);
+        bf_auto_note_io(&a, bytes, t, t + took);
+    }
+    assert_int_equal(a.dev_samples, 2);
+}
+
+/* Where nothing waits, one transfer in BF_AUTO_TIME_EVERY is timed; after a wait, all are. */
+static void test_timing_is_sampled_while_nothing_waits(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    tpch_like(&a);
+    run(&a, 0.3, 3.7, 0.25, 8); /* page cache: 16 MiB never waited for */
+    assert_true(a.since_wait > BF_AUTO_CHAIN);
+    const uint64_t bytes = 8192;
+    int timed = 0, calls = 0;
+    while (a.win.bytes + 2 * bytes < BF_AUTO_IO_WINDOW) {
+        uint64_t io = a.win.io_ns;
+        calls++;
+        if (bf_auto_times_io(&a, bytes)) {
+            timed++;
+            bf_auto_note_io(&a, bytes, clk.now, clk.now + 2048);
+        } else {
+            bf_auto_note_untimed(&a, bytes);
+            /* It counts as long as the timed ones that did not wait. */
+            assert_true(a.win.io_ns - io == (uint64_t)(a.sys_ns * bytes));
+        }
+        clk.now += 4096;
+    }
+    assert_int_equal(timed, calls / BF_AUTO_TIME_EVERY);
+    /* The transfer that completes the window is timed, whatever the count. */
+    assert_true(bf_auto_times_io(&a, 2 * bytes));
+    /* One wait, and every transfer is timed until BF_AUTO_CHAIN bytes pass without one. */
+    bf_auto_note_io(&a, bytes, clk.now, clk.now + 3000000);
+    clk.now += 3000000;
+    for (uint64_t moved = 0; moved < BF_AUTO_CHAIN; moved += bytes) {
+        assert_true(bf_auto_times_io(&a, bytes));
+        bf_auto_note_io(&a, bytes, clk.now, clk.now + 2048);
+        clk.now += 4096;
+    }
+}
+
+/* A warm-up probe that finds nothing shrinks ends the warm-up: more would find it again. */
+static void test_flat_data_ends_the_warmup(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    assert_true(bf_auto_warming(&a) && bf_auto_probe_due(&a));
+    a.blocks++;
+    bf_auto_note_probe(&a, 1);
+    assert_true(bf_auto_warming(&a) && bf_auto_probe_due(&a));
+    a.blocks++;
+    bf_auto_note_probe(&a, 0);
+    assert_false(bf_auto_warming(&a));
+    /* Nothing limits yet, so probes come at the longest period. */
+    for (; a.blocks < BF_AUTO_PROBE_MAX; a.blocks++)
+        assert_false(bf_auto_probe_due(&a));
+    assert_true(bf_auto_probe_due(&a));
+}
+
 /* ---- through a space, on a fake device ---------------------------------- */
 
 /* A device that takes `ns_per_byte` per byte moved, on its own clock. */
@@ -359,8 +439,9 @@ static void test_text_follows_the_device(void **state)
     bf_stats st;
     spill(sp, T_DATA_TEXT, 8, &st);
     /* Compressed but for the blocks written between the first window (the prior,
-       200 MB/s, picks lz4) and the first run of waits that times the device: 1 MiB. */
-    assert_true(st.blocks_by_codec[BF_CODEC_NONE] <= BF_AUTO_IO_WINDOW / 8192);
+       200 MB/s, picks lz4) and the end of the first run of waits that times the
+       device: every transfer waits here, so a few blocks at most. */
+    assert_true(st.blocks_by_codec[BF_CODEC_NONE] <= BF_AUTO_RUN_WAITS / BF_AUTO_RUN_FIRST + 1);
     assert_true(st.physical_peak * 10 < st.logical_peak * 7);
     bf_space_destroy(sp);
 
@@ -412,6 +493,9 @@ int main(void)
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_prefer_space),
         cmocka_unit_test(test_nothing_measured),
+        cmocka_unit_test(test_first_run_times_the_device_sooner),
+        cmocka_unit_test(test_timing_is_sampled_while_nothing_waits),
+        cmocka_unit_test(test_flat_data_ends_the_warmup),
         cmocka_unit_test(test_random_data_settles_on_none),
         cmocka_unit_test(test_text_follows_the_device),
         cmocka_unit_test(test_named_auto_file),
