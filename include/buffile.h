@@ -450,7 +450,10 @@ BF_API int bf_file_export(bf_file *file);
  * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
  * segment files), BF_EINVAL (bad name or mode, or a space whose segment
  * size differs from the file's), BF_EBUSY (read-write open of a file that
- * was appended to another: see bf_file_append).
+ * was appended to another: see bf_file_append), BF_EIO (reading the index,
+ * or, for a read-write open, removing segments or bytes past the index
+ * that a failed session left: the file's data stays as its index says, and
+ * the open may be tried again), BF_ENOMEM.
  */
 BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
                               bf_file **out);

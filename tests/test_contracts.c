@@ -550,6 +550,40 @@ static void test_readwrite_open_cuts_tail(void **state)
 }
 
 /*
+ * A read-write open that cannot cut that tail fails with BF_EIO and leaves
+ * the file as its index says: the next open finds it whole, and cuts.
+ */
+static void test_readwrite_open_cut_fails(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(85, 6 * BS);
+    bf_file *f = export_with_tail(sp, &flt, "n", d);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    flt.meta_mask = T_META_FTRUNCATE;
+    flt.metas = 0;
+    flt.fail_meta_at = 1;
+    bf_file *w = (bf_file *)1;
+    assert_int_equal(bf_file_open_named(sp, set, "n", BF_OPEN_READWRITE, &w), BF_EIO);
+    assert_null(w);
+    assert_non_null(strstr(bf_space_errmsg(sp), "n.0"));
+    flt.fail_meta_at = 0;
+    bf_file *r = open_named(sp, "n", BF_OPEN_READONLY);
+    assert_contents(r, d, 3 * BS);
+    assert_int_equal(bf_file_close(r), BF_OK);
+    w = open_named(sp, "n", BF_OPEN_READWRITE);
+    assert_contents(w, d, 3 * BS);
+    bf_stats st;
+    bf_file_stats(w, &st);
+    assert_int_equal(st.physical_bytes, bytes_on_disk(set, "n"));
+    assert_int_equal(bf_file_close(w), BF_OK);
+    bf_space_destroy(sp);
+    free(d);
+}
+
+/*
  * Appending an exported source whose tail is still on disk: the target's
  * part counts the source's bytes as its index does. Before, it took the
  * handle's physical end, and once a rolled-back session of the source had
@@ -907,6 +941,7 @@ int main(void)
         cmocka_unit_test_setup(test_d8_failed_close_named, fresh_set),
         cmocka_unit_test_setup(test_failed_close_named_unlink_fails, fresh_set),
         cmocka_unit_test_setup(test_readwrite_open_cuts_tail, fresh_set),
+        cmocka_unit_test_setup(test_readwrite_open_cut_fails, fresh_set),
         cmocka_unit_test_setup(test_append_source_with_tail, fresh_set),
         cmocka_unit_test_setup(test_d9_shrinking_truncate_at_limit, fresh_set),
         cmocka_unit_test_setup(test_d10_failed_write_keeps_size_and_peak, fresh_set),
