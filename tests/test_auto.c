@@ -129,6 +129,26 @@ static void test_choice_follows_the_device(void **state)
     assert_int_equal(choose(&a, -1), cand(&a, BF_CODEC_ZSTD, 3));
 }
 
+/*
+ * Where the device does not limit, transfers that are slow of their own
+ * (new pages: 1.2 ns/B) do not make a codec look cheaper than none, however
+ * well it compresses: their cost did not shrink with the bytes on TPC-H.
+ */
+static void test_page_cache_stays_none(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    feed(&a, 0, 0, 0, 1.004);
+    feed(&a, cand(&a, BF_CODEC_LZ4, 1), 0.3, 0.1, 0.2);
+    feed(&a, cand(&a, BF_CODEC_ZSTD, 1), 1.0, 0.3, 0.1);
+    feed(&a, cand(&a, BF_CODEC_ZSTD, 3), 2.0, 0.3, 0.1);
+    run(&a, 0.3, 3.7, 1.2, 40);
+    assert_true(a.sys_ns > 1.1);
+    assert_int_equal(choose(&a, -1), 0);
+    assert_int_equal(choose(&a, cand(&a, BF_CODEC_LZ4, 1)), 0);
+}
+
 /* Without the overlap (a caller that only spills) a device costs its full time. */
 static void test_overlap_matters(void **state)
 {
@@ -489,6 +509,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_choice_follows_the_device),
         cmocka_unit_test(test_overlap_matters),
+        cmocka_unit_test(test_page_cache_stays_none),
         cmocka_unit_test(test_incompressible_means_none),
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_prefer_space),
