@@ -206,10 +206,7 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     a->since_wait = 0;
     a->run_waits++;
     int going = a->run_start != 0 && close;
-    /* The first sample takes a shorter run: until the device is timed, files choose as if
-       it did not limit, which on a slow device is the costliest mistake. */
-    uint32_t first = a->dev_samples == 0 ? BF_AUTO_RUN_FIRST : 1;
-    if (going && a->run_bytes * first < BF_AUTO_SPAN && a->run_waits * first < BF_AUTO_RUN_WAITS)
+    if (going && a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
     if (going)
         time_sample(&a->dev_ns, (double)(end - a->run_start) / (double)a->run_bytes, EWMA_IO,

@@ -238,30 +238,6 @@ static void test_nothing_measured(void **state)
     assert_true(bf_auto_cost(&a, 1) < 0);
 }
 
-/* Until the device is timed files choose as if it did not limit: the first run is short. */
-static void test_first_run_times_the_device_sooner(void **state)
-{
-    (void)state;
-    bf_auto a;
-    fresh(&a, 0);
-    const uint64_t bytes = 16 << 10, took = 2000000; /* every transfer waits 2 ms */
-    uint64_t t = 1000;
-    int first = BF_AUTO_RUN_WAITS / BF_AUTO_RUN_FIRST;
-    /* A run starts at the end of its first wait; `first` waits more complete it. */
-    for (int i = 0; i <= first; i++, t += took) {
-        assert_int_equal(a.dev_samples, 0);
-        bf_auto_note_io(&a, bytes, t, t + took);
-    }
-    assert_int_equal(a.dev_samples, 1);
-    assert_true(a.dev_ns > 0.99 * took / bytes && a.dev_ns < 1.01 * took / bytes);
-    /* Once timed, a run is BF_AUTO_RUN_WAITS waits long. */
-    for (int i = 0; i < BF_AUTO_RUN_WAITS; i++, t += took) {
-        assert_int_equal(a.dev_samples, 1);
-        bf_auto_note_io(&a, bytes, t, t + took);
-    }
-    assert_int_equal(a.dev_samples, 2);
-}
-
 /* Where nothing waits, one transfer in BF_AUTO_TIME_EVERY is timed; after a wait, all are. */
 static void test_timing_is_sampled_while_nothing_waits(void **state)
 {
@@ -459,9 +435,8 @@ static void test_text_follows_the_device(void **state)
     bf_stats st;
     spill(sp, T_DATA_TEXT, 8, &st);
     /* Compressed but for the blocks written between the first window (the prior,
-       200 MB/s, picks lz4) and the end of the first run of waits that times the
-       device: every transfer waits here, so a few blocks at most. */
-    assert_true(st.blocks_by_codec[BF_CODEC_NONE] <= BF_AUTO_RUN_WAITS / BF_AUTO_RUN_FIRST + 1);
+       200 MB/s, picks lz4) and the first run of waits that times the device: 1 MiB. */
+    assert_true(st.blocks_by_codec[BF_CODEC_NONE] <= BF_AUTO_IO_WINDOW / 8192);
     assert_true(st.physical_peak * 10 < st.logical_peak * 7);
     bf_space_destroy(sp);
 
@@ -514,7 +489,6 @@ int main(void)
         cmocka_unit_test(test_hysteresis),
         cmocka_unit_test(test_prefer_space),
         cmocka_unit_test(test_nothing_measured),
-        cmocka_unit_test(test_first_run_times_the_device_sooner),
         cmocka_unit_test(test_timing_is_sampled_while_nothing_waits),
         cmocka_unit_test(test_flat_data_ends_the_warmup),
         cmocka_unit_test(test_random_data_settles_on_none),
