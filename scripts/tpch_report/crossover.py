@@ -222,12 +222,10 @@ def checks(pts, args):
 
 
 INCOMPRESSIBLE = (
-    "Not measured by this tool: spillbench spills only TPC-H tuples, which compress 2.5-4x, "
-    "and has no workload over incompressible bytes, so there is no cheap way to run this "
-    "check from here. It needs a spillbench option that spills random bytes (or a bench "
-    "binary with codec=auto and random data); until then the library's own tests "
-    "(tests/test_auto.c: test_incompressible_means_none, test_random_data_settles_on_none) "
-    "cover the decision, not its cost.")
+    "Not measured by this tool: spillbench spills only TPC-H tuples, which compress 2.5-4x. "
+    "bench/bench_auto measures it on random bytes, side by side with none and a control "
+    "(none run again): docs/results/auto-incompressible.md; tests/test_auto.c "
+    "(test_incompressible_means_none, test_random_data_settles_on_none) checks the decision")
 
 
 def write(path, work_dir, args, pts, found, missing, m):
