@@ -14,13 +14,15 @@
  *   extra_k  = max(cpu_k, bytes_k * dev - other),  bytes_k = L * ratio_k
  *
  * sys is what a transfer costs when it does not wait (copying into the page
- * cache), counted only while dev > 0 (see sys_of in auto.c); dev is the
+ * cache), not counted once the device has gone BF_AUTO_CHAIN bytes without
+ * a wait and dev is 0 (see sys_of in auto.c); dev is the
  * device's time per byte when it is the bottleneck,
  * measured over runs of transfers that had to wait, close together (over
  * such a run the device never ran dry, so its bytes took the device the
  * time from the end of the first wait to the end of the last); a device
  * never timed has dev 0 (until windows that waited give its pace: see
- * device_ns in auto.c), and then bytes cost nothing: none is the choice.
+ * device_ns in auto.c), and after BF_AUTO_CHAIN bytes without a wait bytes
+ * cost nothing: none is the choice.
  * Writes and reads are
  * predicted apart; a file's codec is the one whose extra for a block
  * written and read back once, averaged over windows, is lowest. Summing codec and I/O
