@@ -153,23 +153,50 @@ typedef struct bf_stats {
 typedef struct bf_space bf_space;
 typedef struct bf_file bf_file;
 
+/*
+ * What codec=auto has learned of its temp device. A space learns it from
+ * its own transfers, and until it has, it takes the device for one that
+ * does not limit: on a slow disk it writes its first few MiB uncompressed
+ * (about 2.3 MiB at 50 MB/s). The device does not change from one space to
+ * the next on the same temp directory, so a caller that makes spaces one
+ * after another (one per query, say) reads these figures from the last one
+ * (bf_space_auto_device) and starts the next from them
+ * (bf_space_options.auto_device). The space goes on measuring: the figures
+ * it starts from are estimates like its own, and new measurements move them.
+ */
+typedef struct bf_auto_device {
+    double device_ns;          /* ns per byte while the device limits, timed by runs of
+                                  transfers that waited for it */
+    double pace_ns;            /* ns per byte of windows of transfers that waited */
+    double limited_share;      /* of windows moving uncompressed bytes, the share that
+                                  waited (0..1): over 0.35 the pace stands for the device */
+    double transfer_ns;        /* ns per byte of a transfer that did not wait */
+    uint64_t since_wait;       /* bytes moved since a transfer last waited */
+    uint32_t device_runs;      /* runs that timed device_ns (0: not timed, unused) */
+    uint32_t pace_windows;     /* windows that gave pace_ns (0: unused) */
+    uint32_t share_windows;    /* windows limited_share is of */
+    uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
+} bf_auto_device;
+
 /* Options for a space. Initialise with bf_space_options_init. */
 typedef struct bf_space_options {
-    const char *temp_dir;          /* parent directory; NULL: $TMPDIR, else /tmp */
-    uint32_t block_size;           /* default logical block size of files */
-    bf_codec codec;                /* default codec of files */
-    int32_t level;                 /* default level, BF_LEVEL_DEFAULT for the codec's own */
-    uint64_t temp_limit;           /* limit on physical bytes of all files; 0 = none */
-    uint64_t segment_size;         /* bytes per segment file; 0: 1 GiB; a multiple of 4096
-                                      with room for two blocks and their headers (tests use
-                                      small segments to cross them often) */
-    uint32_t max_open_fds;         /* descriptors the space keeps open at most; 0 = auto */
-    const bf_allocator *allocator; /* NULL: malloc/realloc/free; copied */
-    uint64_t io_limit;             /* model a slower disk: temp I/O bytes per second, reads and
-                                      writes together (token bucket); 0 = unthrottled */
-    int auto_prefer;               /* codec=auto: BF_AUTO_TIME (default) or BF_AUTO_SPACE */
-    uint32_t auto_slack_pct;       /* BF_AUTO_SPACE: the smallest output among codecs at most
-                                      this many percent slower than the fastest (default 20) */
+    const char *temp_dir;              /* parent directory; NULL: $TMPDIR, else /tmp */
+    uint32_t block_size;               /* default logical block size of files */
+    bf_codec codec;                    /* default codec of files */
+    int32_t level;                     /* default level, BF_LEVEL_DEFAULT for the codec's own */
+    uint64_t temp_limit;               /* limit on physical bytes of all files; 0 = none */
+    uint64_t segment_size;             /* bytes per segment file; 0: 1 GiB; a multiple of 4096
+                                          with room for two blocks and their headers (tests use
+                                          small segments to cross them often) */
+    uint32_t max_open_fds;             /* descriptors the space keeps open at most; 0 = auto */
+    const bf_allocator *allocator;     /* NULL: malloc/realloc/free; copied */
+    uint64_t io_limit;                 /* model a slower disk: temp I/O bytes per second, reads and
+                                          writes together (token bucket); 0 = unthrottled */
+    int auto_prefer;                   /* codec=auto: BF_AUTO_TIME (default) or BF_AUTO_SPACE */
+    uint32_t auto_slack_pct;           /* BF_AUTO_SPACE: the smallest output among codecs at most
+                                          this many percent slower than the fastest (default 20) */
+    const bf_auto_device *auto_device; /* codec=auto: start from what an earlier space learned
+                                          of this device (copied); NULL: from nothing */
 } bf_space_options;
 
 /* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
@@ -207,6 +234,14 @@ BF_API const char *bf_space_errmsg(const bf_space *space);
  * ("" if no file uses auto). Owned by the space.
  */
 BF_API const char *bf_space_auto_reason(const bf_space *space);
+
+/*
+ * Fill *out with what codec=auto in this space has learned of its device:
+ * the figures it started from (bf_space_options.auto_device) moved by its
+ * own measurements since. All zero when it started from nothing and no file
+ * has used auto. Never fails.
+ */
+BF_API void bf_space_auto_device(const bf_space *space, bf_auto_device *out);
 
 /* The space's private directory. Owned by the space. */
 BF_API const char *bf_space_dir(const bf_space *space);

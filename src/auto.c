@@ -7,6 +7,7 @@
  */
 #include "auto.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,21 @@ static void time_sample(double *v, double x, double w, uint32_t n)
         *v = n == 0 || x < *v ? x : *v;
     else
         ewma(v, x < *v * TIME_CAP ? x : *v * TIME_CAP, w, 0);
+}
+
+/*
+ * A run of waits errs the same way, and more: between waits under
+ * BF_AUTO_GAP apart the caller may still pause long enough, all told, for
+ * the device to idle. Traced under io_limit, a quarter of Q21's runs at
+ * 50 MB/s read 28-33 ns/B against 19.1, Q3's only run at 100 MB/s 19.4
+ * against 9.5, and no run read more than 10% fast. So a run slower than the
+ * estimate counts a quarter as much as one faster: a device that really
+ * slows down is followed, a few runs later.
+ */
+static void device_sample(bf_auto *a, double x)
+{
+    double w = a->dev_samples >= TIME_WARM && x > a->dev_ns ? EWMA_IO / 4 : EWMA_IO;
+    time_sample(&a->dev_ns, x, w, a->dev_samples++);
 }
 
 /* Decompression per logical byte (before it is measured: a share of compression). */
@@ -192,32 +208,50 @@ static void end_window(bf_auto *a, uint64_t end)
  * shows it never ran dry in between, so over a run the bytes moved took the
  * device exactly the time from the end of its first wait to the end of its
  * last. Stretches between waits farther apart may hold idle time, and are
- * not used: they would make the device look slower than it is.
+ * not used: they would make the device look slower than it is. A run cut
+ * short by such a stretch still times the device up to its last wait, if
+ * it got as far as two waits over BF_AUTO_RUN_MIN bytes: at 100 MB/s Q3's
+ * only full-length run read 19.7 ns/B, its caller pausing 37 of its 42 ms,
+ * while a run of three waits over 1.8 MB, cut short, read 9.5.
  */
+static void end_run(bf_auto *a)
+{
+    if (a->run_start != 0 && a->run_waits >= 2 && a->run_timed >= BF_AUTO_RUN_MIN)
+        device_sample(a, (double)(a->run_last - a->run_start) / (double)a->run_timed);
+    a->run_start = 0;
+}
+
+static void start_run(bf_auto *a, uint64_t end)
+{
+    a->run_start = end;
+    a->run_bytes = 0;
+    a->run_timed = 0;
+    a->run_waits = 0;
+}
+
 static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end, int waited)
 {
     if (start > a->last_end + BF_AUTO_GAP)
-        a->run_start = 0;
+        end_run(a);
     a->last_end = end;
     a->run_bytes += bytes;
     a->since_wait += bytes;
-    int close = a->since_wait <= BF_AUTO_CHAIN;
-    if (!waited) {
-        if (!close)
-            a->run_start = 0;
+    if (a->since_wait > BF_AUTO_CHAIN)
+        end_run(a);
+    if (!waited)
+        return;
+    a->since_wait = 0;
+    if (a->run_start == 0) {
+        start_run(a, end);
         return;
     }
-    a->since_wait = 0;
     a->run_waits++;
-    int going = a->run_start != 0 && close;
-    if (going && a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
+    a->run_last = end;
+    a->run_timed = a->run_bytes;
+    if (a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
-    if (going)
-        time_sample(&a->dev_ns, (double)(end - a->run_start) / (double)a->run_bytes, EWMA_IO,
-                    a->dev_samples++);
-    a->run_start = end;
-    a->run_bytes = 0;
-    a->run_waits = 0;
+    device_sample(a, (double)(end - a->run_start) / (double)a->run_bytes);
+    start_run(a, end);
 }
 
 /* Bytes of I/O in the window being measured: the first is shorter, so the prior decides less. */
@@ -328,12 +362,18 @@ void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t 
     }
 }
 
+/* Nothing is known of the device yet: neither measured nor learned from another space. */
+static int device_unknown(const bf_auto *a)
+{
+    return a->windows == 0 && a->sys_samples == 0;
+}
+
 double bf_auto_cost(const bf_auto *a, int k)
 {
     const bf_auto_cand *c = &a->cand[k];
     if (c->samples == 0)
         return -1;
-    if (a->windows == 0)
+    if (device_unknown(a))
         return c->comp_ns + decomp_of(c) + c->ratio * IO_PRIOR_NS * 2;
     /* A block written is read back once: until reads are seen, they wait for the device. */
     double dev = device_ns(a);
@@ -380,7 +420,7 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         else
             PUT(", %s %.2f (%.3f)", name, c, a->cand[j].ratio);
     }
-    if (a->windows == 0)
+    if (device_unknown(a))
         PUT("; device %.2f ns/B (prior)", IO_PRIOR_NS);
     else if (device_ns(a) == 0)
         PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", a->sys_ns, a->other_ns);
@@ -434,6 +474,49 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
     if (why != NULL && len > 0)
         bf_auto_explain(a, pick, flat, why, len);
     return pick;
+}
+
+/*
+ * The counts come along with the figures: a figure learned from many
+ * samples moves as slowly in the new space as it would have in the old.
+ */
+void bf_auto_seed(bf_auto *a, const bf_auto_device *d)
+{
+    a->dev_ns = d->device_ns;
+    a->dev_samples = d->device_runs;
+    a->pace_ns = d->pace_ns;
+    a->pace_samples = d->pace_windows;
+    a->limited_share = d->limited_share;
+    a->share_samples = d->share_windows;
+    a->sys_ns = d->transfer_ns;
+    a->sys_samples = d->transfer_windows;
+    a->since_wait = d->since_wait;
+}
+
+void bf_auto_device_of(const bf_auto *a, bf_auto_device *out)
+{
+    *out = (bf_auto_device){
+        .device_ns = a->dev_ns,
+        .device_runs = a->dev_samples,
+        .pace_ns = a->pace_ns,
+        .pace_windows = a->pace_samples,
+        .limited_share = a->limited_share,
+        .share_windows = a->share_samples,
+        .transfer_ns = a->sys_ns,
+        .transfer_windows = a->sys_samples,
+        .since_wait = a->since_wait,
+    };
+}
+
+static int figure(double v)
+{
+    return isfinite(v) && v >= 0;
+}
+
+int bf_auto_device_valid(const bf_auto_device *d)
+{
+    return figure(d->device_ns) && figure(d->pace_ns) && figure(d->transfer_ns) &&
+           figure(d->limited_share) && d->limited_share <= 1;
 }
 
 int bf_auto_start(const bf_auto *a)

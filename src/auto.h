@@ -62,7 +62,8 @@
 #define BF_AUTO_WAIT_NS 1000000       /* a transfer longer than this ... */
 #define BF_AUTO_WAIT_NS_B 1.0         /* ... plus this per byte waited for the device */
 #define BF_AUTO_SPAN (2u << 20)       /* bytes of a run of waits that times the device, */
-#define BF_AUTO_RUN_WAITS 16          /* or waits in it */
+#define BF_AUTO_RUN_WAITS 16          /* or waits in it; a run cut short times it too */
+#define BF_AUTO_RUN_MIN (512u << 10)  /* when its waits span this many bytes, and two waits */
 #define BF_AUTO_CHAIN (4u << 20)      /* waits at most this far apart make a run */
 #define BF_AUTO_LIMITED 20            /* a window that waited 1/20 of its time was limited */
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
@@ -108,6 +109,7 @@ typedef struct bf_auto {
     uint32_t windows; /* windows measured */
     bf_auto_window win;
     uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
+    uint64_t run_last, run_timed;  /* the run's last wait's end, and its bytes up to there */
     uint64_t since_wait;           /* bytes since the last wait */
     uint32_t run_waits;            /* waits in the run */
     uint64_t last_end;             /* end of the last transfer timed */
@@ -191,6 +193,15 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len);
 
 /* Write into why[len] the reason for choosing `k` (flat: the file's data does not shrink). */
 void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len);
+
+/* Start from what another space learned of the device (bf_auto_device_valid holds). */
+void bf_auto_seed(bf_auto *a, const bf_auto_device *d);
+
+/* What `a` has learned of the device so far. */
+void bf_auto_device_of(const bf_auto *a, bf_auto_device *out);
+
+/* 1 if every figure of `d` is one a space could have measured (finite, >= 0, a share <= 1). */
+int bf_auto_device_valid(const bf_auto_device *d);
 
 /* The candidate new files start with: the space's current best (lz4 before any estimate). */
 int bf_auto_start(const bf_auto *a);

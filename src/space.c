@@ -93,6 +93,9 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     if (o.auto_prefer != BF_AUTO_TIME && o.auto_prefer != BF_AUTO_SPACE)
         return reject(errbuf, errlen, BF_EINVAL, "bad auto_prefer %d (BF_AUTO_TIME, BF_AUTO_SPACE)",
                       o.auto_prefer);
+    if (o.auto_device != NULL && !bf_auto_device_valid(o.auto_device))
+        return reject(errbuf, errlen, BF_EINVAL,
+                      "bad auto_device: its figures must be finite, >= 0, its share <= 1");
     if (o.segment_size == 0)
         o.segment_size = BF_SEGMENT_SIZE_DEFAULT;
     if (o.segment_size % 4096 != 0 || o.segment_size < 2 * ((uint64_t)bs + 4096))
@@ -116,6 +119,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
+    if (o.auto_device != NULL)
+        sp->auto_seed = *o.auto_device;
     if (o.io_limit != 0 &&
         bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle) != BF_OK) {
         bf_free(a, sp);
@@ -192,9 +197,18 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
         if (sp->autoc == NULL)
             return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "codec auto's state");
         bf_auto_init(sp->autoc, sp->auto_prefer == BF_AUTO_SPACE, sp->auto_slack_pct);
+        bf_auto_seed(sp->autoc, &sp->auto_seed);
     }
     *out = sp->autoc;
     return BF_OK;
+}
+
+void bf_space_auto_device(const bf_space *sp, bf_auto_device *out)
+{
+    if (sp->autoc != NULL)
+        bf_auto_device_of(sp->autoc, out);
+    else
+        *out = sp->auto_seed;
 }
 
 const char *bf_space_dir(const bf_space *sp)

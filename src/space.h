@@ -69,6 +69,7 @@ struct bf_space {
     bf_auto *autoc; /* codec=auto's measurements, from the first file that uses it */
     int auto_prefer;
     uint32_t auto_slack_pct;
+    bf_auto_device auto_seed; /* what auto starts from (zero: nothing) */
     uint64_t blocks_by_codec[4];
     uint64_t (*io_clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
     void *io_clock_ctx;

@@ -298,6 +298,83 @@ static void test_flat_data_ends_the_warmup(void **state)
     assert_true(bf_auto_probe_due(&a));
 }
 
+/* One transfer of `bytes` after the caller's `gap` ns, taking `ns` (over 1 ms: it waited). */
+static void transfer(bf_auto *a, uint64_t bytes, uint64_t gap, uint64_t ns)
+{
+    clk.now += gap;
+    bf_auto_note_io(a, bytes, clk.now, clk.now + ns);
+    clk.now += ns;
+}
+
+/*
+ * After a pause that ends any run, a run of waits `ns_per_byte` apart in
+ * time per byte between them: a wait, then transfers of 16 KiB that do not
+ * wait, a wait each `every` bytes, `bytes` in all.
+ */
+static void waits(bf_auto *a, double ns_per_byte, uint64_t every, uint64_t bytes)
+{
+    const uint64_t t = 16 << 10;
+    transfer(a, t, BF_AUTO_GAP + 1, 3000000);
+    for (uint64_t moved = t; moved < bytes; moved += t) {
+        int wait = moved % every == 0;
+        uint64_t ns = wait ? 3000000 : 10000;
+        transfer(a, t, (uint64_t)(ns_per_byte * t) - ns, ns);
+    }
+}
+
+/*
+ * A run of waits that spans pauses of the caller makes the device look
+ * slower than it is, never faster: a slower run moves the estimate a
+ * quarter as much as a faster one.
+ */
+static void test_slow_runs_count_less(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    device(&a, 10);
+    assert_true(a.dev_samples >= 4);
+    assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
+    uint32_t n = a.dev_samples;
+    waits(&a, 30, 256 << 10, (2u << 20) + (256u << 10));
+    assert_int_equal(a.dev_samples, n + 1);
+    /* 30 ns/B counts as 10 + 20 x 0.25 / 4 = 11.25 (at the full weight: 15). */
+    assert_true(a.dev_ns > 11.0 && a.dev_ns < 11.5);
+    waits(&a, 5, 256 << 10, (2u << 20) + (256u << 10));
+    assert_int_equal(a.dev_samples, n + 2);
+    /* 11.25 - 6.25 x 0.25 */
+    assert_true(a.dev_ns > 9.5 && a.dev_ns < 9.8);
+}
+
+/*
+ * A run cut short, by a pause of the caller or by BF_AUTO_CHAIN bytes
+ * without a wait, times the device up to its last wait once two waits span
+ * BF_AUTO_RUN_MIN bytes; one wait or fewer bytes time nothing.
+ */
+static void test_a_run_cut_short_times_the_device(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    waits(&a, 10, 256 << 10, (1u << 20) + (16u << 10)); /* waits at 256, 512, 768 KiB, 1 MiB */
+    assert_int_equal(a.dev_samples, 0);
+    transfer(&a, 16 << 10, BF_AUTO_GAP + 1, 10000);
+    assert_int_equal(a.dev_samples, 1);
+    assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
+
+    fresh(&a, 0);
+    waits(&a, 10, 256 << 10, (512u << 10) + (16u << 10)); /* waits at 256, 512 KiB */
+    for (uint64_t moved = 0; moved <= BF_AUTO_CHAIN; moved += 16 << 10)
+        transfer(&a, 16 << 10, 1000, 10000);
+    assert_int_equal(a.dev_samples, 1);
+    assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
+
+    fresh(&a, 0);
+    waits(&a, 10, 256 << 10, (256u << 10) + (16u << 10)); /* one wait after the first */
+    transfer(&a, 16 << 10, BF_AUTO_GAP + 1, 10000);
+    assert_int_equal(a.dev_samples, 0);
+}
+
 /* ---- through a space, on a fake device ---------------------------------- */
 
 /* A device that takes `ns_per_byte` per byte moved, on its own clock. */
@@ -451,6 +528,83 @@ static void test_text_follows_the_device(void **state)
     bf_space_destroy(sp);
 }
 
+/*
+ * A space started from what another learned of the device
+ * (bf_space_options.auto_device) decides by it from its first block: on a
+ * slow device it does not write its first MiB raw while it times the
+ * device, on a fast one it does not compress its first window.
+ */
+static void test_a_space_starts_from_what_another_learned(void **state)
+{
+    (void)state;
+    require_codecs();
+    static const double speeds[] = {10000, 0.05};
+    for (int i = 0; i < 2; i++) {
+        bf_space *sp = device_space(speeds[i]);
+        bf_stats st;
+        spill(sp, T_DATA_TEXT, 8, &st);
+        bf_auto_device learned;
+        bf_space_auto_device(sp, &learned);
+        bf_space_destroy(sp);
+        uint64_t raw_cold = st.blocks_by_codec[BF_CODEC_NONE];
+        if (i == 0) {
+            assert_true(learned.device_runs > 0);
+            assert_true(learned.device_ns > 9000 && learned.device_ns < 11000);
+        } else {
+            assert_int_equal(learned.device_runs, 0);
+            assert_true(learned.since_wait > BF_AUTO_CHAIN);
+        }
+
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.codec = BF_CODEC_AUTO;
+        o.auto_device = &learned;
+        sp = t_space_opts(&o);
+        dev = (fake_device){0, speeds[i]};
+        bf_io io = {dev_open,      dev_close,  dev_pwritev, dev_pread,
+                    dev_ftruncate, dev_unlink, dev_rename,  &dev};
+        bf_space_set_io(sp, &io);
+        bf_space_set_io_clock(sp, dev_clock, &dev);
+        bf_auto_device seeded;
+        bf_space_auto_device(sp, &seeded);
+        assert_memory_equal(&seeded, &learned, sizeof(seeded));
+        spill(sp, T_DATA_TEXT, 8, &st);
+        print_message("  %.2f ns/B: raw blocks %llu from nothing, %llu from another space\n",
+                      speeds[i], (unsigned long long)raw_cold,
+                      (unsigned long long)st.blocks_by_codec[BF_CODEC_NONE]);
+        if (i == 0)
+            assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 8 < raw_cold);
+        else
+            assert_int_equal(st.blocks_by_codec[BF_CODEC_NONE], blocks(&st));
+        bf_space_destroy(sp);
+    }
+}
+
+/* Figures no space could have measured are refused, and nothing is created. */
+static void test_bad_device_figures_are_refused(void **state)
+{
+    (void)state;
+    static const bf_auto_device bad[] = {
+        {.device_ns = -1},
+        {.pace_ns = 1.0 / 0.0},
+        {.transfer_ns = 0.0 / 0.0},
+        {.limited_share = 1.5},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.codec = BF_CODEC_AUTO;
+        o.auto_device = &bad[i];
+        bf_space *sp = (bf_space *)&o;
+        char err[256] = "";
+        assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EINVAL);
+        assert_null(sp);
+        assert_non_null(strstr(err, "auto_device"));
+    }
+}
+
 /* An auto file reopened by name stays auto, and reads what it mixed. */
 static void test_named_auto_file(void **state)
 {
@@ -495,8 +649,12 @@ int main(void)
         cmocka_unit_test(test_nothing_measured),
         cmocka_unit_test(test_timing_is_sampled_while_nothing_waits),
         cmocka_unit_test(test_flat_data_ends_the_warmup),
+        cmocka_unit_test(test_slow_runs_count_less),
+        cmocka_unit_test(test_a_run_cut_short_times_the_device),
         cmocka_unit_test(test_random_data_settles_on_none),
         cmocka_unit_test(test_text_follows_the_device),
+        cmocka_unit_test(test_a_space_starts_from_what_another_learned),
+        cmocka_unit_test(test_bad_device_figures_are_refused),
         cmocka_unit_test(test_named_auto_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -22,6 +22,7 @@ typedef struct pair_config {
     char label[48];         /* e.g. "zstd:1", "lz4/32K", "none@1MB" */
     char level_text[16];    /* "default" or the level */
     char work_mem_text[32]; /* "4MB", "unlimited" */
+    bf_auto_device learned; /* cfg.auto_device of an auto configuration points here */
 } pair_config;
 
 typedef struct pair_plan {

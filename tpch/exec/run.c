@@ -51,6 +51,7 @@ void run_space_options(const run_config *cfg, bf_space_options *so)
     so->block_size = cfg->block_size;
     so->temp_limit = cfg->temp_limit;
     so->io_limit = cfg->io_limit;
+    so->auto_device = cfg->auto_device;
 }
 
 int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_result *r)
@@ -93,6 +94,8 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
     r->cpu_seconds = cpu_seconds() - c0;
     bf_space_stats(space, &r->spill);
     snprintf(r->auto_reason, sizeof r->auto_reason, "%s", bf_space_auto_reason(space));
+    if (cfg->auto_device != NULL)
+        bf_space_auto_device(space, cfg->auto_device);
     r->ops = q.st;
     r->op_peak = q.op_peak;
     r->op_peak_floor = q.op_peak_floor;

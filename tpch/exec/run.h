@@ -22,6 +22,8 @@ typedef struct run_config {
     const char *temp_dir; /* NULL: $TMPDIR or /tmp */
     uint64_t temp_limit;  /* physical spill bytes allowed; 0 = no limit */
     uint64_t io_limit;    /* modelled temp-device bandwidth, bytes/s; 0 = unthrottled */
+    bf_auto_device *auto_device; /* codec=auto: the space starts from it and leaves what it
+                                    learned in it; NULL: each space learns from nothing */
 } run_config;
 
 typedef struct run_result {

@@ -70,7 +70,9 @@ static void usage(FILE *f)
         "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
         "\n"
         "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto, optionally with a\n"
-        "                              level (default lz4); a list runs paired mode\n"
+        "                              level (default lz4); a list runs paired mode. auto:\n"
+        "                              a query's space starts from what the last one of its\n"
+        "                              configuration learned of the temp device\n"
         "  --level=N                   codec level (default: the codec's own)\n"
         "  --block-size=SIZE,...       buffile block size, power of two 4K..1M (default 8K)\n"
         "  --work-mem=SIZE,...         per-operator memory budget (default 4MB;\n"
@@ -542,6 +544,8 @@ static int make_configs(const options *o, pair_config *conf)
                                        .temp_dir = o->temp_dir,
                                        .temp_limit = (uint64_t)o->temp_limit,
                                        .io_limit = (uint64_t)o->io_limit};
+                if (pc->cfg.codec == BF_CODEC_AUTO)
+                    pc->cfg.auto_device = &pc->learned;
                 check_spill_config(&pc->cfg);
                 format_size(o->work_mems[w], pc->work_mem_text, sizeof pc->work_mem_text);
                 if (o->levels[c] == BF_LEVEL_DEFAULT)
@@ -575,6 +579,9 @@ int main(int argc, char **argv)
                       .temp_dir = o.temp_dir,
                       .temp_limit = (uint64_t)o.temp_limit,
                       .io_limit = (uint64_t)o.io_limit};
+    bf_auto_device learned = {0};
+    if (cfg.codec == BF_CODEC_AUTO)
+        cfg.auto_device = &learned;
     check_spill_config(&cfg);
     static pair_config conf[MAX_CONF];
     int nconf = make_configs(&o, conf);
