@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define BF_VERSION_MAJOR 0
-#define BF_VERSION_MINOR 1
+#define BF_VERSION_MINOR 2
 #define BF_VERSION_PATCH 0
 
 /* Status codes. 0 is success; all errors are negative. */
@@ -169,7 +169,8 @@ typedef struct bf_auto_device {
                                   transfers that waited for it */
     double pace_ns;            /* ns per byte of windows of transfers that waited */
     double limited_share;      /* of windows moving uncompressed bytes, the share that
-                                  waited (0..1): over 0.35 the pace stands for the device */
+                                  waited (0..1): at 0.35 or more, of 16 windows or more,
+                                  the pace stands for the device until it is timed */
     double transfer_ns;        /* ns per byte of a transfer that did not wait */
     uint64_t since_wait;       /* bytes moved since a transfer last waited */
     uint32_t device_runs;      /* runs that timed device_ns (0: not timed, unused) */
@@ -196,7 +197,8 @@ typedef struct bf_space_options {
     uint32_t auto_slack_pct;           /* BF_AUTO_SPACE: the smallest output among codecs at most
                                           this many percent slower than the fastest (default 20) */
     const bf_auto_device *auto_device; /* codec=auto: start from what an earlier space learned
-                                          of this device (copied); NULL: from nothing */
+                                          of this device (copied; figures no space could have
+                                          measured give BF_EINVAL); NULL: from nothing */
 } bf_space_options;
 
 /* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */

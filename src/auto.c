@@ -65,24 +65,27 @@ static void ewma(double *v, double x, double w, int first)
  * Times err one way: a preempted call, a cold cache or a page fault makes a
  * sample longer, never shorter. So the first samples give their minimum,
  * and later ones count as at most TIME_CAP times the estimate: a real
- * change still gets through, a few windows later, a hiccup does not.
+ * change still gets through, a few windows later, a hiccup does not. An
+ * estimate of 0 (a clock too coarse, or figures passed in from another
+ * space) caps nothing, or it could never move.
  */
 static void time_sample(double *v, double x, double w, uint32_t n)
 {
     if (n < TIME_WARM)
         *v = n == 0 || x < *v ? x : *v;
     else
-        ewma(v, x < *v * TIME_CAP ? x : *v * TIME_CAP, w, 0);
+        ewma(v, *v > 0 && x > *v * TIME_CAP ? *v * TIME_CAP : x, w, 0);
 }
 
 /*
  * A run of waits errs the same way, and more: between waits under
  * BF_AUTO_GAP apart the caller may still pause long enough, all told, for
  * the device to idle. Traced under io_limit, a quarter of Q21's runs at
- * 50 MB/s read 28-33 ns/B against 19.1, Q3's only run at 100 MB/s 19.4
+ * 50 MB/s read 28-33 ns/B against 19.1, Q3's only run at 100 MB/s 19-20
  * against 9.5, and no run read more than 10% fast. So a run slower than the
  * estimate counts a quarter as much as one faster: a device that really
- * slows down is followed, a few runs later.
+ * slows down is still followed, but slowly (half way after 11 runs, 90%
+ * after 36: 20-70 MiB at 2 MiB a run).
  */
 static void device_sample(bf_auto *a, double x)
 {
@@ -210,9 +213,10 @@ static void end_window(bf_auto *a, uint64_t end)
  * last. Stretches between waits farther apart may hold idle time, and are
  * not used: they would make the device look slower than it is. A run cut
  * short by such a stretch still times the device up to its last wait, if
- * it got as far as two waits over BF_AUTO_RUN_MIN bytes: at 100 MB/s Q3's
- * only full-length run read 19.7 ns/B, its caller pausing 37 of its 42 ms,
- * while a run of three waits over 1.8 MB, cut short, read 9.5.
+ * it got as far as two waits after its first, BF_AUTO_RUN_MIN bytes from
+ * it: at 100 MB/s Q3's only full-length run read 19.7 ns/B, its caller
+ * pausing 37 of its 42 ms, while a run of three waits over 1.8 MB, cut
+ * short, read 9.5.
  */
 static void end_run(bf_auto *a)
 {
@@ -254,10 +258,16 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     start_run(a, end);
 }
 
+/* Nothing is known of the device yet: neither measured nor learned from another space. */
+static int device_unknown(const bf_auto *a)
+{
+    return a->windows == 0 && a->sys_samples == 0 && a->dev_samples == 0 && a->share_samples == 0;
+}
+
 /* Bytes of I/O in the window being measured: the first is shorter, so the prior decides less. */
 static uint64_t window_len(const bf_auto *a)
 {
-    return a->windows == 0 && a->dev_samples == 0 ? BF_AUTO_IO_FIRST : BF_AUTO_IO_WINDOW;
+    return device_unknown(a) ? BF_AUTO_IO_FIRST : BF_AUTO_IO_WINDOW;
 }
 
 /*
@@ -270,8 +280,11 @@ static uint64_t window_len(const bf_auto *a)
  */
 int bf_auto_times_io(bf_auto *a, uint64_t bytes)
 {
-    int all = a->since_wait <= BF_AUTO_CHAIN || a->sys_samples == 0 || device_ns(a) > 0 ||
-              a->win.bytes + bytes >= window_len(a);
+    /* The first window is timed whole: its start is the first transfer's (a space
+       started from another's figures may have moved BF_AUTO_CHAIN bytes without a wait
+       before it has moved any). */
+    int all = a->since_wait <= BF_AUTO_CHAIN || a->sys_samples == 0 || a->windows == 0 ||
+              device_ns(a) > 0 || a->win.bytes + bytes >= window_len(a);
     if (all || ++a->untimed >= BF_AUTO_TIME_EVERY) {
         a->untimed = 0;
         return 1;
@@ -360,12 +373,6 @@ void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t 
         if (c->codec == codec)
             time_sample(&c->decomp_ns, (double)ns / raw_len, EWMA, c->decomp_samples++);
     }
-}
-
-/* Nothing is known of the device yet: neither measured nor learned from another space. */
-static int device_unknown(const bf_auto *a)
-{
-    return a->windows == 0 && a->sys_samples == 0;
 }
 
 double bf_auto_cost(const bf_auto *a, int k)

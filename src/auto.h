@@ -63,7 +63,7 @@
 #define BF_AUTO_WAIT_NS_B 1.0         /* ... plus this per byte waited for the device */
 #define BF_AUTO_SPAN (2u << 20)       /* bytes of a run of waits that times the device, */
 #define BF_AUTO_RUN_WAITS 16          /* or waits in it; a run cut short times it too */
-#define BF_AUTO_RUN_MIN (512u << 10)  /* when its waits span this many bytes, and two waits */
+#define BF_AUTO_RUN_MIN (512u << 10)  /* when two waits after its first span this many bytes */
 #define BF_AUTO_CHAIN (4u << 20)      /* waits at most this far apart make a run */
 #define BF_AUTO_LIMITED 20            /* a window that waited 1/20 of its time was limited */
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */

@@ -7,6 +7,7 @@
  * for choices whose margins are orders of magnitude (none against a
  * compressing codec), never for which of two close codecs wins.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -307,19 +308,33 @@ static void transfer(bf_auto *a, uint64_t bytes, uint64_t gap, uint64_t ns)
 }
 
 /*
- * After a pause that ends any run, a run of waits `ns_per_byte` apart in
- * time per byte between them: a wait, then transfers of 16 KiB that do not
- * wait, a wait each `every` bytes, `bytes` in all.
+ * After a pause that ends any run, transfers of 16 KiB, `bytes` in all: the
+ * first and one each `every` bytes wait, and end `ns_per_byte` per byte
+ * moved after the first's end; between them the others take 10 us each,
+ * evenly spread over all but the last 1.5 ms, which the wait takes.
  */
 static void waits(bf_auto *a, double ns_per_byte, uint64_t every, uint64_t bytes)
 {
-    const uint64_t t = 16 << 10;
-    transfer(a, t, BF_AUTO_GAP + 1, 3000000);
+    const uint64_t t = 16 << 10, wait = 1500000, free = 10000;
+    const uint64_t span = (uint64_t)(ns_per_byte * (double)every), k = every / t - 1;
+    if (span < wait + k * free || (span - wait) / k > BF_AUTO_GAP)
+        fail_msg("%.1f ns/B does not fit a wait each %llu bytes", ns_per_byte,
+                 (unsigned long long)every);
+    const uint64_t gap = (span - wait) / k - free;
+    transfer(a, t, BF_AUTO_GAP + 1, wait);
+    uint64_t t0 = clk.now;
     for (uint64_t moved = t; moved < bytes; moved += t) {
-        int wait = moved % every == 0;
-        uint64_t ns = wait ? 3000000 : 10000;
-        transfer(a, t, (uint64_t)(ns_per_byte * t) - ns, ns);
+        if (moved % every != 0)
+            transfer(a, t, gap, free);
+        else
+            transfer(a, t, 0, t0 + (uint64_t)(ns_per_byte * (double)moved) - clk.now);
     }
+}
+
+/* A pause of the caller, then a transfer: any run of waits ends. */
+static void pause_caller(bf_auto *a)
+{
+    transfer(a, 16 << 10, BF_AUTO_GAP + 1, 10000);
 }
 
 /*
@@ -333,6 +348,7 @@ static void test_slow_runs_count_less(void **state)
     bf_auto a;
     fresh(&a, 0);
     device(&a, 10);
+    pause_caller(&a);
     assert_true(a.dev_samples >= 4);
     assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
     uint32_t n = a.dev_samples;
@@ -340,7 +356,7 @@ static void test_slow_runs_count_less(void **state)
     assert_int_equal(a.dev_samples, n + 1);
     /* 30 ns/B counts as 10 + 20 x 0.25 / 4 = 11.25 (at the full weight: 15). */
     assert_true(a.dev_ns > 11.0 && a.dev_ns < 11.5);
-    waits(&a, 5, 256 << 10, (2u << 20) + (256u << 10));
+    waits(&a, 5, 512 << 10, (2u << 20) + (256u << 10));
     assert_int_equal(a.dev_samples, n + 2);
     /* 11.25 - 6.25 x 0.25 */
     assert_true(a.dev_ns > 9.5 && a.dev_ns < 9.8);
@@ -348,8 +364,9 @@ static void test_slow_runs_count_less(void **state)
 
 /*
  * A run cut short, by a pause of the caller or by BF_AUTO_CHAIN bytes
- * without a wait, times the device up to its last wait once two waits span
- * BF_AUTO_RUN_MIN bytes; one wait or fewer bytes time nothing.
+ * without a wait, times the device up to its last wait once two waits after
+ * its first are BF_AUTO_RUN_MIN bytes from it; one wait after the first, or
+ * fewer bytes, time nothing.
  */
 static void test_a_run_cut_short_times_the_device(void **state)
 {
@@ -358,7 +375,7 @@ static void test_a_run_cut_short_times_the_device(void **state)
     fresh(&a, 0);
     waits(&a, 10, 256 << 10, (1u << 20) + (16u << 10)); /* waits at 256, 512, 768 KiB, 1 MiB */
     assert_int_equal(a.dev_samples, 0);
-    transfer(&a, 16 << 10, BF_AUTO_GAP + 1, 10000);
+    pause_caller(&a);
     assert_int_equal(a.dev_samples, 1);
     assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
 
@@ -370,8 +387,13 @@ static void test_a_run_cut_short_times_the_device(void **state)
     assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
 
     fresh(&a, 0);
-    waits(&a, 10, 256 << 10, (256u << 10) + (16u << 10)); /* one wait after the first */
-    transfer(&a, 16 << 10, BF_AUTO_GAP + 1, 10000);
+    waits(&a, 10, 512 << 10, (512u << 10) + (16u << 10)); /* 512 KiB, one wait after the first */
+    pause_caller(&a);
+    assert_int_equal(a.dev_samples, 0);
+
+    fresh(&a, 0);
+    waits(&a, 20, 128 << 10, (256u << 10) + (16u << 10)); /* two waits, 256 KiB */
+    pause_caller(&a);
     assert_int_equal(a.dev_samples, 0);
 }
 
@@ -436,19 +458,26 @@ static int dev_rename(void *ctx, const char *from, const char *to)
     return bf_posix_io.rename(NULL, from, to);
 }
 
-static bf_space *device_space(double ns_per_byte)
+/* A space on the fake device, started from `seed` (NULL: nothing), its clock at `clock0`. */
+static bf_space *seeded_space(double ns_per_byte, const bf_auto_device *seed, uint64_t clock0)
 {
     bf_space_options o;
     bf_space_options_init(&o);
     o.temp_dir = parent;
     o.codec = BF_CODEC_AUTO;
+    o.auto_device = seed;
     bf_space *sp = t_space_opts(&o);
-    dev = (fake_device){0, ns_per_byte};
+    dev = (fake_device){clock0, ns_per_byte};
     bf_io io = {dev_open,      dev_close,  dev_pwritev, dev_pread,
                 dev_ftruncate, dev_unlink, dev_rename,  &dev};
     bf_space_set_io(sp, &io);
     bf_space_set_io_clock(sp, dev_clock, &dev);
     return sp;
+}
+
+static bf_space *device_space(double ns_per_byte)
+{
+    return seeded_space(ns_per_byte, NULL, 0);
 }
 
 /* Spill `mib` MiB of `kind` data through an auto file, read it back, return the space's stats. */
@@ -551,24 +580,24 @@ static void test_a_space_starts_from_what_another_learned(void **state)
             assert_true(learned.device_runs > 0);
             assert_true(learned.device_ns > 9000 && learned.device_ns < 11000);
         } else {
+            /* From nothing, the prior (200 MB/s) compressed its first window. */
+            assert_true(raw_cold < blocks(&st));
             assert_int_equal(learned.device_runs, 0);
             assert_true(learned.since_wait > BF_AUTO_CHAIN);
         }
 
-        bf_space_options o;
-        bf_space_options_init(&o);
-        o.temp_dir = parent;
-        o.codec = BF_CODEC_AUTO;
-        o.auto_device = &learned;
-        sp = t_space_opts(&o);
-        dev = (fake_device){0, speeds[i]};
-        bf_io io = {dev_open,      dev_close,  dev_pwritev, dev_pread,
-                    dev_ftruncate, dev_unlink, dev_rename,  &dev};
-        bf_space_set_io(sp, &io);
-        bf_space_set_io_clock(sp, dev_clock, &dev);
+        sp = seeded_space(speeds[i], &learned, 1000000000000); /* a clock is not 0 at first */
         bf_auto_device seeded;
         bf_space_auto_device(sp, &seeded);
-        assert_memory_equal(&seeded, &learned, sizeof(seeded));
+        assert_true(seeded.device_ns == learned.device_ns);
+        assert_true(seeded.pace_ns == learned.pace_ns);
+        assert_true(seeded.limited_share == learned.limited_share);
+        assert_true(seeded.transfer_ns == learned.transfer_ns);
+        assert_int_equal(seeded.since_wait, learned.since_wait);
+        assert_int_equal(seeded.device_runs, learned.device_runs);
+        assert_int_equal(seeded.pace_windows, learned.pace_windows);
+        assert_int_equal(seeded.share_windows, learned.share_windows);
+        assert_int_equal(seeded.transfer_windows, learned.transfer_windows);
         spill(sp, T_DATA_TEXT, 8, &st);
         print_message("  %.2f ns/B: raw blocks %llu from nothing, %llu from another space\n",
                       speeds[i], (unsigned long long)raw_cold,
@@ -577,6 +606,9 @@ static void test_a_space_starts_from_what_another_learned(void **state)
             assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 8 < raw_cold);
         else
             assert_int_equal(st.blocks_by_codec[BF_CODEC_NONE], blocks(&st));
+        /* The caller does nothing between transfers here; its first window is timed from
+           its first transfer, not from the clock's 0. */
+        assert_true(sp->autoc->other_ns < 1.0);
         bf_space_destroy(sp);
     }
 }
@@ -587,8 +619,8 @@ static void test_bad_device_figures_are_refused(void **state)
     (void)state;
     static const bf_auto_device bad[] = {
         {.device_ns = -1},
-        {.pace_ns = 1.0 / 0.0},
-        {.transfer_ns = 0.0 / 0.0},
+        {.pace_ns = INFINITY},
+        {.transfer_ns = NAN},
         {.limited_share = 1.5},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
