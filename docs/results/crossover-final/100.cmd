@@ -1,1 +1,0 @@
-build/tpch/exec/spillbench --sf=1 --data-dir=tpch-data/sf1 --temp-dir=tmp --work-mem=4MB --block-size=8K --io-limit=100MB/s --codec=lz4,auto --rounds=4 --queries=3,4,5,7,8,9,10,12,13,14,16,18,21,22 --format=json
