@@ -89,8 +89,8 @@ static void time_sample(double *v, double x, double w, uint32_t n)
  */
 static void device_sample(bf_auto *a, double x)
 {
-    double w = a->dev_samples >= TIME_WARM && x > a->dev_ns ? EWMA_IO / 4 : EWMA_IO;
-    time_sample(&a->dev_ns, x, w, a->dev_samples++);
+    double w = a->dev.device_runs >= TIME_WARM && x > a->dev.device_ns ? EWMA_IO / 4 : EWMA_IO;
+    time_sample(&a->dev.device_ns, x, w, a->dev.device_runs++);
 }
 
 /* Decompression per logical byte (before it is measured: a share of compression). */
@@ -108,10 +108,11 @@ static double decomp_of(const bf_auto_cand *c)
  */
 static double device_ns(const bf_auto *a)
 {
-    if (a->dev_samples > 0)
-        return a->dev_ns;
-    return a->share_samples >= BF_AUTO_SHARE_MIN && a->limited_share >= BF_AUTO_LIMITED_SHARE
-               ? a->pace_ns
+    if (a->dev.device_runs > 0)
+        return a->dev.device_ns;
+    return a->dev.share_windows >= BF_AUTO_SHARE_MIN &&
+                   a->dev.limited_share >= BF_AUTO_LIMITED_SHARE
+               ? a->dev.pace_ns
                : 0;
 }
 
@@ -131,7 +132,7 @@ static double device_ns(const bf_auto *a)
  */
 static double sys_of(const bf_auto *a, double dev)
 {
-    return dev > 0 || a->since_wait <= BF_AUTO_CHAIN ? a->sys_ns : 0;
+    return dev > 0 || a->dev.since_wait <= BF_AUTO_CHAIN ? a->dev.transfer_ns : 0;
 }
 
 /*
@@ -155,8 +156,8 @@ static void end_window(bf_auto *a, uint64_t end)
     bf_auto_window *w = &a->win;
     double took = (double)(end - w->start);
     if (w->free_bytes > 0)
-        time_sample(&a->sys_ns, (double)w->free_ns / (double)w->free_bytes, EWMA_IO,
-                    a->sys_samples++);
+        time_sample(&a->dev.transfer_ns, (double)w->free_ns / (double)w->free_bytes, EWMA_IO,
+                    a->dev.transfer_windows++);
     /* A window that spent a share of its time waiting moved its bytes at about the
        device's pace, and how many windows do tells whether the device limits. Only
        windows of uncompressed bytes count: one of compressed bytes that did not wait
@@ -165,10 +166,11 @@ static void end_window(bf_auto *a, uint64_t end)
     if ((double)w->bytes * 10 >= moved * 9) {
         int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
         if (limited)
-            ewma(&a->pace_ns, took / (double)w->bytes, EWMA_IO, a->pace_samples++ == 0);
-        double weight = a->share_samples < BF_AUTO_SHARE_MIN ? 1.0 / (a->share_samples + 1) : EWMA;
-        ewma(&a->limited_share, limited, weight, 0);
-        a->share_samples++;
+            ewma(&a->dev.pace_ns, took / (double)w->bytes, EWMA_IO, a->dev.pace_windows++ == 0);
+        double weight =
+            a->dev.share_windows < BF_AUTO_SHARE_MIN ? 1.0 / (a->dev.share_windows + 1) : EWMA;
+        ewma(&a->dev.limited_share, limited, weight, 0);
+        a->dev.share_windows++;
     }
     if (moved > 0) {
         double busy = took - (double)w->io_ns - (double)w->codec_ns;
@@ -218,10 +220,15 @@ static void end_window(bf_auto *a, uint64_t end)
  * pausing 37 of its 42 ms, while a run of three waits over 1.8 MB, cut
  * short, read 9.5.
  */
+static void time_run(bf_auto *a)
+{
+    device_sample(a, (double)(a->run_last - a->run_start) / (double)a->run_timed);
+}
+
 static void end_run(bf_auto *a)
 {
     if (a->run_start != 0 && a->run_waits >= 2 && a->run_timed >= BF_AUTO_RUN_MIN)
-        device_sample(a, (double)(a->run_last - a->run_start) / (double)a->run_timed);
+        time_run(a);
     a->run_start = 0;
 }
 
@@ -239,12 +246,12 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
         end_run(a);
     a->last_end = end;
     a->run_bytes += bytes;
-    a->since_wait += bytes;
-    if (a->since_wait > BF_AUTO_CHAIN)
+    a->dev.since_wait += bytes;
+    if (a->dev.since_wait > BF_AUTO_CHAIN)
         end_run(a);
     if (!waited)
         return;
-    a->since_wait = 0;
+    a->dev.since_wait = 0;
     if (a->run_start == 0) {
         start_run(a, end);
         return;
@@ -254,14 +261,15 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     a->run_timed = a->run_bytes;
     if (a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
-    device_sample(a, (double)(end - a->run_start) / (double)a->run_bytes);
+    time_run(a);
     start_run(a, end);
 }
 
 /* Nothing is known of the device yet: neither measured nor learned from another space. */
 static int device_unknown(const bf_auto *a)
 {
-    return a->windows == 0 && a->sys_samples == 0 && a->dev_samples == 0 && a->share_samples == 0;
+    return a->windows == 0 && a->dev.transfer_windows == 0 && a->dev.device_runs == 0 &&
+           a->dev.share_windows == 0;
 }
 
 /* Bytes of I/O in the window being measured: the first is shorter, so the prior decides less. */
@@ -283,8 +291,8 @@ int bf_auto_times_io(bf_auto *a, uint64_t bytes)
     /* The first window is timed whole: its start is the first transfer's (a space
        started from another's figures may have moved BF_AUTO_CHAIN bytes without a wait
        before it has moved any). */
-    int all = a->since_wait <= BF_AUTO_CHAIN || a->sys_samples == 0 || a->windows == 0 ||
-              device_ns(a) > 0 || a->win.bytes + bytes >= window_len(a);
+    int all = a->dev.since_wait <= BF_AUTO_CHAIN || a->dev.transfer_windows == 0 ||
+              a->windows == 0 || device_ns(a) > 0 || a->win.bytes + bytes >= window_len(a);
     if (all || ++a->untimed >= BF_AUTO_TIME_EVERY) {
         a->untimed = 0;
         return 1;
@@ -297,8 +305,8 @@ void bf_auto_note_untimed(bf_auto *a, uint64_t bytes)
     /* It took what the timed ones that did not wait take; no run of waits is going
        (none came in the last BF_AUTO_CHAIN bytes), so only the distance grows. */
     a->win.bytes += bytes;
-    a->win.io_ns += (uint64_t)(a->sys_ns * (double)bytes);
-    a->since_wait += bytes;
+    a->win.io_ns += (uint64_t)(a->dev.transfer_ns * (double)bytes);
+    a->dev.since_wait += bytes;
 }
 
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
@@ -430,10 +438,11 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
     if (device_unknown(a))
         PUT("; device %.2f ns/B (prior)", IO_PRIOR_NS);
     else if (device_ns(a) == 0)
-        PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", a->sys_ns, a->other_ns);
+        PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", a->dev.transfer_ns,
+            a->other_ns);
     else
         PUT("; device %.2f ns/B (%s), transfers %.2f, caller %.2f", device_ns(a),
-            a->dev_samples > 0 ? "timed" : "pace", a->sys_ns, a->other_ns);
+            a->dev.device_runs > 0 ? "timed" : "pace", a->dev.transfer_ns, a->other_ns);
 #undef PUT
 }
 
@@ -481,38 +490,6 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
     if (why != NULL && len > 0)
         bf_auto_explain(a, pick, flat, why, len);
     return pick;
-}
-
-/*
- * The counts come along with the figures: a figure learned from many
- * samples moves as slowly in the new space as it would have in the old.
- */
-void bf_auto_seed(bf_auto *a, const bf_auto_device *d)
-{
-    a->dev_ns = d->device_ns;
-    a->dev_samples = d->device_runs;
-    a->pace_ns = d->pace_ns;
-    a->pace_samples = d->pace_windows;
-    a->limited_share = d->limited_share;
-    a->share_samples = d->share_windows;
-    a->sys_ns = d->transfer_ns;
-    a->sys_samples = d->transfer_windows;
-    a->since_wait = d->since_wait;
-}
-
-void bf_auto_device_of(const bf_auto *a, bf_auto_device *out)
-{
-    *out = (bf_auto_device){
-        .device_ns = a->dev_ns,
-        .device_runs = a->dev_samples,
-        .pace_ns = a->pace_ns,
-        .pace_windows = a->pace_samples,
-        .limited_share = a->limited_share,
-        .share_windows = a->share_samples,
-        .transfer_ns = a->sys_ns,
-        .transfer_windows = a->sys_samples,
-        .since_wait = a->since_wait,
-    };
 }
 
 static int figure(double v)

@@ -98,19 +98,14 @@ typedef struct bf_auto_window {
 typedef struct bf_auto {
     bf_auto_cand cand[BF_AUTO_MAX];
     int ncand;
-    int prefer_space;     /* choose the smallest output within slack of the fastest */
-    double slack;         /* for prefer_space, e.g. 0.20 */
-    double dev_ns;        /* device per byte while it limits (dev_samples == 0: never timed) */
-    double sys_ns;        /* a transfer that does not wait, per byte */
-    double other_ns;      /* the caller's own time per logical byte moved (reason only) */
-    double pace_ns;       /* per byte moved in windows that waited (pace_samples: how many) */
-    double limited_share; /* of windows of uncompressed bytes, those that waited */
-    uint32_t dev_samples, sys_samples, pace_samples, share_samples;
-    uint32_t windows; /* windows measured */
+    int prefer_space;   /* choose the smallest output within slack of the fastest */
+    double slack;       /* for prefer_space, e.g. 0.20 */
+    bf_auto_device dev; /* what is known of the device: what another space can start from */
+    double other_ns;    /* the caller's own time per logical byte moved (reason only) */
+    uint32_t windows;   /* windows measured */
     bf_auto_window win;
     uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
     uint64_t run_last, run_timed;  /* the run's last wait's end, and its bytes up to there */
-    uint64_t since_wait;           /* bytes since the last wait */
     uint32_t run_waits;            /* waits in the run */
     uint64_t last_end;             /* end of the last transfer timed */
     uint32_t untimed;              /* transfers since the last one timed */
@@ -193,12 +188,6 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len);
 
 /* Write into why[len] the reason for choosing `k` (flat: the file's data does not shrink). */
 void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len);
-
-/* Start from what another space learned of the device (bf_auto_device_valid holds). */
-void bf_auto_seed(bf_auto *a, const bf_auto_device *d);
-
-/* What `a` has learned of the device so far. */
-void bf_auto_device_of(const bf_auto *a, bf_auto_device *out);
 
 /* 1 if every figure of `d` is one a space could have measured (finite, >= 0, a share <= 1). */
 int bf_auto_device_valid(const bf_auto_device *d);

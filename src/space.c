@@ -197,7 +197,9 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
         if (sp->autoc == NULL)
             return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "codec auto's state");
         bf_auto_init(sp->autoc, sp->auto_prefer == BF_AUTO_SPACE, sp->auto_slack_pct);
-        bf_auto_seed(sp->autoc, &sp->auto_seed);
+        /* The counts come along with the figures: a figure learned from many samples
+           moves as slowly in this space as it would have in the one that learned it. */
+        sp->autoc->dev = sp->auto_seed;
     }
     *out = sp->autoc;
     return BF_OK;
@@ -205,10 +207,7 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
 
 void bf_space_auto_device(const bf_space *sp, bf_auto_device *out)
 {
-    if (sp->autoc != NULL)
-        bf_auto_device_of(sp->autoc, out);
-    else
-        *out = sp->auto_seed;
+    *out = sp->autoc != NULL ? sp->autoc->dev : sp->auto_seed;
 }
 
 const char *bf_space_dir(const bf_space *sp)

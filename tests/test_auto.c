@@ -147,7 +147,7 @@ static void test_page_cache_stays_none(void **state)
     feed(&a, cand(&a, BF_CODEC_ZSTD, 1), 1.0, 0.3, 0.1);
     feed(&a, cand(&a, BF_CODEC_ZSTD, 3), 2.0, 0.3, 0.1);
     run(&a, 0.3, 3.7, 1.2, 1); /* 2 MiB moved */
-    assert_true(a.sys_ns > 1.1 && a.since_wait <= BF_AUTO_CHAIN);
+    assert_true(a.dev.transfer_ns > 1.1 && a.dev.since_wait <= BF_AUTO_CHAIN);
     assert_int_equal(choose(&a, -1), cand(&a, BF_CODEC_LZ4, 1));
     run(&a, 0.3, 3.7, 1.2, 40);
     assert_int_equal(choose(&a, -1), 0);
@@ -167,7 +167,7 @@ static void test_overlap_matters(void **state)
     assert_int_equal(choose(&a, -1), 0);
     run(&a, 1.25, 0, 0.1, 40);
     assert_int_equal(choose(&a, -1), cand(&a, BF_CODEC_LZ4, 1));
-    assert_true(a.dev_ns > 1.2 && a.dev_ns < 1.3);
+    assert_true(a.dev.device_ns > 1.2 && a.dev.device_ns < 1.3);
 }
 
 static void test_incompressible_means_none(void **state)
@@ -251,7 +251,7 @@ static void test_timing_is_sampled_while_nothing_waits(void **state)
     fresh(&a, 0);
     tpch_like(&a);
     run(&a, 0.3, 3.7, 0.25, 8); /* page cache: 16 MiB never waited for */
-    assert_true(a.since_wait > BF_AUTO_CHAIN);
+    assert_true(a.dev.since_wait > BF_AUTO_CHAIN);
     const uint64_t bytes = 8192;
     int timed = 0, calls = 0;
     while (a.win.bytes + 2 * bytes < BF_AUTO_IO_WINDOW) {
@@ -263,7 +263,7 @@ static void test_timing_is_sampled_while_nothing_waits(void **state)
         } else {
             bf_auto_note_untimed(&a, bytes);
             /* It counts as long as the timed ones that did not wait. */
-            assert_true(a.win.io_ns - io == (uint64_t)(a.sys_ns * bytes));
+            assert_true(a.win.io_ns - io == (uint64_t)(a.dev.transfer_ns * bytes));
         }
         clk.now += 4096;
     }
@@ -349,17 +349,17 @@ static void test_slow_runs_count_less(void **state)
     fresh(&a, 0);
     device(&a, 10);
     pause_caller(&a);
-    assert_true(a.dev_samples >= 4);
-    assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
-    uint32_t n = a.dev_samples;
+    assert_true(a.dev.device_runs >= 4);
+    assert_true(a.dev.device_ns > 9.9 && a.dev.device_ns < 10.1);
+    uint32_t n = a.dev.device_runs;
     waits(&a, 30, 256 << 10, (2u << 20) + (256u << 10));
-    assert_int_equal(a.dev_samples, n + 1);
+    assert_int_equal(a.dev.device_runs, n + 1);
     /* 30 ns/B counts as 10 + 20 x 0.25 / 4 = 11.25 (at the full weight: 15). */
-    assert_true(a.dev_ns > 11.0 && a.dev_ns < 11.5);
+    assert_true(a.dev.device_ns > 11.0 && a.dev.device_ns < 11.5);
     waits(&a, 5, 512 << 10, (2u << 20) + (256u << 10));
-    assert_int_equal(a.dev_samples, n + 2);
+    assert_int_equal(a.dev.device_runs, n + 2);
     /* 11.25 - 6.25 x 0.25 */
-    assert_true(a.dev_ns > 9.5 && a.dev_ns < 9.8);
+    assert_true(a.dev.device_ns > 9.5 && a.dev.device_ns < 9.8);
 }
 
 /*
@@ -374,27 +374,27 @@ static void test_a_run_cut_short_times_the_device(void **state)
     bf_auto a;
     fresh(&a, 0);
     waits(&a, 10, 256 << 10, (1u << 20) + (16u << 10)); /* waits at 256, 512, 768 KiB, 1 MiB */
-    assert_int_equal(a.dev_samples, 0);
+    assert_int_equal(a.dev.device_runs, 0);
     pause_caller(&a);
-    assert_int_equal(a.dev_samples, 1);
-    assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
+    assert_int_equal(a.dev.device_runs, 1);
+    assert_true(a.dev.device_ns > 9.9 && a.dev.device_ns < 10.1);
 
     fresh(&a, 0);
     waits(&a, 10, 256 << 10, (512u << 10) + (16u << 10)); /* waits at 256, 512 KiB */
     for (uint64_t moved = 0; moved <= BF_AUTO_CHAIN; moved += 16 << 10)
         transfer(&a, 16 << 10, 1000, 10000);
-    assert_int_equal(a.dev_samples, 1);
-    assert_true(a.dev_ns > 9.9 && a.dev_ns < 10.1);
+    assert_int_equal(a.dev.device_runs, 1);
+    assert_true(a.dev.device_ns > 9.9 && a.dev.device_ns < 10.1);
 
     fresh(&a, 0);
     waits(&a, 10, 512 << 10, (512u << 10) + (16u << 10)); /* 512 KiB, one wait after the first */
     pause_caller(&a);
-    assert_int_equal(a.dev_samples, 0);
+    assert_int_equal(a.dev.device_runs, 0);
 
     fresh(&a, 0);
     waits(&a, 20, 128 << 10, (256u << 10) + (16u << 10)); /* two waits, 256 KiB */
     pause_caller(&a);
-    assert_int_equal(a.dev_samples, 0);
+    assert_int_equal(a.dev.device_runs, 0);
 }
 
 /* ---- through a space, on a fake device ---------------------------------- */
