@@ -23,13 +23,28 @@
  * there), "anon-unlink" (no failing unlink while an anonymous file closes:
  * defect 2 is a use-after-free), "view" (no appends onto read-only targets),
  * "open-alloc" (no failing allocation in an open: opening a file with parts
- * then dereferences an uninitialised part, a crash beyond the eleven).
+ * then dereferences an uninitialised part, a crash beyond the eleven);
+ * and of issue 23's: "stale-append", "plant", "far", "seed" (auto spaces
+ * start from nothing).
+ *
+ * Issue 23's operations (not with fsm_config.classic): an append of a stale
+ * read-only source, which buffile.h refuses (BF_EINVAL); leftovers of a
+ * killed read-write session planted on disk (segments past the index's,
+ * bytes past its end), often followed by a read-write open that removes
+ * them under a fault; a file written at the largest block numbers, or
+ * sparsely far out, persisted and reopened, with an append at the limit;
+ * codec=auto spaces started from device figures, sometimes absurd ones, whose
+ * choices are forced at random each step so that a sequence replays exactly.
+ * After every call the block map of every handle must meet buffile.h's
+ * memory bound, and a failed close must leave the sources it consumed since
+ * its last persist free again.
  */
 #include "fsmodel.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +55,7 @@
 #include <unistd.h>
 
 #include "buffile.h"
+#include "file.h"
 #include "space.h"
 #include "support.h"
 
@@ -80,6 +96,7 @@ typedef struct fhandle {
     int nparts;        /* parts it holds (from its index or appends) */
     int view;          /* appended onto while read-only */
     uint64_t consumed; /* names this writable handle consumed since it last persisted */
+    int unbounded;     /* an allocation failed in its space since it opened: see disarm */
     int64_t dirty_lo;  /* lowest block written partially since the buffer was last clean; -1 */
 } fhandle;
 
@@ -118,6 +135,7 @@ struct fsm {
     int step;
     const char *op;
     int fk, fsp;        /* the fault armed for this step and its space */
+    uint64_t unlink_at; /* op_plant: the open that follows fails its unlink_at-th unlink (0: arm) */
     unsigned last_what; /* what the last causes() call allowed for, and its bound */
     uint64_t last_need;
     unsigned fmeta; /* T_META_* kinds of an armed metadata fault */
@@ -379,6 +397,12 @@ static int name_files(const fsm *m, int ni, uint64_t *bytes, int *seg0)
 
 static void disarm(fsm *m)
 {
+    /* An allocation that failed may have left a block map holding more than the bound: the
+       handles of that space are not held to it any more (buffile.h: failures aside). */
+    if (m->fk == F_ALLOC && m->s[m->fsp].cnt.fail_at == 0)
+        for (int i = 0; i < NH; i++)
+            if (m->h[i].used && m->h[i].sp == m->fsp)
+                m->h[i].unbounded = 1;
     for (int i = 0; i <= NSP; i++) {
         t_faults *f = &m->s[i].flt;
         f->fail_write_at = f->fail_read_at = f->fail_meta_at = 0;
@@ -686,6 +710,12 @@ static void check_handle(fsm *m, fhandle *h)
         s->closed_read += st.logical_read - h->read;
         h->read = st.logical_read;
     }
+    uint64_t used = t_map_used(&h->f->map), mem = bf_map_memory(&h->f->map);
+    CHECK(m, "map-memory", h->unbounded || mem <= t_map_bound(used, h->f->map.n),
+          "%s: handle %d (%s) holds %llu bytes of block map for %llu blocks holding data of %u "
+          "covered; buffile.h allows %llu",
+          m->op, hi, nm, (unsigned long long)mem, (unsigned long long)used, h->f->map.n,
+          (unsigned long long)t_map_bound(used, h->f->map.n));
     CHECK(m, "stats-dead", st.dead_bytes <= st.physical_bytes,
           "%s: handle %d (%s) dead %llu > physical %llu", m->op, hi, nm,
           (unsigned long long)st.dead_bytes, (unsigned long long)st.physical_bytes);
@@ -1248,9 +1278,20 @@ static int segments_from_0(const fsm *m, int ni, int n)
 static void close_failed_named(fsm *m, int ni, int spi, uint64_t consumed, int unlink_failed)
 {
     fname *n = &m->n[ni];
-    for (int i = 0; i < NNAMES; i++)
-        if ((consumed >> i) & 1)
-            m->n[i].consumed = C_MAYBE;
+    /* The splices went with the rollback, and so does their consumption: the sources the
+       session consumed are free again, unless a failed unlink kept a marker. */
+    for (int i = 0; i < NNAMES; i++) {
+        if (!((consumed >> i) & 1))
+            continue;
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s.consumed", m->set, sname(i));
+        int marked = access(path, F_OK) == 0;
+        m->n[i].consumed = marked ? (unlink_failed ? C_MAYBE : C_YES) : C_NO;
+        CHECK(m, "append-undone", !marked || unlink_failed,
+              "failed close of %s rolled its append of %s back, but %s stays consumed (read-only, "
+              "not deletable) with no file holding its bytes",
+              sname(ni), sname(i), sname(i));
+    }
     if (n->state == N_PERSISTED) {
         verify_persisted(m, ni, "close-rollback");
         return;
@@ -1372,12 +1413,12 @@ static int rw_allowed(const fsm *m, int ni)
     return 1;
 }
 
-static void op_open(fsm *m, int mode)
+/* Open name `ni` (in a space chosen here) with `mode` and check what the open gives. */
+static void open_name(fsm *m, int mode, int ni)
 {
     int hi = new_handle(m);
     if (hi < 0)
         return;
-    int ni = (int)pick(m, NNAMES);
     fname *n = &m->n[ni];
     if (mode == BF_OPEN_READWRITE && !rw_allowed(m, ni))
         return;
@@ -1386,6 +1427,17 @@ static void op_open(fsm *m, int mode)
     arm(m, spi);
     if (m->fk == F_ALLOC && avoid(m, "open-alloc"))
         disarm(m);
+    if (m->unlink_at != 0) { /* a fault while it removes what a killed session left */
+        disarm(m);
+        m->fk = F_META;
+        m->fsp = spi;
+        m->fmeta = T_META_UNLINK;
+        m->s[spi].flt.meta_mask = T_META_UNLINK;
+        m->s[spi].flt.metas = 0;
+        m->s[spi].flt.fail_meta_at = m->unlink_at;
+        m->s[spi].flt.fail_errno = EIO;
+        m->unlink_at = 0;
+    }
     bf_file *f = NULL;
     int rc = bf_file_open_named(m->s[spi].sp, m->set, sname(ni), mode, &f);
     unsigned allowed = causes(m, spi, mode == BF_OPEN_READONLY ? A_OPEN | A_READ | A_ALLOC : A_ALL,
@@ -1432,6 +1484,12 @@ static void op_open(fsm *m, int mode)
         return;
     }
     verify_handle(m, h, "reopen");
+}
+
+static void op_open(fsm *m, int mode)
+{
+    if (new_handle(m) >= 0)
+        open_name(m, mode, (int)pick(m, NNAMES));
 }
 
 static void op_delete(fsm *m)
@@ -1590,6 +1648,418 @@ static void op_append(fsm *m)
     }
 }
 
+/* ---- issue 23: outdated sources, a killed session's leftovers, block-number limits ---- */
+
+/*
+ * Append a stale read-only source (a later read-write session of its name
+ * persisted since it opened) onto a current target: buffile.h refuses it
+ * with BF_EINVAL and changes nothing, for writable targets and views alike.
+ */
+static void op_append_stale(fsm *m)
+{
+    int ti = pick_handle(m, K(H_CREATED) | K(H_RW) | K(H_EXPORTED) | K(H_RO));
+    if (ti < 0 || avoid(m, "stale-append"))
+        return;
+    fhandle *t = &m->h[ti];
+    int tw = writable(t);
+    if (stale(m, t) || (!tw && avoid(m, "view")) || (t->nparts > 0 && avoid(m, "multi-append")))
+        return;
+    int c[NH], nc = 0;
+    for (int i = 0; i < NH; i++) {
+        const fhandle *s = &m->h[i];
+        if (s->used && i != ti && stale(m, s) && !s->view && s->name != t->name &&
+            !((s->parts >> t->name) & 1) && m->n[s->name].writer < 0)
+            c[nc++] = i;
+    }
+    if (nc == 0)
+        return;
+    fhandle *s = &m->h[c[pick(m, (uint64_t)nc)]];
+    m->op = tw ? "append of an outdated source" : "append of an outdated source onto a view";
+    arm(m, t->sp);
+    uint64_t old = t->img.size, oldpos = t->pos, start = UINT64_MAX;
+    int rc = bf_file_append(t->f, s->f, &start);
+    unsigned refused = ST(BF_EINVAL) | causes(m, t->sp, A_ALLOC | A_OPEN | A_READ, 0);
+    CHECK_OR_ABANDON(m, "append-stale", rc < 0 && (refused & ST(rc)),
+                     "append of %s (a read-only handle of v%u; the name is at v%u) onto %s "
+                     "returned %d (%s), not BF_EINVAL: %s",
+                     sname(s->name), s->version, m->n[s->name].version, sname(t->name), rc,
+                     bf_strerror(rc), errmsg(m, t->sp));
+    disarm(m);
+    CHECK(m, "append-unchanged", bf_file_size(t->f) == old && bf_file_tell(t->f) == oldpos,
+          "refused append changed the target: size %llu -> %llu, position %llu -> %llu",
+          (unsigned long long)old, (unsigned long long)bf_file_size(t->f),
+          (unsigned long long)oldpos, (unsigned long long)bf_file_tell(t->f));
+    verify_handle(m, t, "append-unchanged");
+}
+
+static void seg_path(const fsm *m, int ni, uint32_t k, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s.%u", m->set, sname(ni), k);
+}
+
+/* Append `len` bytes of garbage to `path` (created if missing). */
+static void add_garbage(fsm *m, const char *path, uint64_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        CHECK(m, "plant", 0, "cannot plant %s: %s", path, strerror(errno));
+        return;
+    }
+    while (len > 0) {
+        size_t n = len < 3ull * m->bs ? (size_t)len : 3ull * m->bs;
+        t_fill(&m->drng, T_DATA_RANDOM, m->buf, n);
+        if (write(fd, m->buf, n) != (ssize_t)n) {
+            CHECK(m, "plant", 0, "cannot write %s: %s", path, strerror(errno));
+            break;
+        }
+        len -= n;
+    }
+    close(fd);
+}
+
+/*
+ * What a read-write session of a persisted name leaves when it is killed
+ * before its index is durable: segments past those the index counts (they
+ * are created in order) and bytes past the index's end in its last one.
+ * Readers ignore them; a read-write open removes them, also when it fails
+ * half way and is tried again. Often followed by that open, then often
+ * with one of its unlinks failing.
+ */
+static void op_plant(fsm *m)
+{
+    int ni = (int)pick(m, NNAMES);
+    if (m->n[ni].state != N_PERSISTED || m->n[ni].consumed != C_NO || !rw_allowed(m, ni) ||
+        avoid(m, "plant"))
+        return;
+    m->op = "plant a killed session's leftovers";
+    char path[1024];
+    uint32_t k = 0;
+    for (;; k++) {
+        seg_path(m, ni, k, path, sizeof(path));
+        if (access(path, F_OK) != 0)
+            break;
+    }
+    struct stat st;
+    seg_path(m, ni, k - 1, path, sizeof(path));
+    if (k > 0 && pick(m, 2) && stat(path, &st) == 0 && (uint64_t)st.st_size < m->segsize)
+        add_garbage(m, path, pick(m, m->segsize - (uint64_t)st.st_size + 1));
+    uint64_t extra = pick(m, 4);
+    for (uint64_t j = 0; j < extra; j++) {
+        seg_path(m, ni, k + (uint32_t)j, path, sizeof(path));
+        add_garbage(m, path, pick(m, m->segsize + 1));
+    }
+    if (pick(m, 2)) {
+        /* Half the time one of its unlinks fails: the open says BF_EIO, a later one retries. */
+        m->unlink_at = pick(m, 2) ? 1 + pick(m, extra + 1) : 0;
+        open_name(m, BF_OPEN_READWRITE, ni);
+        m->unlink_at = 0;
+    }
+}
+
+/* A block of the far file: its number, and what it holds (a block of data, or a last byte). */
+typedef struct far_blk {
+    uint64_t b, seed;
+    int last;
+} far_blk;
+
+#define NFAR 12
+
+typedef struct far_file {
+    far_blk blk[NFAR];
+    int n;
+    uint64_t size;
+} far_file;
+
+static void far_bytes(const fsm *m, const far_blk *fb, unsigned char *buf)
+{
+    if (fb->last) {
+        memset(buf, 0, m->bs);
+        buf[m->bs - 1] = (unsigned char)(fb->seed | 1);
+    } else {
+        t_rng r = {fb->seed};
+        t_fill(&r, T_DATA_MIXED, buf, m->bs);
+    }
+}
+
+static void far_put(fsm *m, far_file *ff, uint64_t b, uint64_t seed, int last)
+{
+    int i = 0;
+    while (i < ff->n && ff->blk[i].b != b)
+        i++;
+    if (i == NFAR)
+        return;
+    ff->n += i == ff->n;
+    ff->blk[i] = (far_blk){b, seed, last};
+    if ((b + 1) * m->bs > ff->size)
+        ff->size = (b + 1) * m->bs;
+}
+
+static int far_known(const far_file *ff, uint64_t b)
+{
+    for (int i = 0; i < ff->n; i++)
+        if (ff->blk[i].b == b)
+            return 1;
+    return 0;
+}
+
+/* The persisted far file `ni` reopens read-only, elsewhere, with its size and its blocks. */
+static void far_verify(fsm *m, int ni, const far_file *ff, const char *tag)
+{
+    bf_space *v = m->s[VSP].sp;
+    bf_file *f = NULL;
+    int rc = bf_file_open_named(v, m->set, sname(ni), BF_OPEN_READONLY, &f);
+    if (!CHECK(m, tag, rc == BF_OK,
+               "%s: %s (%llu bytes, %d far blocks) does not reopen: %d (%s): %s", m->op, sname(ni),
+               (unsigned long long)ff->size, ff->n, rc, bf_strerror(rc), bf_space_errmsg(v))) {
+        m->abandoned = 1;
+        return;
+    }
+    CHECK(m, tag, bf_file_size(f) == ff->size, "%s: %s reopens with size %llu, not %llu", m->op,
+          sname(ni), (unsigned long long)bf_file_size(f), (unsigned long long)ff->size);
+    uint64_t nblk = (ff->size + m->bs - 1) / m->bs;
+    for (int i = 0; i < ff->n + 2 && !m->abandoned; i++) {
+        uint64_t b = i < ff->n ? ff->blk[i].b : pick(m, nblk);
+        if (i >= ff->n && far_known(ff, b))
+            continue;
+        if (i < ff->n)
+            far_bytes(m, &ff->blk[i], m->buf);
+        else
+            memset(m->buf, 0, m->bs); /* a hole */
+        rc = bf_file_read_block(f, b, m->got);
+        if (!CHECK(m, tag, rc == BF_OK && memcmp(m->got, m->buf, m->bs) == 0,
+                   "%s: %s reopened: block %llu %s (%d: %s)", m->op, sname(ni),
+                   (unsigned long long)b, rc == BF_OK ? "differs" : "fails", rc,
+                   bf_space_errmsg(v)))
+            m->abandoned = 1;
+    }
+    bf_file_close(f);
+}
+
+/* The far file's block map meets buffile.h's bound. */
+static void far_map_bound(fsm *m, bf_file *f)
+{
+    uint64_t used = t_map_used(&f->map), mem = bf_map_memory(&f->map);
+    CHECK(m, "map-memory", mem <= t_map_bound(used, f->map.n),
+          "%s: %llu bytes of block map for %llu blocks holding data of %u covered; buffile.h "
+          "allows %llu",
+          m->op, (unsigned long long)mem, (unsigned long long)used, f->map.n,
+          (unsigned long long)t_map_bound(used, f->map.n));
+}
+
+/* Close a handle the model does not keep (the far file), keeping its counters in its space's. */
+static int close_unkept(fsm *m, int spi, bf_file *f)
+{
+    bf_stats st;
+    bf_file_stats(f, &st);
+    fspace *s = &m->s[spi];
+    s->closed_read += st.logical_read;
+    s->closed_written += st.logical_written;
+    s->closed_blocks += st.blocks_read;
+    return bf_file_close(f);
+}
+
+/* A name slot no file, handle or leftover uses; -1 if none. */
+static int free_name(fsm *m, int besides)
+{
+    int c[NNAMES], nc = 0;
+    for (int i = 0; i < NNAMES; i++) {
+        uint64_t bytes;
+        if (i != besides && m->n[i].state == N_ABSENT && name_files(m, i, &bytes, NULL) == 0 &&
+            g_other[0] == '\0')
+            c[nc++] = i;
+    }
+    return nc ? c[pick(m, (uint64_t)nc)] : -1;
+}
+
+/*
+ * An append at the largest file size onto far file `f` (size ff->size): a
+ * source of one block, of holes only, or of a block and holes. It succeeds
+ * when its data ends within the largest size (the source's name is then
+ * consumed, and the model keeps it), else BF_EINVAL.
+ */
+static void far_append(fsm *m, int spi, bf_file *f, far_file *ff, int besides)
+{
+    int ci = free_name(m, besides);
+    if (ci < 0)
+        return;
+    bf_space *sp = m->s[spi].sp;
+    uint64_t bs = m->bs, maxb = BF_MAP_MAX_BLOCK, kind = pick(m, 3), seed = t_next(&m->drng);
+    uint64_t src_size = kind == 0 ? bs : kind == 1 ? 1 + pick(m, 3 * bs) : 3 * bs;
+    far_blk b0 = {0, seed, 0};
+    bf_file *src = NULL;
+    int rc = bf_file_create_named(sp, m->set, sname(ci), NULL, &src);
+    m->s[spi].created_ok += rc == BF_OK;
+    if (rc == BF_OK && kind != 1) {
+        far_bytes(m, &b0, m->buf);
+        rc = bf_file_write_block(src, 0, m->buf);
+    }
+    if (rc == BF_OK)
+        rc = bf_file_truncate(src, src_size);
+    if (rc == BF_OK)
+        rc = bf_file_export(src);
+    if (!CHECK(m, "far-append", rc == BF_OK, "%s: making source %s: %d (%s)", m->op, sname(ci), rc,
+               errmsg(m, spi))) {
+        m->abandoned = 1;
+        close_unkept(m, spi, src);
+        return;
+    }
+    uint64_t start_blk = (ff->size + bs - 1) / bs, start = 0;
+    int fits = start_blk + (src_size + bs - 1) / bs <= maxb + 1;
+    rc = bf_file_append(f, src, &start);
+    CHECK(m, "far-append", fits ? rc == BF_OK && start == start_blk * bs : rc == BF_EINVAL,
+          "%s: append of %llu bytes (%s) at block %llu: %d (%s), expected %s: %s", m->op,
+          (unsigned long long)src_size, kind == 1 ? "holes" : "data", (unsigned long long)start_blk,
+          rc, bf_strerror(rc), fits ? "BF_OK" : "BF_EINVAL (past the largest file size)",
+          errmsg(m, spi));
+    close_unkept(m, spi, src);
+    if (rc == BF_OK) {
+        if (kind != 1)
+            far_put(m, ff, start_blk, seed, 0);
+        ff->size = start_blk * bs + src_size;
+        fname *n = &m->n[ci];
+        n->state = N_PERSISTED;
+        t_image_free(&n->persisted);
+        t_image_resize(&n->persisted, src_size);
+        if (kind != 1) {
+            far_bytes(m, &b0, m->buf);
+            t_image_write(&n->persisted, 0, m->buf, (size_t)bs);
+        }
+        n->version = 1;
+        n->consumed = C_YES;
+        n->parts = 0;
+        n->nparts = 0;
+    } else {
+        bf_file_delete_named(m->s[VSP].sp, m->set, sname(ci));
+    }
+}
+
+/*
+ * A named file written at the largest block numbers, or sparsely far out,
+ * with writes just past the largest size refused (BF_EINVAL), its block map
+ * within buffile.h's bound, perhaps an append at the limit, persisted,
+ * reopened elsewhere (and read-write) with every block it holds, deleted.
+ */
+static void far_run(fsm *m, int ni, int spi)
+{
+    bf_space *sp = m->s[spi].sp;
+    uint64_t bs = m->bs, maxb = BF_MAP_MAX_BLOCK, max_size = (maxb + 1) * bs;
+    bf_file *f = NULL;
+    int rc = bf_file_create_named(sp, m->set, sname(ni), NULL, &f);
+    CHECK_OR_ABANDON(m, "far-limit", rc == BF_OK, "%s: create %s: %s", m->op, sname(ni),
+                     errmsg(m, spi));
+    m->s[spi].created_ok++;
+    far_file ff = {.n = 0, .size = 0};
+    uint64_t pattern = pick(m, 4);
+    if (pattern == 0) { /* one byte, the last the largest file holds */
+        m->op = "far: the last byte";
+        far_blk last = {maxb, t_next(&m->drng), 1};
+        far_bytes(m, &last, m->got);
+        rc = bf_file_seek(f, (int64_t)(max_size - 1), BF_SEEK_SET);
+        if (rc == BF_OK)
+            rc = bf_file_write(f, m->got + bs - 1, 1);
+        if (rc == BF_OK)
+            far_put(m, &ff, maxb, last.seed, 1);
+    } else if (pattern == 3) { /* grown to near the largest size, a block written below */
+        m->op = "far: truncate and write";
+        ff.size = max_size - pick(m, bs);
+        rc = bf_file_truncate(f, ff.size);
+        uint64_t b = ff.size / bs - 1 - pick(m, 4096), seed = t_next(&m->drng);
+        far_blk fb = {b, seed, 0};
+        far_bytes(m, &fb, m->buf);
+        if (rc == BF_OK && (rc = bf_file_write_block(f, b, m->buf)) == BF_OK)
+            far_put(m, &ff, b, seed, 0);
+    } else { /* the last blocks, or blocks scattered far apart */
+        static const uint64_t strides[4] = {4096, 4097, 65536, 1u << 20};
+        uint64_t cnt = pattern == 1 ? 1 : 2 + pick(m, 5), stride = strides[pick(m, 4)];
+        uint64_t base = pattern == 1 ? maxb - pick(m, 3) : pick(m, 65536);
+        m->op = pattern == 1 ? "far: a last block" : "far: scattered blocks";
+        for (uint64_t i = 0; i < cnt && rc == BF_OK; i++) {
+            uint64_t b = base + i * stride, seed = t_next(&m->drng);
+            far_blk fb = {b, seed, 0};
+            far_bytes(m, &fb, m->buf);
+            if ((rc = bf_file_write_block(f, b, m->buf)) == BF_OK)
+                far_put(m, &ff, b, seed, 0);
+        }
+    }
+    CHECK(m, "far-limit", rc == BF_OK, "%s: within the largest file size: %d (%s): %s", m->op, rc,
+          bf_strerror(rc), errmsg(m, spi));
+    /* Just past the largest size: refused, nothing changes. */
+    uint64_t size = bf_file_size(f);
+    int past = bf_file_write_block(f, maxb + 1, m->buf);
+    int past2 = bf_file_seek(f, (int64_t)(max_size - 1), BF_SEEK_SET) == BF_OK
+                    ? bf_file_write(f, m->buf, 2)
+                    : BF_OK;
+    int past3 = bf_file_truncate(f, max_size + 1);
+    CHECK(m, "far-limit",
+          past == BF_EINVAL && past2 == BF_EINVAL && past3 == BF_EINVAL && bf_file_size(f) == size,
+          "%s: past the largest file size: write_block %d, write %d, truncate %d (BF_EINVAL "
+          "each), size %llu -> %llu",
+          m->op, past, past2, past3, (unsigned long long)size, (unsigned long long)bf_file_size(f));
+    CHECK(m, "far-limit", size == ff.size, "%s: size %llu, model %llu", m->op,
+          (unsigned long long)size, (unsigned long long)ff.size);
+    far_map_bound(m, f);
+    if (pick(m, 2))
+        far_append(m, spi, f, &ff, ni);
+    rc = close_unkept(m, spi, f);
+    CHECK_OR_ABANDON(m, "far-persist", rc == BF_OK, "%s: close of %s: %d (%s): %s", m->op,
+                     sname(ni), rc, bf_strerror(rc), errmsg(m, spi));
+    far_verify(m, ni, &ff, "far-reopen");
+    if (!m->abandoned && pick(m, 4) == 0) {
+        m->op = "far: read-write session";
+        rc = bf_file_open_named(sp, m->set, sname(ni), BF_OPEN_READWRITE, &f);
+        CHECK_OR_ABANDON(m, "far-reopen", rc == BF_OK, "%s: %s: %d (%s): %s", m->op, sname(ni), rc,
+                         bf_strerror(rc), errmsg(m, spi));
+        far_map_bound(m, f);
+        rc = close_unkept(m, spi, f);
+        CHECK_OR_ABANDON(m, "far-persist", rc == BF_OK, "%s: close: %d (%s): %s", m->op, rc,
+                         bf_strerror(rc), errmsg(m, spi));
+        far_verify(m, ni, &ff, "far-reopen");
+    }
+    if (m->abandoned)
+        return;
+    rc = bf_file_delete_named(m->s[VSP].sp, m->set, sname(ni));
+    uint64_t bytes;
+    CHECK(m, "delete-leftover", rc == BF_OK && name_files(m, ni, &bytes, NULL) == 0,
+          "%s: delete of %s: %d, %d file(s) left", m->op, sname(ni), rc,
+          name_files(m, ni, &bytes, NULL));
+}
+
+/* The far file of far_run, in a space whose temp limit is lifted meanwhile. */
+static void op_far(fsm *m)
+{
+    int ni = free_name(m, -1);
+    if (ni < 0 || avoid(m, "far"))
+        return;
+    m->op = "far";
+    int spi = (int)pick(m, NSP);
+    bf_space *sp = m->s[spi].sp;
+    bf_space_set_temp_limit(sp, 0); /* block numbers are the matter here, not the temp limit */
+    far_run(m, ni, spi);
+    bf_space_set_temp_limit(sp, m->s[spi].limit);
+}
+
+/* A device figure of an earlier space: plausible, or (absurd) one no space could measure. */
+static void device_seed(fsm *m, bf_auto_device *d, int absurd)
+{
+    memset(d, 0, sizeof(*d));
+    d->device_ns = (double)pick(m, 400) / 10;
+    d->pace_ns = (double)pick(m, 400) / 10;
+    d->limited_share = (double)pick(m, 101) / 100;
+    d->transfer_ns = (double)pick(m, 50) / 10;
+    d->since_wait = pick(m, UINT64_C(1) << 26);
+    /* A count of 0 leaves its figure unused: often so, a device timed or not. */
+    uint32_t *count[4] = {&d->device_runs, &d->pace_windows, &d->share_windows,
+                          &d->transfer_windows};
+    for (int i = 0; i < 4; i++)
+        *count[i] = pick(m, 2) ? (uint32_t)pick(m, 64) : 0;
+    if (!absurd)
+        return;
+    static const double bad[] = {-1, NAN, INFINITY, -INFINITY, 1e300, 1e20, 2e6, 1.5};
+    double v = bad[pick(m, sizeof(bad) / sizeof(bad[0]))];
+    double *field[4] = {&d->device_ns, &d->pace_ns, &d->transfer_ns, &d->limited_share};
+    *field[pick(m, 4)] = v;
+}
+
 /* ---- the step ----------------------------------------------------------------- */
 
 void fsm_step(fsm *m)
@@ -1603,8 +2073,12 @@ void fsm_step(fsm *m)
         context(m, g_where, sizeof(g_where));
         alarm(m->cfg.watchdog);
     }
+    /* codec=auto decides from its clock: forced at random, a sequence replays exactly. */
+    for (int i = 0; i < NSP && !m->cfg.classic; i++)
+        if (m->s[i].sp->autoc != NULL)
+            m->s[i].sp->autoc->force = (int)pick(m, (uint64_t)m->s[i].sp->autoc->ncand);
     int any = pick_handle(m, K_ANY) >= 0;
-    uint64_t k = any ? pick(m, 100) : 60 + pick(m, 10);
+    uint64_t k = any ? pick(m, m->cfg.classic ? 100 : 112) : 60 + pick(m, 10);
     if (k < 48) {
         /* A stream or block call on a handle, mostly a writable one for write calls. */
         static const uint8_t w[] = {14, 10, 5, 4, 3, 1, 6, 6, 2};
@@ -1648,8 +2122,14 @@ void fsm_step(fsm *m)
         op_open(m, BF_OPEN_READWRITE);
     } else if (k < 93) {
         op_append(m);
-    } else {
+    } else if (k < 100) {
         op_delete(m);
+    } else if (k < 105) {
+        op_append_stale(m);
+    } else if (k < 110) {
+        op_plant(m);
+    } else {
+        op_far(m); /* few: a directory of 2^20 leaves to cross, again and again */
     }
     disarm(m);
     if (getenv("BF_FSMODEL_TRACE")) {
@@ -1705,11 +2185,13 @@ fsm *fsm_open(const fsm_config *cfg)
     snprintf(m->set, sizeof(m->set), "%s/set", cfg->parent);
     t_rm_rf(m->set);
     uint32_t fds = pick(m, 2) ? 2 + (uint32_t)pick(m, 3) : 0;
-    bf_codec codecs[4];
+    bf_codec codecs[5];
     int nc = 0;
     for (int c = BF_CODEC_NONE; c <= BF_CODEC_ZLIB; c++)
         if (bf_codec_available((bf_codec)c))
             codecs[nc++] = (bf_codec)c;
+    if (!cfg->classic)
+        codecs[nc++] = BF_CODEC_AUTO;
     for (int i = 0; i <= NSP; i++) {
         fspace *s = &m->s[i];
         t_counting_init(&s->cnt);
@@ -1729,7 +2211,24 @@ fsm *fsm_open(const fsm_config *cfg)
         s->limit = s->base;
         o.temp_limit = s->limit;
         char err[256] = "";
-        if (bf_space_create(&o, &s->sp, err, sizeof(err)) != BF_OK) {
+        /* codec=auto spaces often start from what an earlier one passed on: figures a space
+           measures, or absurd ones, which buffile.h refuses (then from nothing). */
+        bf_auto_device seed;
+        uint64_t seeded = o.codec == BF_CODEC_AUTO && i < NSP ? pick(m, 3) : 0;
+        if (avoid(m, "seed"))
+            seeded = 0;
+        int rc = BF_EINVAL;
+        if (seeded) {
+            device_seed(m, &seed, seeded == 2);
+            o.auto_device = &seed;
+            rc = bf_space_create(&o, &s->sp, err, sizeof(err));
+            CHECK(m, "auto-seed", (rc == BF_OK) == t_device_measurable(&seed),
+                  "space %d from device figures %g, %g, %g, share %g: %d (%s): %s", i,
+                  seed.device_ns, seed.pace_ns, seed.transfer_ns, seed.limited_share, rc,
+                  bf_strerror(rc), err);
+            o.auto_device = NULL;
+        }
+        if (rc != BF_OK && bf_space_create(&o, &s->sp, err, sizeof(err)) != BF_OK) {
             char msg[400];
             snprintf(msg, sizeof(msg), "fsmodel: bf_space_create: %s", err);
             cfg->fail(cfg->fail_ctx, msg);

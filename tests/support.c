@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,4 +421,30 @@ void t_image_check(bf_file *f, const t_image *m, const char *what)
                      m->d[i]);
     free(got);
     assert_int_equal(bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), BF_OK);
+}
+
+uint64_t t_map_used(const bf_blockmap *m)
+{
+    uint64_t n = 0;
+    for (uint64_t b = 0; bf_map_next(m, &b) != NULL; b++)
+        n++;
+    return n;
+}
+
+uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
+{
+    /* "16 bytes per logical block holding data; a hole costs nothing but 8 bytes per 4096
+       blocks of directory", with the slack of arrays grown in eighth steps (design.md:
+       under 18 bytes per block) and the smallest leaf (16 entries). */
+    return 18 * used + 16 * 16 + 9 * ((nblocks + 4095) / 4096);
+}
+
+int t_device_measurable(const bf_auto_device *d)
+{
+    /* "finite, >= 0, a share <= 1" (NaN fails every comparison) */
+    const double f[4] = {d->device_ns, d->pace_ns, d->transfer_ns, d->limited_share};
+    for (int i = 0; i < 4; i++)
+        if (!(f[i] >= 0 && f[i] <= DBL_MAX))
+            return 0;
+    return d->limited_share <= 1;
 }

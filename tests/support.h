@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blockmap.h"
 #include "buffile.h"
 #include "io.h"
 
@@ -133,5 +134,17 @@ void t_image_resize(t_image *m, uint64_t size);
 void t_image_free(t_image *m);
 /* Read the whole file and fail the test unless its size and every known byte match. */
 void t_image_check(bf_file *f, const t_image *m, const char *what);
+
+/* Blocks of a block map that hold an extent. */
+uint64_t t_map_used(const bf_blockmap *m);
+
+/*
+ * The most heap the block map of a file may hold by include/buffile.h, for
+ * `used` blocks holding data out of the `nblocks` it covers.
+ */
+uint64_t t_map_bound(uint64_t used, uint64_t nblocks);
+
+/* 1 if include/buffile.h says a space could have measured `d` (bf_space_create takes it). */
+int t_device_measurable(const bf_auto_device *d);
 
 #endif

@@ -9,7 +9,8 @@
  *   prints the first of each), BF_FSMODEL_AVOID=<patterns> leaves operations
  *   out (see fsmodel.c), BF_FSMODEL_TRACE=1 prints every step (to place a crash),
  *   BF_SEED=<n> BF_FSMODEL_RECORD=<file> writes that sequence as an input of the
- *   fileset fuzz target.
+ *   fileset fuzz target, BF_FSMODEL_CLASSIC=1 runs issue 11's operations only
+ *   (how the sequences it found were recorded).
  * - kill sweep: a forked child opens an exported file read-write and
  *   rewrites, appends and truncates until it SIGKILLs itself at a random
  *   I/O call; the parent then opens the file by name: every block must read
@@ -65,12 +66,16 @@ static double now_s(void)
 
 /* ---- the random model test --------------------------------------------------------- */
 
-/* One sequence of `steps` steps from `seed`; returns whether it was abandoned. */
-static int run_sequence(uint64_t seed, unsigned long steps, const char *record)
+/*
+ * One sequence of `steps` steps from `seed` (`classic`: issue 11's operations
+ * only, see fsm_config); returns whether it was abandoned.
+ */
+static int run_sequence(uint64_t seed, unsigned long steps, const char *record, int classic)
 {
     fsm_config cfg = {0};
     cfg.parent = parent;
     cfg.seed = seed;
+    cfg.classic = classic;
     cfg.fail = fail_cb;
     cfg.tolerate = getenv("BF_FSMODEL_TOLERATE");
     cfg.avoid = getenv("BF_FSMODEL_AVOID");
@@ -95,7 +100,8 @@ static void test_model(void **state)
     unsigned long abandoned = 0;
     for (unsigned long i = 0; i < seqs; i++)
         abandoned += (unsigned long)run_sequence(env_seed ? base : base + i * 104729, steps,
-                                                 env_seed ? getenv("BF_FSMODEL_RECORD") : NULL);
+                                                 env_seed ? getenv("BF_FSMODEL_RECORD") : NULL,
+                                                 env_num("BF_FSMODEL_CLASSIC", 0) != 0);
     print_message("fsmodel: %lu sequences, %llu steps, %llu tolerated check failures, %lu "
                   "sequences abandoned, %.1f s\n",
                   seqs, (unsigned long long)fsm_total_steps(),
@@ -120,7 +126,7 @@ static void test_found_sequences(void **state)
     (void)state;
     static const uint64_t seeds[] = {17803931, 15290435, 61894840, 124732240, 375558195, 318585619};
     for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
-        run_sequence(seeds[i], 250, NULL);
+        run_sequence(seeds[i], 250, NULL, 1);
 }
 
 /* ---- helpers of the deterministic cases ------------------------------------------- */

@@ -3,24 +3,41 @@
  * with faults injected between them.
  *
  * The input is a program: a config byte (bits 0-1 codec, 2-3 block size
- * 4/8/64 KiB, bit 4 smallest segment size), then operations, each an op
- * byte and its argument bytes (missing bytes read as 0). Operations: the
- * stream and block calls of the file API, and faults - the N-th pwritev
- * fails (ENOSPC, EIO, or short then ENOSPC), the N-th pread fails (EIO),
- * reads come back short, the N-th allocation fails, a temp limit just
- * above the current use. The model is a t_image: bytes known to be in the
- * file; a failed write makes its range unknown, as buffile.h allows.
- * Properties after every call: with no fault armed it succeeds; a failure
- * has a status the armed fault can cause (never BF_ECORRUPT) and a
- * message; position, size and peaks follow the documented rules (a
- * failed read or truncate changes neither); every known byte read is right. At the end, faults off: the whole file matches,
- * close leaves no file behind and every allocated byte is freed.
+ * 4/8/64 KiB, bit 4 smallest segment size, bit 5 codec=auto started from
+ * device figures read from the input - some no space could measure, which
+ * bf_space_create must refuse - bit 6 the far file below is a named one),
+ * then operations, each an op byte and its argument bytes (missing bytes
+ * read as 0). Operations: the stream and block calls of the file API, and
+ * faults - the N-th pwritev fails (ENOSPC, EIO, or short then ENOSPC), the
+ * N-th pread fails (EIO), reads come back short, the N-th allocation
+ * fails, a temp limit just above the current use. The model is a t_image:
+ * bytes known to be in the file; a failed write makes its range unknown,
+ * as buffile.h allows. Properties after every call: with no fault armed it
+ * succeeds; a failure has a status the armed fault can cause (never
+ * BF_ECORRUPT) and a message; position, size and peaks follow the
+ * documented rules (a failed read or truncate changes neither); every
+ * known byte read is right; the block map meets buffile.h's memory bound.
+ * At the end, faults off: the whole file matches, close leaves no file
+ * behind and every allocated byte is freed.
+ *
+ * A second file, the far file, takes block calls at the limits of block
+ * numbers: the largest ones, blocks scattered far apart, the last byte of
+ * the largest file, truncates out there; its model is a short list of the
+ * blocks it holds. Named (config bit 6), it is also persisted and reopened,
+ * and a killed session's leftovers are planted for a read-write open that
+ * fails half way removing them and is tried again. At the end it must read
+ * back as its model, reopened by name too.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
 #include "fuzz.h"
 #include "space.h"
 #include "support.h"
@@ -45,6 +62,15 @@ static uint32_t rd16(reader *r)
     return rd8(r) | rd8(r) << 8;
 }
 
+/* A block the far file holds (data a copy of what was written; unknown after a failed write). */
+typedef struct far_blk {
+    uint64_t b;
+    unsigned char *data;
+    int known;
+} far_blk;
+
+#define NFAR 32
+
 /* The fault table of support.c plus reads that come back short but make progress. */
 typedef struct rig {
     t_faults flt;
@@ -59,6 +85,13 @@ typedef struct rig {
     uint64_t max_size;
     int limit_set;
     unsigned char *buf, *got;
+    bf_file *far;     /* the far file */
+    char set[4096];   /* its file set when named ("" when anonymous) */
+    far_blk fb[NFAR]; /* its blocks holding data */
+    int unbounded;    /* an allocation failed: the block maps need not meet the bound any more */
+    int alloc_armed;  /* an allocation failure was armed (cnt.fail_at counts down to it) */
+    int nfb;
+    uint64_t far_size; /* its logical size */
 } rig;
 
 static ssize_t chop_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
@@ -125,7 +158,10 @@ static int armed(const rig *r)
 
 static void disarm(rig *r)
 {
-    r->flt.fail_write_at = r->flt.fail_read_at = 0;
+    r->unbounded |= r->cnt.fail_at == 0 && r->alloc_armed;
+    r->alloc_armed = 0;
+    r->flt.fail_write_at = r->flt.fail_read_at = r->flt.fail_meta_at = 0;
+    r->flt.meta_mask = 0;
     r->flt.short_armed = 0;
     r->chop_reads = 0;
     r->cnt.fail_at = 0;
@@ -326,7 +362,9 @@ static void op_fault(rig *r, int op, reader *in)
     } else if (op == 10) {
         r->chop_reads = !r->chop_reads;
     } else if (op == 11) {
+        r->unbounded |= r->cnt.fail_at == 0 && r->alloc_armed; /* the last one struck */
         r->cnt.fail_at = 1 + rd8(in) % 16;
+        r->alloc_armed = 1;
     } else {
         uint32_t room = rd8(in);
         bf_stats st;
@@ -336,9 +374,266 @@ static void op_fault(rig *r, int op, reader *in)
     }
 }
 
+/* The block map of `f` meets buffile.h's bound, unless an allocation failed. */
+static void check_map(rig *r, const bf_file *f, const char *which)
+{
+    r->unbounded |= r->cnt.fail_at == 0 && r->alloc_armed;
+    uint64_t used = t_map_used(&f->map), mem = bf_map_memory(&f->map);
+    FUZZ_CHECK(r->unbounded || mem <= t_map_bound(used, f->map.n),
+               "%s: %llu bytes of block map for %llu blocks holding data of %u covered; buffile.h "
+               "allows %llu",
+               which, (unsigned long long)mem, (unsigned long long)used, f->map.n,
+               (unsigned long long)t_map_bound(used, f->map.n));
+}
+
+/* ---- the far file ------------------------------------------------------ */
+
+#define MAXB ((uint64_t)BF_MAP_MAX_BLOCK)
+
+/* A far block number: one of the last, one of 4096 or 65537 apart, or one near 0. */
+static uint64_t far_blkno(reader *in)
+{
+    uint32_t kind = rd8(in) % 4, v = rd16(in);
+    if (kind == 0)
+        return MAXB - v % 4;
+    if (kind == 1)
+        return (uint64_t)v * 4096;
+    if (kind == 2)
+        return (uint64_t)v * 65537 % (MAXB + 1);
+    return v % 64;
+}
+
+static far_blk *far_find(rig *r, uint64_t b)
+{
+    for (int i = 0; i < r->nfb; i++)
+        if (r->fb[i].b == b)
+            return &r->fb[i];
+    return NULL;
+}
+
+/* The model's entry of block b, made (zeros, known) if new; NULL when the model is full. */
+static far_blk *far_slot(rig *r, uint64_t b)
+{
+    far_blk *f = far_find(r, b);
+    if (f != NULL || r->nfb == NFAR)
+        return f;
+    f = &r->fb[r->nfb++];
+    f->b = b;
+    f->data = calloc(1, r->bs);
+    FUZZ_CHECK(f->data != NULL, "out of memory");
+    f->known = 1;
+    return f;
+}
+
+/* Block b of the far file, as read into `got`, is what the model says (unknown: anything). */
+static void far_check_block(rig *r, uint64_t b, const unsigned char *got, const char *op)
+{
+    const far_blk *f = far_find(r, b);
+    if (f != NULL && !f->known)
+        return;
+    for (uint32_t i = 0; i < r->bs; i++) {
+        unsigned char want = f != NULL ? f->data[i] : 0;
+        FUZZ_CHECK(got[i] == want, "%s: far block %llu byte %u is %u, expected %u", op,
+                   (unsigned long long)b, i, got[i], want);
+    }
+}
+
+/* Every block the model holds, and a few holes, read back; the size is the model's. */
+static void far_check_all(rig *r, bf_file *f, const char *op)
+{
+    FUZZ_CHECK(bf_file_size(f) == r->far_size, "%s: far file size %llu, model %llu", op,
+               (unsigned long long)bf_file_size(f), (unsigned long long)r->far_size);
+    static const uint64_t holes[3] = {1, 4095, MAXB};
+    for (int i = 0; i < r->nfb + 3; i++) {
+        uint64_t b = i < r->nfb ? r->fb[i].b : holes[i - r->nfb];
+        int rc = bf_file_read_block(f, b, r->got);
+        FUZZ_CHECK(rc == BF_OK, "%s: far block %llu: %d (%s)", op, (unsigned long long)b, rc,
+                   bf_space_errmsg(r->sp));
+        far_check_block(r, b, r->got, op);
+    }
+}
+
+/* Shrink or grow the model to `size`: blocks past it go, the last one's tail reads as zeros. */
+static void far_resize(rig *r, uint64_t size)
+{
+    for (int i = 0; i < r->nfb;) {
+        far_blk *f = &r->fb[i];
+        uint64_t start = f->b * r->bs;
+        if (start >= size) {
+            free(f->data);
+            *f = r->fb[--r->nfb];
+            continue;
+        }
+        if (size - start < r->bs)
+            memset(f->data + (size - start), 0, r->bs - (size - start));
+        i++;
+    }
+    r->far_size = size;
+}
+
+/* Bytes of the far file's segments and index on disk. */
+static uint64_t far_on_disk(const rig *r)
+{
+    uint64_t sum = 0;
+    char path[4200];
+    struct stat st;
+    for (uint32_t k = 0;; k++) {
+        snprintf(path, sizeof(path), "%s/far.%u", r->set, k);
+        if (stat(path, &st) != 0)
+            break;
+        sum += (uint64_t)st.st_size;
+    }
+    snprintf(path, sizeof(path), "%s/far.idx", r->set);
+    return sum + (stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
+}
+
+/* Append `len` bytes of garbage to `path`. */
+static void garbage(rig *r, const char *path, size_t len)
+{
+    FILE *fp = fopen(path, "ab");
+    FUZZ_CHECK(fp != NULL, "cannot plant %s", path);
+    memset(r->buf, 0x5a, len);
+    FUZZ_CHECK(fwrite(r->buf, 1, len, fp) == len, "cannot write %s", path);
+    fclose(fp);
+}
+
+/*
+ * A named far file: persisted by close, a killed session's leftovers
+ * planted (segments past the index's, bytes past its end: `plant`), and
+ * opened read-write again with the N-th unlink failing; a failed open says
+ * BF_EIO and is tried again. The writer's physical bytes are then what its
+ * files hold on disk: nothing planted stayed.
+ */
+static void far_reopen(rig *r, reader *in, int plant)
+{
+    uint32_t extra = rd8(in) % 4, tail = rd16(in), fail = 1 + rd8(in) % 3;
+    disarm(r);
+    FUZZ_CHECK(bf_file_close(r->far) == BF_OK, "close of the far file: %s", bf_space_errmsg(r->sp));
+    r->far = NULL;
+    if (plant) {
+        char path[4200];
+        uint32_t k = 0;
+        for (;; k++) {
+            snprintf(path, sizeof(path), "%s/far.%u", r->set, k);
+            if (access(path, F_OK) != 0)
+                break;
+        }
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/far.%u", r->set, k - 1);
+        uint64_t seg = r->sp->segment_size;
+        if (stat(path, &st) == 0 && (uint64_t)st.st_size < seg)
+            garbage(r, path, (size_t)(tail % (seg - (uint64_t)st.st_size + 1)) % (3 * r->bs));
+        for (uint32_t j = 0; j < extra; j++) {
+            snprintf(path, sizeof(path), "%s/far.%u", r->set, k + j);
+            garbage(r, path, (size_t)(tail % (3 * r->bs)));
+        }
+        r->flt.meta_mask = T_META_UNLINK;
+        r->flt.metas = 0;
+        r->flt.fail_meta_at = fail;
+        r->flt.fail_errno = EIO;
+    }
+    int rc = bf_file_open_named(r->sp, r->set, "far", BF_OPEN_READWRITE, &r->far);
+    disarm(r);
+    if (rc != BF_OK) {
+        FUZZ_CHECK(plant && rc == BF_EIO, "read-write open of the far file: %d (%s)", rc,
+                   bf_space_errmsg(r->sp));
+        rc = bf_file_open_named(r->sp, r->set, "far", BF_OPEN_READWRITE, &r->far);
+        FUZZ_CHECK(rc == BF_OK, "read-write open of the far file, tried again: %d (%s)", rc,
+                   bf_space_errmsg(r->sp));
+    }
+    bf_stats st;
+    bf_file_stats(r->far, &st);
+    FUZZ_CHECK(st.physical_bytes == far_on_disk(r),
+               "reopened far file: physical_bytes %llu, its files hold %llu on disk",
+               (unsigned long long)st.physical_bytes, (unsigned long long)far_on_disk(r));
+    far_check_all(r, r->far, "reopened far file");
+}
+
+static void far_op(rig *r, int op, reader *in, int can)
+{
+    uint64_t max_size = (MAXB + 1) * r->bs;
+    if (op == 14 || op == 15) {
+        uint64_t b = far_blkno(in);
+        if (op == 15) {
+            int rc = bf_file_read_block(r->far, b, r->got);
+            if (rc != BF_OK)
+                check_failure(r, rc, can, "far read_block");
+            else
+                far_check_block(r, b, r->got, "far read_block");
+            return;
+        }
+        if (far_find(r, b) == NULL && r->nfb == NFAR)
+            return;
+        fuzz_data(rd8(in) + 991u, r->buf, r->bs);
+        uint64_t old = bf_file_size(r->far);
+        int rc = bf_file_write_block(r->far, b, r->buf);
+        if (rc != BF_OK) {
+            check_failure(r, rc, can, "far write_block");
+            FUZZ_CHECK(bf_file_size(r->far) == old, "failed far write_block changed the size");
+            return;
+        }
+        memcpy(far_slot(r, b)->data, r->buf, r->bs);
+        if ((b + 1) * r->bs > r->far_size)
+            r->far_size = (b + 1) * r->bs;
+        return;
+    }
+    uint32_t sub = rd8(in) % 5;
+    if (sub == 0) { /* the last byte of the largest file */
+        far_blk *f = far_slot(r, MAXB);
+        if (f == NULL)
+            return;
+        unsigned char v = (unsigned char)(rd8(in) | 1);
+        uint64_t old = r->far_size;
+        FUZZ_CHECK(bf_file_seek(r->far, (int64_t)(max_size - 1), BF_SEEK_SET) == BF_OK, "seek");
+        int rc = bf_file_write(r->far, &v, 1);
+        if (rc == BF_OK) {
+            f->data[r->bs - 1] = v;
+            r->far_size = max_size;
+        } else {
+            check_failure(r, rc, can, "far write of the last byte");
+            r->far_size = bf_file_size(r->far);
+            FUZZ_CHECK(r->far_size == old || r->far_size == max_size,
+                       "failed write of the last byte: size %llu -> %llu", (unsigned long long)old,
+                       (unsigned long long)r->far_size);
+            f->known = 0;
+        }
+        /* The largest file holds no byte more. */
+        FUZZ_CHECK(bf_file_seek(r->far, (int64_t)max_size, BF_SEEK_SET) == BF_OK, "seek");
+        FUZZ_CHECK(bf_file_write(r->far, &v, 1) == BF_EINVAL, "a write past the largest file");
+        FUZZ_CHECK(bf_file_write_block(r->far, MAXB + 1, r->buf) == BF_EINVAL,
+                   "write_block past the largest block");
+    } else if (sub == 1) { /* a far size, or the largest, or one byte more */
+        uint64_t size = far_blkno(in) * r->bs + rd16(in) % r->bs;
+        uint32_t edge = rd8(in) % 8;
+        if (edge < 2)
+            size = max_size + edge;
+        int rc = bf_file_truncate(r->far, size);
+        if (size > max_size) {
+            FUZZ_CHECK(rc == BF_EINVAL, "truncate past the largest file size: %d", rc);
+        } else if (rc != BF_OK) {
+            check_failure(r, rc, can, "far truncate");
+            FUZZ_CHECK(bf_file_size(r->far) == r->far_size, "failed far truncate changed the size");
+        } else {
+            far_resize(r, size);
+        }
+    } else if (sub == 2) {
+        uint64_t b = far_blkno(in);
+        int rc = bf_file_discard_block(r->far, b);
+        FUZZ_CHECK(rc == BF_OK, "discard of far block %llu: %d (%s)", (unsigned long long)b, rc,
+                   bf_space_errmsg(r->sp));
+        far_blk *f = far_find(r, b);
+        if (f != NULL) {
+            memset(f->data, 0, r->bs);
+            f->known = 1;
+        }
+    } else if (r->set[0] != '\0') {
+        far_reopen(r, in, sub == 4);
+    }
+}
+
 static void step(rig *r, reader *in)
 {
-    int op = (int)(rd8(in) % 14);
+    int op = (int)(rd8(in) % 17);
     int can = armed(r);
     tally.ops++;
     switch (op) {
@@ -365,15 +660,66 @@ static void step(rig *r, reader *in)
     }
     case 5: case 6: case 7: op_block(r, op, in, can); break;
     case 8: case 9: case 10: case 11: case 12: op_fault(r, op, in); break;
-    default:
+    case 13:
         disarm(r);
         check_whole(r);
         break;
+    default:
+        far_op(r, op, in, can);
+        check_map(r, r->far, "far file");
+        break;
     }
+    check_map(r, r->f, "file");
     FUZZ_CHECK(bf_file_tell(r->f) == r->pos, "tell %llu, model %llu",
                (unsigned long long)bf_file_tell(r->f), (unsigned long long)r->pos);
     FUZZ_CHECK(bf_file_size(r->f) == r->img.size, "size %llu, model %llu",
                (unsigned long long)bf_file_size(r->f), (unsigned long long)r->img.size);
+}
+
+/* A device figure of an earlier space, some no space could measure. */
+static double figure(reader *in)
+{
+    static const double v[] = {0,   0.25,    1,        4.5,       20,     250,  1e4,
+                               1e6, 1e6 + 1, 2e6,      1e9,       1.8e19, 1e20, 1e300,
+                               -1,  NAN,     INFINITY, -INFINITY, 0.35,   1.5};
+    return v[rd8(in) % (sizeof(v) / sizeof(v[0]))];
+}
+
+/*
+ * The space, with codec=auto started from figures read from the input when
+ * `seeded`: bf_space_create takes them exactly when buffile.h says a space
+ * could have measured them (else the space starts from nothing).
+ */
+static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, uint64_t seg,
+                           const bf_allocator *alloc)
+{
+    if (!seeded)
+        return fuzz_space(codec, bs, seg, alloc);
+    bf_auto_device d = {0};
+    d.device_ns = figure(in);
+    d.pace_ns = figure(in);
+    d.limited_share = figure(in);
+    d.transfer_ns = figure(in);
+    d.since_wait = (uint64_t)rd16(in) << 10;
+    d.device_runs = rd8(in);
+    d.pace_windows = rd8(in);
+    d.share_windows = rd8(in);
+    d.transfer_windows = rd8(in);
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = fuzz_parent();
+    o.codec = BF_CODEC_AUTO;
+    o.block_size = bs;
+    o.segment_size = seg;
+    o.allocator = alloc;
+    o.auto_device = &d;
+    bf_space *sp = NULL;
+    char err[256] = "";
+    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    FUZZ_CHECK((rc == BF_OK) == t_device_measurable(&d),
+               "device figures %g, %g, share %g, transfer %g: bf_space_create %d (%s)", d.device_ns,
+               d.pace_ns, d.limited_share, d.transfer_ns, rc, err);
+    return rc == BF_OK ? sp : fuzz_space(BF_CODEC_AUTO, bs, seg, alloc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -394,17 +740,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(r->buf && r->got, "out of memory");
     t_counting_init(&r->cnt);
     uint64_t seg = cfg & 16 ? ((2 * ((uint64_t)r->bs + 4096) + 4095) / 4096) * 4096 : 0;
-    r->sp = fuzz_space(codecs[(cfg & 3) % nc], r->bs, seg, &r->cnt.hooks);
+    r->sp = ops_space(&in, codecs[(cfg & 3) % nc], (cfg & 32) != 0, r->bs, seg, &r->cnt.hooks);
     r->inner = t_fault_io(&r->flt);
     bf_io io = {pass_open, pass_close, pass_pwritev, chop_pread, pass_ftruncate, pass_unlink,
                 pass_rename, r};
     bf_space_set_io(r->sp, &io);
     FUZZ_CHECK(bf_file_create(r->sp, NULL, &r->f) == BF_OK, "create: %s",
                bf_space_errmsg(r->sp));
+    if (cfg & 64) {
+        snprintf(r->set, sizeof(r->set), "%s/set", fuzz_parent());
+        FUZZ_CHECK(bf_fileset_create(r->sp, r->set) == BF_OK, "fileset: %s",
+                   bf_space_errmsg(r->sp));
+        FUZZ_CHECK(bf_file_create_named(r->sp, r->set, "far", NULL, &r->far) == BF_OK,
+                   "create the far file: %s", bf_space_errmsg(r->sp));
+    } else {
+        FUZZ_CHECK(bf_file_create(r->sp, NULL, &r->far) == BF_OK, "create the far file: %s",
+                   bf_space_errmsg(r->sp));
+    }
     for (int i = 0; i < MAX_OPS && in.n > 0; i++)
         step(r, &in);
 
     disarm(r);
+    far_check_all(r, r->far, "far file at the end");
+    FUZZ_CHECK(bf_file_close(r->far) == BF_OK, "close of the far file: %s", bf_space_errmsg(r->sp));
+    if (r->set[0] != '\0') {
+        bf_file *g = NULL;
+        int rc = bf_file_open_named(r->sp, r->set, "far", BF_OPEN_READONLY, &g);
+        FUZZ_CHECK(rc == BF_OK, "the far file does not reopen: %d (%s)", rc,
+                   bf_space_errmsg(r->sp));
+        far_check_all(r, g, "far file reopened");
+        FUZZ_CHECK(bf_file_close(g) == BF_OK, "close");
+        FUZZ_CHECK(bf_fileset_destroy(r->sp, r->set) == BF_OK, "fileset destroy: %s",
+                   bf_space_errmsg(r->sp));
+    }
+    for (int i = 0; i < r->nfb; i++)
+        free(r->fb[i].data);
     check_whole(r);
     FUZZ_CHECK(bf_file_flush(r->f) == BF_OK, "flush with no fault: %s", bf_space_errmsg(r->sp));
     check_whole(r);
@@ -421,23 +791,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
 }
 
-/* Seeds: random programs, with and without fault operations, for each config. */
+/*
+ * Seeds: random programs, with and without fault operations, for each
+ * config; from the 13th on also with far-file operations, codec=auto
+ * started from figures (every third) and a named far file (every other).
+ */
 int fuzz_write_seeds(const char *dir)
 {
     static unsigned char prog[400];
-    for (int s = 0; s < 12; s++) {
+    for (int s = 0; s < 18; s++) {
         t_rng rng = {4242u + (uint64_t)s};
-        int faults = s % 3 != 0;
+        int faults = s % 3 != 0, far = s >= 12;
         size_t n = 0;
-        prog[n++] = (unsigned char)(s % 4 | ((s / 4) % 3) << 2 | (s % 2) << 4);
+        prog[n++] = (unsigned char)(s % 4 | ((s / 4) % 3) << 2 | (s % 2) << 4 |
+                                    (far && s % 3 == 0) << 5 | (far && s % 2 == 0) << 6);
         while (n + 6 <= sizeof(prog)) {
-            uint32_t op = (uint32_t)t_below(&rng, faults ? 14 : 8);
+            uint32_t op = (uint32_t)t_below(&rng, far ? 17 : faults ? 14 : 8);
             prog[n++] = (unsigned char)op;
             for (int k = 0; k < 5; k++)
                 prog[n++] = (unsigned char)t_next(&rng);
         }
         char name[64];
-        snprintf(name, sizeof(name), "prog-%02d-%s", s, faults ? "faults" : "plain");
+        snprintf(name, sizeof(name), "prog-%02d-%s", s, far ? "far" : faults ? "faults" : "plain");
         /* fuzz_seed prepends a flag byte: here it is the config byte itself. */
         fuzz_seed(dir, name, prog[0], prog + 1, n - 1);
     }
