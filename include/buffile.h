@@ -18,10 +18,14 @@
  * acknowledged before the failing call still reads back, and each function
  * below says what its failure leaves (position, size, data, statistics).
  *
- * Memory: per open file = one block buffer + the block map (16 bytes per
- * logical block holding data; a hole costs nothing but 8 bytes per 4096
- * blocks of directory) + the free-extent list + a small struct. Codec
- * contexts and the compression scratch buffer belong to the space.
+ * Memory: per open file = one block buffer + the block map + the
+ * free-extent list + a small struct. The block map holds at most 31 bytes
+ * per logical block holding data (16 in runs of such blocks), 12 per range
+ * of 4096 blocks holding any, and, for a file of more than 4096 blocks, a
+ * directory of 9 bytes per 4096 blocks of its size plus 128: however sparse
+ * the data, a hole costs its share of the directory and nothing else. Only
+ * an allocation that failed can leave more. Codec contexts and the
+ * compression scratch buffer belong to the space.
  */
 /* The guard is the library's own: PostgreSQL's storage/buffile.h takes BUFFILE_H. */
 #ifndef BF_BUFFILE_H

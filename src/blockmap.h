@@ -1,24 +1,33 @@
 /*
  * blockmap.h - logical block number -> physical extent.
  *
- * One 16-byte entry per logical block: part and physical offset, extent
- * length (raw and kept flags in its top bits) and capacity (bytes reserved
- * at that offset, >= length). cap == 0 means a hole: no extent, reads as
- * zeros. Blocks at or beyond n are holes too.
+ * One 16-byte entry per logical block holding data: part and physical
+ * offset, extent length (raw and kept flags in its top bits) and capacity
+ * (bytes reserved at that offset, >= length). cap == 0 means a hole: no
+ * extent, reads as zeros. Blocks at or beyond n are holes too.
  *
- * Two levels, so that a hole costs (almost) nothing: entries live in leaves
- * of BF_MAP_LEAF blocks. While the map covers at most one leaf (files up to
- * 32 MiB at 8 KiB blocks: nearly every spill file) `p` is that leaf itself,
- * grown in steps of at most an eighth of its size, so a small file pays one
- * allocation and ~16-18 bytes per block. Beyond one leaf `p` is a directory
- * of leaf pointers, NULL for a leaf of holes; every leaf but the last is
- * full-sized, the last grows like the single leaf. One byte written at the
- * largest offset costs the directory (8 bytes per leaf) and one leaf, not
- * 16 bytes per block of the hole.
+ * Two levels: entries live in leaves of up to BF_MAP_LEAF blocks. While the
+ * map covers at most one leaf (files up to 32 MiB at 8 KiB blocks: nearly
+ * every spill file) `p` is that leaf itself; beyond, `p` is a directory of
+ * leaf pointers (8 bytes per BF_MAP_LEAF blocks covered), NULL for a leaf of
+ * holes. A leaf is one of two kinds, whichever costs less for what it holds:
+ *  - dense: entries indexed by block, as many as its capacity (blocks at or
+ *    past it are holes), grown in eighth steps; O(1) lookup;
+ *  - compact: only the entries of its blocks holding data, sorted, each
+ *    with its 2-byte block index; lookup by binary search.
+ * A leaf turns compact -> dense once dense costs no more, dense -> compact
+ * once it costs more than 1.5 times compact (checked whenever its count or
+ * capacity changes), so no leaf holds more than 12 bytes + 31 per block
+ * holding data, the bound buffile.h states (tests count the allocator hooks
+ * against it). Only a failed allocation (a conversion that could not be
+ * made, a shrink that could not give back) leaves more.
  *
- * Invariant: the capacity of the single leaf, of the directory and of the
- * last leaf is at least what the *_cap functions of blockmap.c give for n
- * (growth reallocates to exactly that; a failed shrink leaves more).
+ * Callers read entries through the pointers bf_map_get and bf_map_next
+ * return, and change them only through the map: bf_map_slot makes room for
+ * a block (a reserved hole, which changes of kind keep), bf_map_put stores
+ * its entry, bf_map_clear makes it a hole again; they keep the counts the
+ * choice of kind rests on. A pointer is valid until the next call that
+ * changes the map.
  */
 #ifndef BF_BLOCKMAP_H
 #define BF_BLOCKMAP_H
@@ -31,6 +40,8 @@
 /* The extent is referenced by the file's last persisted index (see fileset.c: shadow paging). */
 #define BF_MAP_KEPT 0x40000000u
 #define BF_MAP_FLAGS (BF_MAP_RAW | BF_MAP_KEPT)
+/* A hole bf_map_slot made room for (cap 0): it stays until bf_map_put or bf_map_clear. */
+#define BF_MAP_RESERVED 0x20000000u
 /* The top 16 bits of `off` name the part (0: the file's own segments; see fileset.c). */
 #define BF_MAP_PART_SHIFT 48
 #define BF_MAP_OFF_MASK ((UINT64_C(1) << BF_MAP_PART_SHIFT) - 1)
@@ -45,20 +56,37 @@ typedef struct bf_map_entry {
     uint32_t cap;
 } bf_map_entry;
 
+/*
+ * A leaf (its pointer tagged with bit 0 when compact). Dense: e[i] is block
+ * i of the leaf's range, for i < cap. Compact: e[0..used) are the entries
+ * of the blocks keys[0..used) (ascending), the keys stored after e[cap].
+ */
+typedef struct bf_map_leaf {
+    uint32_t used; /* entries holding data or reserved (compact: all it stores) */
+    uint32_t cap;  /* entries allocated */
+    bf_map_entry e[];
+} bf_map_leaf;
+
 typedef struct bf_blockmap {
     void *p;    /* n <= BF_MAP_LEAF: the leaf; else the directory of leaves */
     uint32_t n; /* blocks 0..n-1 are covered */
 } bf_blockmap;
+
+/* The entry of block `i` of a compact leaf, or NULL. */
+bf_map_entry *bf_map_find(const bf_map_leaf *leaf, uint32_t i);
 
 /* The entry of `blkno`, or NULL when it is a hole the map holds no entry for. */
 static inline bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkno)
 {
     if (blkno >= m->n || m->p == NULL)
         return NULL;
-    if (m->n <= BF_MAP_LEAF)
-        return (bf_map_entry *)m->p + blkno;
-    bf_map_entry *leaf = ((bf_map_entry **)m->p)[blkno >> BF_MAP_LEAF_SHIFT];
-    return leaf != NULL ? leaf + (blkno & (BF_MAP_LEAF - 1)) : NULL;
+    uintptr_t l = m->n <= BF_MAP_LEAF ? (uintptr_t)m->p
+                                      : (uintptr_t)((void **)m->p)[blkno >> BF_MAP_LEAF_SHIFT];
+    uint32_t i = (uint32_t)(blkno & (BF_MAP_LEAF - 1));
+    if (l & 1)
+        return bf_map_find((const bf_map_leaf *)(l - 1), i);
+    bf_map_leaf *leaf = (bf_map_leaf *)l;
+    return leaf != NULL && i < leaf->cap ? &leaf->e[i] : NULL;
 }
 
 /* An entry that holds an extent (not a hole). */
@@ -86,11 +114,22 @@ static inline uint64_t bf_map_off(const bf_map_entry *e)
 #define BF_MAP_MAX_BLOCK (UINT32_MAX - 1u)
 
 /*
- * Make block `blkno` (<= BF_MAP_MAX_BLOCK) addressable and return its
- * entry (a hole when new), or NULL when an allocation failed; the map is
- * then as it was.
+ * Make room for block `blkno` (<= BF_MAP_MAX_BLOCK) and return its entry
+ * (reserved when it was a hole), or NULL when an allocation failed; the
+ * map is then as it was. Room never filled costs until bf_map_clear.
  */
 bf_map_entry *bf_map_slot(bf_blockmap *m, const bf_allocator *a, uint32_t blkno);
+
+/* Store `v` (cap != 0) as the entry of `blkno`, whose room bf_map_slot made. Cannot fail. */
+void bf_map_put(bf_blockmap *m, uint32_t blkno, const bf_map_entry *v);
+
+/*
+ * Make `blkno` a hole and give back what its entry held (the caller has
+ * released its extent; room reserved and not filled goes too); a leaf may
+ * turn compact, or go. Never fails: an allocation that fails only leaves
+ * more memory held.
+ */
+void bf_map_clear(bf_blockmap *m, const bf_allocator *a, uint64_t blkno);
 
 /*
  * The first block at or after *blkno whose entry holds an extent: its

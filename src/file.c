@@ -155,14 +155,13 @@ void bf_file_shrink_tail(bf_file *f)
  * belong to a spliced part (never ours to reuse) or to the last persisted
  * index (kept until a new index is durable: shadow paging).
  */
-static void release_extent(bf_file *f, bf_map_entry *e)
+static void release_extent(bf_file *f, const bf_map_entry *e)
 {
     if (e->cap != 0 && bf_map_part(e) == 0) {
         if ((e->len & BF_MAP_KEPT) == 0)
             bf_free_put(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, e->off, e->cap);
         live_add(f, -(int64_t)bf_map_len(e));
     }
-    memset(e, 0, sizeof(*e));
 }
 
 /*
@@ -354,11 +353,9 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
                          const bf_extent_info *info)
 {
     uint32_t len = BF_EXTENT_HDR + info->payload_len;
-    bf_map_entry *e = bf_map_get(&f->map, blkno); /* made room for before the write */
-    release_extent(f, e);
-    e->off = off;
-    e->len = len | (info->raw ? BF_MAP_RAW : 0);
-    e->cap = cap;
+    release_extent(f, bf_map_get(&f->map, blkno)); /* made room for before the write */
+    bf_map_entry e = {off, len | (info->raw ? BF_MAP_RAW : 0), cap};
+    bf_map_put(&f->map, (uint32_t)blkno, &e);
     live_add(f, len);
     COUNT(f, physical_written, len);
     f->seg.space->blocks_by_codec[info->codec]++;
@@ -366,6 +363,16 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
         COUNT(f, blocks_raw, 1);
     else
         COUNT(f, blocks_compressed, 1);
+}
+
+/* Give back the room map_room made for blocks first..first+n-1 (the map covered old_n). */
+static void map_unroom(bf_file *f, uint64_t first, uint32_t n, uint32_t old_n)
+{
+    const bf_allocator *a = &f->seg.space->alloc;
+    bf_map_shrink(&f->map, a, old_n);
+    for (uint64_t b = first; b < first + n && b < old_n; b++)
+        if (bf_map_get(&f->map, b) != NULL && !bf_map_used(bf_map_get(&f->map, b)))
+            bf_map_clear(&f->map, a, b);
 }
 
 /*
@@ -377,7 +384,7 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
     *old_n = f->map.n;
     for (uint32_t i = 0; i < n; i++) {
         if (bf_map_slot(&f->map, &f->seg.space->alloc, (uint32_t)(first + i)) == NULL) {
-            bf_map_shrink(&f->map, &f->seg.space->alloc, *old_n);
+            map_unroom(f, first, i, *old_n);
             return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block map for %llu blocks",
                            (unsigned long long)(first + n));
         }
@@ -420,7 +427,7 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
             bf_free_put(&f->free, &sp->alloc, sp->segment_size, ch.off, ch.cap);
         else if (placed)
             bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
-        bf_map_shrink(&f->map, &sp->alloc, old_n);
+        map_unroom(f, blkno, 1, old_n);
         return rc;
     }
     if (!from_free) {
@@ -483,7 +490,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     if (rc != BF_OK && fits)
         bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
     if (rc != BF_OK || !fits) {
-        bf_map_shrink(&f->map, &sp->alloc, old_n);
+        map_unroom(f, blkno, n, old_n);
         return rc; /* 0 when the batch does not apply after all */
     }
     physical_set(f, off + total);
@@ -961,9 +968,11 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
         return rc;
     if (blkno == f->buf_blk)
         buf_drop(f);
-    bf_map_entry *e = bf_map_get(&f->map, blkno);
-    if (e != NULL)
+    const bf_map_entry *e = bf_map_get(&f->map, blkno);
+    if (e != NULL) {
         release_extent(f, e);
+        bf_map_clear(&f->map, &f->seg.space->alloc, blkno);
+    }
     bf_file_shrink_tail(f);
     return BF_OK;
 }

@@ -646,12 +646,12 @@ typedef struct loader {
 static int load_entry(void *ctx, uint32_t blkno, const bf_map_entry *e)
 {
     loader *l = ctx;
-    bf_map_entry *slot = bf_map_slot(&l->f->map, &l->f->seg.space->alloc, blkno);
-    if (slot == NULL)
+    if (bf_map_slot(&l->f->map, &l->f->seg.space->alloc, blkno) == NULL)
         return BF_ENOMEM;
-    *slot = *e;
+    bf_map_entry v = *e;
     if (bf_map_part(e) == 0)
-        slot->len |= l->kept;
+        v.len |= l->kept;
+    bf_map_put(&l->f->map, blkno, &v);
     return BF_OK;
 }
 
@@ -902,10 +902,11 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
     tn->nparts += add;
     /* Part k of the source becomes part first + 1 + k of the target (part 0 is the target's). */
     for (uint64_t b = 0; (e = bf_map_next(&source->map, &b)) != NULL; b++) {
-        bf_map_entry *t = bf_map_get(&target->map, start_blk + b);
-        t->off = ((uint64_t)(first + 1 + bf_map_part(e)) << BF_MAP_PART_SHIFT) | bf_map_off(e);
-        t->len = e->len & ~BF_MAP_KEPT; /* the source's session mark, not the target's */
-        t->cap = e->cap;
+        bf_map_entry t = {((uint64_t)(first + 1 + bf_map_part(e)) << BF_MAP_PART_SHIFT) |
+                              bf_map_off(e),
+                          e->len & ~BF_MAP_KEPT, /* the source's session mark, not the target's */
+                          e->cap};
+        bf_map_put(&target->map, (uint32_t)(start_blk + b), &t);
     }
     if (target->buf_blk != BF_NO_BLOCK && target->buf_blk >= start_blk)
         target->buf_blk = BF_NO_BLOCK; /* a clean copy of a hole, now the source's block */

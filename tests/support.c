@@ -433,10 +433,11 @@ uint64_t t_map_used(const bf_blockmap *m)
 
 uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
 {
-    /* "16 bytes per logical block holding data; a hole costs nothing but 8 bytes per 4096
-       blocks of directory", with the slack of arrays grown in eighth steps (design.md:
-       under 18 bytes per block) and the smallest leaf (16 entries). */
-    return 18 * used + 16 * 16 + 9 * ((nblocks + 4095) / 4096);
+    /* "at most 31 bytes per block holding data, 12 per range of 4096 blocks that holds any
+       and, past 4096 blocks, 9 per 4096 blocks of directory and 128" */
+    uint64_t leaves = (nblocks + 4095) / 4096;
+    return 31 * used + 12 * (used < leaves ? used : leaves) +
+           (nblocks > 4096 ? 9 * leaves + 128 : 0);
 }
 
 int t_device_measurable(const bf_auto_device *d)

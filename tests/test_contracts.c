@@ -933,6 +933,43 @@ static void test_file_path_and_set_without_space(void **state)
     free(d);
 }
 
+/* ---- issue 23 ------------------------------------------------------------ */
+
+/*
+ * 6: one byte in each of 2000 blocks 4096 apart (issue 23: 125 MiB of map, a
+ * 64 KiB leaf per block) costs what buffile.h states, through the hooks.
+ */
+static void test_i23_6_sparse_map_memory(void **state)
+{
+    (void)state;
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = space_with(0, 0, 0, &cnt.hooks);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, "a", 1), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* the block buffer exists now */
+    int64_t base = cnt.live_bytes;
+    for (uint64_t i = 1; i < 2000; i++) {
+        assert_int_equal(bf_file_seek(f, (int64_t)(i * 4096 * BS), BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, "a", 1), BF_OK);
+    }
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    uint64_t nblocks = 1999 * 4096 + 1, bound = t_map_bound(2000, nblocks);
+    int64_t grew = cnt.live_bytes - base;
+    print_message("  2000 blocks 4096 apart: %lld bytes more through the hooks, bound %llu\n",
+                  (long long)grew, (unsigned long long)bound);
+    if (grew > (int64_t)bound)
+        fail_msg("2000 blocks 4096 apart took %lld bytes of map; buffile.h says at most %llu",
+                 (long long)grew, (unsigned long long)bound);
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_true(st.memory_bytes <= bound + BS + 512);
+    bf_file_close(f);
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+}
+
 int main(void)
 {
     /* Defect 1 spun forever in a release build: a hang is a failure, not a CI timeout. */
@@ -962,6 +999,7 @@ int main(void)
         cmocka_unit_test_setup(test_far_write_bounded_map, fresh_set),
         cmocka_unit_test_setup(test_old_readonly_handle_after_sessions, fresh_set),
         cmocka_unit_test_setup(test_file_path_and_set_without_space, fresh_set),
+        cmocka_unit_test_setup(test_i23_6_sparse_map_memory, fresh_set),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
