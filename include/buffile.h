@@ -489,12 +489,14 @@ BF_API int bf_file_export(bf_file *file);
  * file against this space's temp limit; a read-only one does not.
  * Errors: BF_ENOENT (no index: never exported/closed, or deleted),
  * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
- * segment files), BF_EINVAL (bad name or mode, or a space whose segment
- * size differs from the file's), BF_EBUSY (read-write open of a file that
- * was appended to another: see bf_file_append), BF_EIO (reading the index,
- * or, for a read-write open, removing segments or bytes past the index
- * that a failed session left: the file's data stays as its index says, and
- * the open may be tried again), BF_ENOMEM.
+ * segment files), BF_EINVAL (bad name or mode, a space whose segment size
+ * differs from the file's, or a read-write open of a file whose index is
+ * at the last generation, UINT32_MAX: no generation is left for another
+ * session; read-only opens still work), BF_EBUSY (read-write open of a
+ * file that was appended to another: see bf_file_append), BF_EIO (reading
+ * the index, or, for a read-write open, removing segments or bytes past
+ * the index that a failed or killed session left: the file's data stays
+ * as its index says, and a retry removes the rest), BF_ENOMEM.
  */
 BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
                               bf_file **out);

@@ -611,6 +611,34 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
 }
 
 /*
+ * Remove the segments "<prefix>.<first>", "<prefix>.<first + 1>", ... that
+ * exist, from the last down, as bf_seg_remove does: a removal that fails
+ * half way leaves first..k, which the next try finds. Removing from `first`
+ * up would leave the segments after a failure for good, past a gap no
+ * count from `first` reaches, and a writer needing one would fail to create
+ * it (O_EXCL). *found says whether there were any.
+ */
+static int remove_segments(bf_space *sp, const char *prefix, uint32_t first, const char *op,
+                           const char *why, int *found)
+{
+    char path[4096];
+    uint32_t end = first;
+    for (;; end++) {
+        snprintf(path, sizeof(path), "%s.%u", prefix, end);
+        if (access(path, F_OK) != 0)
+            break;
+    }
+    *found = end > first;
+    for (; end > first; end--) {
+        snprintf(path, sizeof(path), "%s.%u", prefix, end - 1);
+        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
+            return why != NULL ? bf_fail(sp, BF_EIO, op, path, errno, "%s", why)
+                               : bf_fail(sp, BF_EIO, op, path, errno, NULL);
+    }
+    return BF_OK;
+}
+
+/*
  * A writer creates the segments after the last one the index counts (with
  * O_EXCL, so that nothing planted is ever written through). Segments found
  * there were left by a session that died before its index was durable
@@ -623,18 +651,10 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
  */
 static int cut_to_index(bf_file *f, uint64_t phys_end)
 {
-    bf_space *sp = f->seg.space;
-    char path[4096];
-    for (uint32_t segno = f->seg.nsegs;; segno++) {
-        bf_seg_path(&f->seg, segno, path, sizeof(path));
-        if (sp->io.unlink(sp->io.ctx, path) != 0) {
-            if (errno != ENOENT)
-                return bf_fail(sp, BF_EIO, "open", path, errno,
-                               "removing a segment a failed session left");
-            break;
-        }
-    }
-    return bf_seg_resize(&f->seg, phys_end);
+    int found;
+    int rc = remove_segments(f->seg.space, f->named->prefix, f->seg.nsegs, "open",
+                             "removing a segment a failed session left", &found);
+    return rc != BF_OK ? rc : bf_seg_resize(&f->seg, phys_end);
 }
 
 /* An index entry into the map of the file being opened (`ctx`); `kept` marks part-0 extents. */
@@ -773,29 +793,17 @@ int bf_file_delete_named(bf_space *sp, const char *dir, const char *name)
     if (rc != BF_OK)
         return rc;
     char path[4096];
-    int found = 0;
+    int index = 0, segments;
     snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
     if (sp->io.unlink(sp->io.ctx, path) == 0)
-        found = 1;
+        index = 1;
     else if (errno != ENOENT)
         return bf_fail(sp, BF_EIO, "delete", path, errno, NULL);
-    /* Segments go from the last down to 0, so that a delete that fails half-way
-     * leaves segments 0..k, which a retry finds and finishes; deleting from 0 up
-     * would leave later segments no retry could find (segment 0 holds the name). */
-    uint32_t nseg = 0;
-    for (;; nseg++) {
-        snprintf(path, sizeof(path), "%s/%s.%u", dir, name, nseg);
-        if (access(path, F_OK) != 0)
-            break;
-    }
-    while (nseg > 0) {
-        snprintf(path, sizeof(path), "%s/%s.%u", dir, name, nseg - 1);
-        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
-            return bf_fail(sp, BF_EIO, "delete", path, errno, NULL);
-        found = 1;
-        nseg--;
-    }
-    if (!found)
+    /* Segment 0 holds the name: it goes last, so a failed delete leaves a name to retry. */
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if ((rc = remove_segments(sp, path, 0, "delete", NULL, &segments)) != BF_OK)
+        return rc;
+    if (!index && !segments)
         return bf_fail(sp, BF_ENOENT, "delete", name, 0, "no such file in set %s", dir);
     return BF_OK;
 }
@@ -837,7 +845,8 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         return bf_fail(sp, BF_EINVAL, "append", tn ? tn->prefix : NULL, 0, "%s", why);
     uint32_t bs = target->block_size;
     uint64_t start_blk = (target->size + bs - 1) / bs;
-    if (start_blk + source->map.n > (uint64_t)BF_MAP_MAX_BLOCK + 1)
+    /* The source's size, holes included, must fit: the target's index could not hold more. */
+    if (start_blk + (source->size + bs - 1) / bs > (uint64_t)BF_MAP_MAX_BLOCK + 1)
         return bf_fail(sp, BF_EINVAL, "append", tn->prefix, 0,
                        "the result would exceed the largest file size");
 

@@ -148,9 +148,11 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     if (bf_codec_name((bf_codec)idx->codec) == NULL)
         return bad(why, "unknown codec in index");
     /* Every product below stays far from 2^64 once these bounds hold. */
+    /* nblocks counts blocks 0..BF_MAP_MAX_BLOCK at most (any 32-bit count), and no more than
+       the size covers. */
     if (idx->segment_size == 0 || idx->segment_size % 4096 != 0 ||
         idx->segment_size > (UINT64_C(1) << 40) || idx->nparts >= BF_MAP_MAX_PARTS ||
-        idx->nblocks > BF_MAP_MAX_BLOCK || idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
+        idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
         (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs || idx->phys_end > BF_MAP_OFF_MASK ||
         !segs_match(idx->phys_end, idx->nsegs, idx->segment_size))
         return bad(why, "inconsistent sizes in index header");
@@ -224,9 +226,10 @@ int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, co
         if ((size_t)(end - p) < part_size(pt->name_len))
             return bad(why, "index truncated in its parts");
         pt->name = (const char *)p + 28;
+        /* A part can start just past the largest block: a source of holes only. */
         if (!bf_name_valid(pt->name, pt->name_len) || pt->bytes > BF_MAP_OFF_MASK ||
             !segs_match(pt->bytes, pt->nsegs, idx->segment_size) ||
-            pt->blk_delta > BF_MAP_MAX_BLOCK)
+            pt->blk_delta > (uint64_t)BF_MAP_MAX_BLOCK + 1)
             return bad(why, "bad part in index");
         p += part_size(pt->name_len);
     }

@@ -1,7 +1,8 @@
 /*
  * test_contracts.c - what each public call leaves behind when it fails, and
  * the eleven defects of file sets and failure paths that independent tests
- * found (issue 11), one deterministic test each (test_dN_*), plus the
+ * found (issue 11), one deterministic test each (test_dN_*), the library
+ * defects of issue 23 (test_i23_N_*, N its number there), plus the
  * contracts buffile.h states around them.
  *
  * Codec none makes extent sizes exact (block + 32 bytes), so the point at
@@ -32,6 +33,7 @@
 
 #include "blockmap.h"
 #include "buffile.h"
+#include "crc32c.h"
 #include "extent.h"
 #include "segment.h"
 #include "space.h"
@@ -935,6 +937,128 @@ static void test_file_path_and_set_without_space(void **state)
 
 /* ---- issue 23 ------------------------------------------------------------ */
 
+/* Open named file `name` read-only and read its block `b`, which must hold `want` at byte `i`. */
+static void expect_byte(bf_space *sp, const char *name, uint64_t size, uint64_t b, uint32_t i,
+                        unsigned char want)
+{
+    bf_file *f = NULL;
+    int rc = bf_file_open_named(sp, set, name, BF_OPEN_READONLY, &f);
+    if (rc != BF_OK)
+        fail_msg("%s (%llu bytes) does not reopen: %s (%s)", name, (unsigned long long)size,
+                 bf_strerror(rc), bf_space_errmsg(sp));
+    assert_int_equal(bf_file_size(f), size);
+    unsigned char got[BS];
+    assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+    assert_int_equal(got[i], want);
+    assert_int_equal(bf_file_read_block(f, b / 2, got), BF_OK); /* a hole */
+    assert_int_equal(got[0], 0);
+    bf_file_close(f);
+}
+
+/*
+ * 2: data in the last block a file can hold is persisted and reopens - one
+ * byte at the largest offset, or a whole block at the largest block number
+ * (before, the index recorded nblocks = UINT32_MAX and every open said
+ * "inconsistent sizes in index header"); an append at the limit takes a
+ * source whose holes fit (an empty one just past the last block), refuses
+ * one whose holes would not, and the result reopens.
+ */
+static void test_i23_2_last_block_reopens(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    const uint64_t max_size = ((uint64_t)BF_MAP_MAX_BLOCK + 1) * BS;
+    bf_file *f, *g, *src;
+    assert_int_equal(bf_file_create_named(sp, set, "byte", NULL, &f), BF_OK);
+    assert_int_equal(bf_file_seek(f, (int64_t)(max_size - 1), BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, "z", 1), BF_OK);
+    assert_int_equal(bf_file_write(f, "z", 1), BF_EINVAL); /* no byte more */
+    unsigned char *blk = data(234, BS);
+    assert_int_equal(bf_file_create_named(sp, set, "block", NULL, &g), BF_OK);
+    assert_int_equal(bf_file_write_block(g, BF_MAP_MAX_BLOCK, blk), BF_OK);
+    assert_int_equal(bf_file_write_block(g, (uint64_t)BF_MAP_MAX_BLOCK + 1, blk), BF_EINVAL);
+    int rc = bf_file_close(f);
+    if (rc != BF_OK)
+        fail_msg("close: %s (%s)", bf_strerror(rc), bf_space_errmsg(sp));
+    assert_int_equal(bf_file_close(g), BF_OK);
+    expect_byte(sp, "byte", max_size, BF_MAP_MAX_BLOCK, BS - 1, 'z');
+    expect_byte(sp, "block", max_size, BF_MAP_MAX_BLOCK, 5, blk[5]);
+    /* A read-write session of such a file persists again, here with appends at the limit:
+       sources of holes only, an empty one and one of 10 bytes. */
+    f = open_named(sp, "byte", BF_OPEN_READWRITE);
+    assert_int_equal(bf_file_create_named(sp, set, "empty", NULL, &src), BF_OK);
+    assert_int_equal(bf_file_export(src), BF_OK);
+    uint64_t at;
+    assert_int_equal(bf_file_append(f, src, &at), BF_OK);
+    assert_int_equal(at, max_size);
+    bf_file_close(src);
+    assert_int_equal(bf_file_create_named(sp, set, "holes", NULL, &src), BF_OK);
+    assert_int_equal(bf_file_truncate(src, 10), BF_OK);
+    assert_int_equal(bf_file_export(src), BF_OK);
+    assert_int_equal(bf_file_append(f, src, &at), BF_EINVAL); /* its hole would not fit */
+    bf_file_close(src);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    expect_byte(sp, "byte", max_size, BF_MAP_MAX_BLOCK, BS - 1, 'z');
+    bf_space_destroy(sp);
+    free(blk);
+}
+
+/* Create "<set>/<name>.<k>" holding `len` bytes, as a killed session leaves it. */
+static void plant_segment(const char *name, int k, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s.%d", set, name, k);
+    unsigned char *junk = data(235, len);
+    assert_int_equal(t_write_file(path, junk, len), 0);
+    free(junk);
+}
+
+/*
+ * 3: a killed session left segments n.1 and n.2 (the index counts n.0); the
+ * read-write open removes them from the last down, fails on the second
+ * (BF_EIO), and the retry removes the rest: nothing stays, and a write that
+ * needs segments 1, 2 and 3 creates them. Before, the first open removed
+ * n.1 and failed on n.2; the retry stopped at the missing n.1 and left n.2
+ * for good: writes needing segment 2 failed with BF_EEXIST, in every later
+ * session, and a delete (counting from 0) left n.2 behind.
+ */
+static void test_i23_3_retried_open_removes_leftovers(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(236, 8 * BS);
+    make_named(sp, "n", d, BS);
+    plant_segment("n", 1, EXT);
+    plant_segment("n", 2, 100);
+    flt.meta_mask = T_META_UNLINK;
+    flt.metas = 0;
+    flt.fail_meta_at = 2;
+    flt.fail_errno = EIO;
+    bf_file *w = NULL;
+    assert_int_equal(bf_file_open_named(sp, set, "n", BF_OPEN_READWRITE, &w), BF_EIO);
+    assert_null(w);
+    flt.fail_meta_at = 0;
+    w = open_named(sp, "n", BF_OPEN_READWRITE);
+    assert_int_equal(t_dir_entries(set), 2); /* n.0 and n.idx */
+    assert_int_equal(bf_file_seek(w, BS, BF_SEEK_SET), BF_OK);
+    int rc = bf_file_write(w, d + BS, 7 * BS); /* segments 1..3 */
+    if (rc != BF_OK)
+        fail_msg("write after the retried open: %s (%s)", bf_strerror(rc), bf_space_errmsg(sp));
+    bf_stats st;
+    bf_file_stats(w, &st);
+    assert_int_equal(st.physical_bytes, bytes_on_disk(set, "n"));
+    assert_int_equal(bf_file_close(w), BF_OK);
+    w = open_named(sp, "n", BF_OPEN_READONLY);
+    assert_contents(w, d, 8 * BS);
+    bf_file_close(w);
+    assert_int_equal(bf_file_delete_named(sp, set, "n"), BF_OK);
+    assert_int_equal(t_dir_entries(set), 0);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 /*
  * 6: one byte in each of 2000 blocks 4096 apart (issue 23: 125 MiB of map, a
  * 64 KiB leaf per block) costs what buffile.h states, through the hooks.
@@ -970,6 +1094,50 @@ static void test_i23_6_sparse_map_memory(void **state)
     assert_int_equal(cnt.live_bytes, 0);
 }
 
+/* Index of named file `name`: its generation set to `gen`, the CRC made right again. */
+static void set_index_gen(const char *name, uint32_t gen)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s.idx", set, name);
+    size_t len;
+    unsigned char *b = t_read_file(path, &len);
+    assert_non_null(b);
+    for (int k = 0; k < 4; k++)
+        b[60 + k] = (unsigned char)(gen >> (8 * k));
+    uint32_t crc = bf_crc32c(0, b, len - 4);
+    for (int k = 0; k < 4; k++)
+        b[len - 4 + k] = (unsigned char)(crc >> (8 * k));
+    assert_int_equal(t_write_file(path, b, len), 0);
+    free(b);
+}
+
+/* An index at the last generation: no read-write session is left (BF_EINVAL); readers still read. */
+static void test_no_generation_left(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    unsigned char *d = data(241, BS);
+    make_named(sp, "g", d, BS);
+    set_index_gen("g", UINT32_MAX);
+    bf_file *f = NULL;
+    assert_int_equal(bf_file_open_named(sp, set, "g", BF_OPEN_READWRITE, &f), BF_EINVAL);
+    assert_null(f);
+    assert_non_null(strstr(bf_space_errmsg(sp), "no generation left"));
+    f = open_named(sp, "g", BF_OPEN_READONLY);
+    assert_contents(f, d, BS);
+    bf_file_close(f);
+    set_index_gen("g", UINT32_MAX - 1); /* the last session there is */
+    f = open_named(sp, "g", BF_OPEN_READWRITE);
+    assert_int_equal(bf_file_write_block(f, 0, d), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_open_named(sp, set, "g", BF_OPEN_READWRITE, &f), BF_EINVAL);
+    f = open_named(sp, "g", BF_OPEN_READONLY);
+    assert_contents(f, d, BS);
+    bf_file_close(f);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 int main(void)
 {
     /* Defect 1 spun forever in a release build: a hang is a failure, not a CI timeout. */
@@ -999,7 +1167,10 @@ int main(void)
         cmocka_unit_test_setup(test_far_write_bounded_map, fresh_set),
         cmocka_unit_test_setup(test_old_readonly_handle_after_sessions, fresh_set),
         cmocka_unit_test_setup(test_file_path_and_set_without_space, fresh_set),
+        cmocka_unit_test_setup(test_i23_2_last_block_reopens, fresh_set),
+        cmocka_unit_test_setup(test_i23_3_retried_open_removes_leftovers, fresh_set),
         cmocka_unit_test_setup(test_i23_6_sparse_map_memory, fresh_set),
+        cmocka_unit_test_setup(test_no_generation_left, fresh_set),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
