@@ -298,7 +298,8 @@ BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file 
  * the status is that failure's and the file is rolled back: it reads
  * exactly as at its last successful persist (export, or the close that
  * ended an earlier session), or, if it was never persisted, it is deleted
- * and its name is free again. If that deletion fails as well (a segment
+ * and its name is free again; sources appended since that persist are not
+ * consumed any more (bf_file_append). If that deletion fails as well (a segment
  * file cannot be unlinked; the message then says so), segments 0..k of the
  * file stay, as after a writer that died before its first persist: no open
  * finds a file by that name (BF_ENOENT), but the name stays taken
@@ -445,9 +446,11 @@ BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
  * overwritten or cut off, so a crash or a failed close leaves that version
  * whole, and opening the file then gives it exactly. Every extent carries
  * the session that wrote it: a read-only handle that outlives later
- * sessions reads its own version while they run and, once a later session
- * reuses the space, BF_ECORRUPT ("reopen it") for the blocks concerned -
- * never another version's bytes.
+ * sessions reads its own version while the first of them runs; once that
+ * one has persisted (it gives back the bytes past its live end, and the
+ * next sessions may reuse what it freed), reads of the blocks concerned
+ * fail with BF_ECORRUPT ("reopen it") - never another version's bytes -
+ * and bf_file_append refuses the handle as a source.
  */
 
 /* Create the set directory `dir` (mode 0700), or accept an existing one owned by the caller. */
@@ -528,15 +531,25 @@ BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *na
  * PostgreSQL's BufFileAppend consumes it: its bytes are the target's from
  * now on, so it can still be opened read-only but a read-write open or a
  * bf_file_delete_named of it fails with BF_EBUSY; it goes when the set is
- * destroyed. A read-only target (PostgreSQL's parallel sort appends worker
- * files onto one opened read-only) gets a view for this handle alone:
- * nothing is persisted and the source is not consumed. The source handle
- * stays valid and read-only either way.
+ * destroyed. If the target's close fails instead and rolls the splice back
+ * (bf_file_close), the consumption goes with it: the source can be written
+ * and deleted again (unless its consumed marker cannot be removed: the
+ * close's message then says so). A writer killed before it persisted leaves
+ * its sources consumed until the set is destroyed. A read-only target
+ * (PostgreSQL's parallel sort appends worker files onto one opened
+ * read-only) gets a view for this handle alone: nothing is persisted and
+ * the source is not consumed. The source handle stays valid and read-only
+ * either way. The source must be its file's current version, and so must
+ * its parts: the call reads their indexes to make sure.
  * Errors: BF_EINVAL (not both named in the same set, source not read-only,
- * block or segment sizes differ, or the source is the target or holds it
- * as a part - a file cannot be appended to itself, through any handle),
- * BF_ENOMEM, I/O errors marking the source consumed. On error target and
- * source are unchanged.
+ * block or segment sizes differ, the source is the target or holds it as a
+ * part - a file cannot be appended to itself, through any handle - the
+ * result would pass the largest file size, counting the source's holes, or
+ * the source is outdated: a later read-write session of its file, or of
+ * one of its parts, persisted since it was opened, or the file was deleted;
+ * reopen it), BF_EIO or BF_ECORRUPT (reading those indexes), BF_ENOMEM,
+ * I/O errors marking the source consumed. On error target and source are
+ * unchanged.
  */
 BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
 

@@ -39,6 +39,7 @@ typedef struct bf_part {
     uint64_t bytes;     /* the source's physical end */
     uint64_t blk_delta; /* its extent headers hold (block number - blk_delta) */
     uint32_t gen;       /* its extents are of this generation or older */
+    uint8_t marked;     /* this handle created the part's consumed marker (fileset.c) */
 } bf_part;
 
 /*
@@ -64,6 +65,8 @@ typedef struct bf_named {
     uint64_t kept_end;  /* physical end of the last persisted index (0: never persisted) */
     uint64_t idx_bytes; /* size of the file's index on disk */
     uint8_t persisted;  /* an index of this file exists */
+    uint32_t kept_parts; /* parts[0..kept_parts) are the last persisted index's; the rest were
+                            spliced in since, and their sources' consumption is this session's */
 } bf_named;
 
 struct bf_file {

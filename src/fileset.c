@@ -187,39 +187,67 @@ static int refuse_consumed(bf_space *sp, const char *op, const char *dir, const 
 }
 
 /*
- * Mark the names (the source and its parts) consumed. New markers are
- * created with O_EXCL; on failure the ones this call created are removed.
+ * Mark the names of parts[0..n) (spliced into a writable target of set
+ * `dir`) consumed, with `op` for messages. New markers are created with
+ * O_EXCL and flagged `marked`; on failure the ones this call created are
+ * removed (and unflagged) again.
  */
-static int mark_consumed(bf_space *sp, const bf_file *source)
+static int mark_consumed(bf_space *sp, const char *dir, bf_part *parts, uint32_t n,
+                         const char *op)
 {
-    const bf_named *sn = source->named;
-    uint32_t n = 1 + sn->nparts, made = 0;
     int rc = BF_OK;
-    uint32_t *fresh = bf_calloc(&sp->alloc, n, sizeof(*fresh));
-    if (fresh == NULL)
-        return bf_fail(sp, BF_ENOMEM, "append", sn->prefix, 0, "consumed markers");
     char path[4096];
-    for (uint32_t i = 0; i < n && rc == BF_OK; i++) {
-        const char *name = i == 0 ? sn->name : sn->parts[i - 1].name;
-        marker_path(sn->dir, name, strlen(name), path, sizeof(path));
+    uint32_t i = 0;
+    for (; i < n && rc == BF_OK; i++) {
+        marker_path(dir, parts[i].name, strlen(parts[i].name), path, sizeof(path));
         int fd = sp->io.open(sp->io.ctx, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                              S_IRUSR | S_IWUSR);
         if (fd >= 0) {
             sp->io.close(sp->io.ctx, fd);
-            fresh[made++] = i;
+            parts[i].marked = 2; /* made by this call: undone below if it fails */
         } else if (errno != EEXIST) {
-            rc = bf_fail(sp, bf_status_from_errno(errno), "append", path, errno,
+            rc = bf_fail(sp, bf_status_from_errno(errno), op, path, errno,
                          "marking the source consumed");
         }
     }
-    while (rc != BF_OK && made-- > 0) {
-        uint32_t i = fresh[made];
-        const char *name = i == 0 ? sn->name : sn->parts[i - 1].name;
-        marker_path(sn->dir, name, strlen(name), path, sizeof(path));
-        sp->io.unlink(sp->io.ctx, path);
+    for (uint32_t j = 0; j < i; j++) {
+        if (parts[j].marked != 2)
+            continue;
+        parts[j].marked = rc == BF_OK;
+        if (rc != BF_OK) {
+            marker_path(dir, parts[j].name, strlen(parts[j].name), path, sizeof(path));
+            sp->io.unlink(sp->io.ctx, path);
+        }
     }
-    bf_free(&sp->alloc, fresh);
     return rc;
+}
+
+/*
+ * A session whose splices are rolled back (its close failed) takes back
+ * the consumption it caused: the markers it made for parts spliced in since
+ * the last persist go, so those sources can be written or deleted again.
+ * A marker that cannot be removed keeps its source consumed, and the
+ * message says so; the status stays the one of the failure that rolled
+ * the session back.
+ */
+static void unmark_consumed(bf_file *f, int rc)
+{
+    bf_space *sp = f->seg.space;
+    bf_named *nm = f->named;
+    char path[4096], why[BF_ERRMSG_MAX];
+    for (uint32_t i = nm->kept_parts; i < nm->nparts; i++) {
+        if (!nm->parts[i].marked)
+            continue;
+        marker_path(nm->dir, nm->parts[i].name, strlen(nm->parts[i].name), path, sizeof(path));
+        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT) {
+            int e = errno;
+            snprintf(why, sizeof(why), "%s", bf_space_errmsg(sp));
+            bf_fail(sp, rc, "close", path, e,
+                    "%s; the splice was rolled back, but its source %s stays consumed: its marker "
+                    "could not be removed",
+                    why, nm->parts[i].name);
+        }
+    }
 }
 
 int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
@@ -267,6 +295,13 @@ int bf_named_persist(bf_file *f)
     if (rc != BF_OK)
         return rc;
     bf_named *nm = f->named;
+    /* The index about to be durable holds the parts spliced in since the last one: their
+       sources are consumed from now on (made sure of again: another target's rollback may
+       have taken a marker back that this one shares). */
+    if (nm->nparts > nm->kept_parts &&
+        (rc = mark_consumed(sp, nm->dir, nm->parts + nm->kept_parts,
+                            nm->nparts - nm->kept_parts, "export")) != BF_OK)
+        return rc;
     uint64_t end = bf_file_live_end(f);
     bf_index idx;
     memset(&idx, 0, sizeof(idx));
@@ -346,6 +381,7 @@ int bf_named_persist(bf_file *f)
         return rc;
     }
     nm->persisted = 1;
+    nm->kept_parts = nm->nparts;
     bf_file_set_physical(f, f->phys_end, len);
     return BF_OK;
 }
@@ -418,6 +454,8 @@ int bf_named_close(bf_file *f)
             bf_seg_resize(&f->seg, nm->kept_end); /* roll back: the old index is intact */
         else
             remove_unpersisted(f, rc);
+        if (rc != BF_OK)
+            unmark_consumed(f, rc);
     }
     bf_file_release(f);
     return rc;
@@ -704,6 +742,7 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
         p->gen = ip->gen;
     }
     f->seg.nsegs = idx->nsegs;
+    nm->kept_parts = nm->nparts;
     /* A writer keeps every extent of the index it starts from until a new index is durable. */
     loader l = {f, mode == BF_OPEN_READWRITE ? BF_MAP_KEPT : 0};
     if (bf_index_each(idx, buf, len, load_entry, &l) != BF_OK)
@@ -821,6 +860,36 @@ static int same_file(const bf_named *target, const bf_named *source)
     return 0;
 }
 
+/*
+ * Whether the index of `name` in set `dir` is still the one of generation
+ * `gen` a read-only handle was opened at (or exported as): a later
+ * read-write session may have cut or reused the extents the handle maps,
+ * and a target that took them as a part would lose them. An outdated
+ * handle (or one whose file was deleted since) is BF_EINVAL.
+ */
+static int still_current(bf_space *sp, const char *dir, const char *name, uint32_t gen)
+{
+    char prefix[4096];
+    snprintf(prefix, sizeof(prefix), "%s/%s", dir, name);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    bf_index idx = {0};
+    const char *why = NULL;
+    int rc = read_index(sp, prefix, &buf, &len);
+    if (rc == BF_OK) {
+        rc = bf_index_decode(buf, len, &idx, &why);
+        bf_free(&sp->alloc, buf);
+        if (rc != BF_OK)
+            return bf_fail(sp, rc, "append", prefix, 0, "%s.idx: %s", name, why);
+    }
+    if (rc == BF_ENOENT || (rc == BF_OK && idx.gen != gen))
+        return bf_fail(sp, BF_EINVAL, "append", prefix, 0,
+                       "the source is an outdated handle: it reads version %u of %s, which a "
+                       "later read-write session replaced%s; reopen it",
+                       gen, name, rc == BF_ENOENT ? " (or the file was deleted)" : "");
+    return rc;
+}
+
 int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
 {
     bf_space *sp = target->seg.space;
@@ -850,6 +919,13 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         return bf_fail(sp, BF_EINVAL, "append", tn->prefix, 0,
                        "the result would exceed the largest file size");
 
+    /* The source's version, and its parts', must be the files' current ones. */
+    int rc = still_current(sp, sn->dir, sn->name, sn->gen);
+    for (uint32_t i = 0; rc == BF_OK && i < sn->nparts; i++)
+        rc = still_current(sp, sn->dir, sn->parts[i].name, sn->parts[i].gen);
+    if (rc != BF_OK)
+        return rc;
+
     /* Room first (map entries, parts), so that nothing can fail once anything changed. */
     uint32_t old_n = target->map.n;
     const bf_map_entry *e;
@@ -864,7 +940,7 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         bf_seg_close(&tn->parts[i].seg);
     uint32_t add = 1 + sn->nparts, first = tn->nparts; /* the source's own part */
     bf_part *parts = bf_realloc(a, tn->parts, (size_t)(tn->nparts + add) * sizeof(*parts));
-    int rc = parts != NULL ? BF_OK : BF_ENOMEM;
+    rc = parts != NULL ? BF_OK : BF_ENOMEM;
     if (parts != NULL)
         tn->parts = parts;
     for (uint32_t i = 0; i < add && rc == BF_OK; i++) {
@@ -887,7 +963,7 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
     }
     /* A writable target persists the splice: the source's bytes are the target's from now
        on. A read-only target is a view for this handle alone. */
-    if (!target->readonly && (rc = mark_consumed(sp, source)) != BF_OK) {
+    if (!target->readonly && (rc = mark_consumed(sp, tn->dir, parts + first, add, "append")) != BF_OK) {
         for (uint32_t j = 0; j < add; j++) {
             bf_free(a, parts[first + j].name);
             bf_free(a, parts[first + j].prefix);

@@ -935,7 +935,62 @@ static void test_file_path_and_set_without_space(void **state)
     free(d);
 }
 
+
 /* ---- issue 23 ------------------------------------------------------------ */
+
+/*
+ * 1: an outdated read-only handle as an append source. S of 4 segments is
+ * closed, a handle kept on it; two read-write sessions trim S to 1 segment.
+ * Appending the old handle onto T is refused (BF_EINVAL, nothing changes)
+ * onto a writable target and onto a view alike; T still opens with its own
+ * block 0. Before, the splice took the old handle's physical end, and every
+ * open of T failed ("segment files do not match the index").
+ */
+static void test_i23_1_outdated_source_append(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
+    unsigned char *d = data(231, 8 * BS), *t0 = data(232, BS), *nw = data(233, BS);
+    make_named(sp, "s", d, 8 * BS); /* two extents a segment: 4 segments */
+    bf_file *old = open_named(sp, "s", BF_OPEN_READONLY);
+    bf_file *w = open_named(sp, "s", BF_OPEN_READWRITE);
+    assert_int_equal(bf_file_truncate(w, 3 * BS), BF_OK);
+    assert_int_equal(bf_file_write_block(w, 0, nw), BF_OK);
+    assert_int_equal(bf_file_close(w), BF_OK);
+    w = open_named(sp, "s", BF_OPEN_READWRITE);
+    assert_int_equal(bf_file_truncate(w, BS), BF_OK);
+    assert_int_equal(bf_file_close(w), BF_OK);
+    bf_file *t;
+    assert_int_equal(bf_file_create_named(sp, set, "t", NULL, &t), BF_OK);
+    assert_int_equal(bf_file_write(t, t0, BS), BF_OK);
+    uint64_t at = 77;
+    int rc = bf_file_append(t, old, &at);
+    if (rc != BF_EINVAL)
+        fail_msg("append of an outdated handle returned %d (%s), not BF_EINVAL", rc,
+                 bf_strerror(rc));
+    assert_non_null(strstr(bf_space_errmsg(sp), "outdated"));
+    assert_int_equal(at, 77);
+    assert_int_equal(bf_file_size(t), BS);
+    assert_int_equal(bf_file_tell(t), BS);
+    assert_int_equal(bf_file_close(t), BF_OK);
+    t = open_named(sp, "t", BF_OPEN_READONLY);
+    assert_contents(t, t0, BS);
+    /* Onto a view too: the old handle's extents are not the file's any more. */
+    assert_int_equal(bf_file_append(t, old, &at), BF_EINVAL);
+    assert_int_equal(bf_file_size(t), BS);
+    /* A current handle of the same file appends. */
+    bf_file *cur = open_named(sp, "s", BF_OPEN_READONLY);
+    assert_int_equal(bf_file_append(t, cur, &at), BF_OK);
+    assert_int_equal(at, BS);
+    assert_block(t, 1, nw, BS, 0);
+    bf_file_close(cur);
+    bf_file_close(t);
+    bf_file_close(old);
+    bf_space_destroy(sp);
+    free(d);
+    free(t0);
+    free(nw);
+}
 
 /* Open named file `name` read-only and read its block `b`, which must hold `want` at byte `i`. */
 static void expect_byte(bf_space *sp, const char *name, uint64_t size, uint64_t b, uint32_t i,
@@ -1060,6 +1115,93 @@ static void test_i23_3_retried_open_removes_leftovers(void **state)
 }
 
 /*
+ * 5: an append onto a writable target whose close then fails (the index
+ * does not fit the temp limit): the splice is rolled back, and so is the
+ * source's consumption - it opens read-write and deletes again. For a
+ * target persisted before (rolled back to it) and one never persisted
+ * (deleted). Before, the source stayed consumed: BF_EBUSY for good, its
+ * name taken, its bytes no file's until the set went.
+ */
+static void test_i23_5_failed_close_frees_source(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    unsigned char *d = data(237, 2 * BS), *t0 = data(238, BS);
+    for (int persisted = 0; persisted < 2; persisted++) {
+        make_named(sp, "src", d, 2 * BS);
+        bf_file *t, *s = open_named(sp, "src", BF_OPEN_READONLY);
+        if (persisted) {
+            make_named(sp, "t", t0, BS);
+            t = open_named(sp, "t", BF_OPEN_READWRITE);
+        } else {
+            assert_int_equal(bf_file_create_named(sp, set, "t", NULL, &t), BF_OK);
+        }
+        uint64_t at;
+        assert_int_equal(bf_file_append(t, s, &at), BF_OK);
+        bf_space_set_temp_limit(sp, 1);
+        assert_int_equal(bf_file_close(t), BF_ELIMIT);
+        bf_space_set_temp_limit(sp, 0);
+        bf_file_close(s);
+        bf_file *x = NULL;
+        int rc = bf_file_open_named(sp, set, "src", BF_OPEN_READWRITE, &x);
+        if (rc != BF_OK)
+            fail_msg("%s target: after its failed close the source opens read-write with %d "
+                     "(%s): %s",
+                     persisted ? "persisted" : "new", rc, bf_strerror(rc), bf_space_errmsg(sp));
+        assert_contents(x, d, 2 * BS);
+        assert_int_equal(bf_file_close(x), BF_OK);
+        assert_int_equal(bf_file_delete_named(sp, set, "src"), BF_OK);
+        if (persisted) { /* the target reads as before the session */
+            t = open_named(sp, "t", BF_OPEN_READONLY);
+            assert_contents(t, t0, BS);
+            bf_file_close(t);
+            assert_int_equal(bf_file_delete_named(sp, set, "t"), BF_OK);
+        }
+        assert_int_equal(t_dir_entries(set), 0);
+    }
+    bf_space_destroy(sp);
+    free(d);
+    free(t0);
+}
+
+/*
+ * 5, when the rollback cannot remove the marker: the source stays
+ * consumed, and the message says so; the close's status is the persist's.
+ */
+static void test_i23_5_marker_stays_when_unlink_fails(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    t_faults flt;
+    use_fault_io(sp, &flt);
+    unsigned char *d = data(239, BS), *t0 = data(240, BS);
+    make_named(sp, "src", d, BS);
+    make_named(sp, "t", t0, BS);
+    bf_file *s = open_named(sp, "src", BF_OPEN_READONLY), *t = open_named(sp, "t", BF_OPEN_READWRITE);
+    uint64_t at;
+    assert_int_equal(bf_file_append(t, s, &at), BF_OK);
+    bf_space_set_temp_limit(sp, 1);
+    flt.meta_mask = T_META_UNLINK;
+    flt.metas = 0;
+    flt.fail_meta_at = 1; /* nothing else unlinks: the marker */
+    flt.fail_errno = EIO;
+    assert_int_equal(bf_file_close(t), BF_ELIMIT);
+    flt.fail_meta_at = 0;
+    bf_space_set_temp_limit(sp, 0);
+    assert_non_null(strstr(bf_space_errmsg(sp), "stays consumed"));
+    assert_non_null(strstr(bf_space_errmsg(sp), "temp limit"));
+    bf_file *x = NULL;
+    assert_int_equal(bf_file_open_named(sp, set, "src", BF_OPEN_READWRITE, &x), BF_EBUSY);
+    t = open_named(sp, "t", BF_OPEN_READONLY);
+    assert_contents(t, t0, BS);
+    bf_file_close(t);
+    bf_file_close(s);
+    bf_space_destroy(sp);
+    free(d);
+    free(t0);
+}
+
+/*
  * 6: one byte in each of 2000 blocks 4096 apart (issue 23: 125 MiB of map, a
  * 64 KiB leaf per block) costs what buffile.h states, through the hooks.
  */
@@ -1167,8 +1309,11 @@ int main(void)
         cmocka_unit_test_setup(test_far_write_bounded_map, fresh_set),
         cmocka_unit_test_setup(test_old_readonly_handle_after_sessions, fresh_set),
         cmocka_unit_test_setup(test_file_path_and_set_without_space, fresh_set),
+        cmocka_unit_test_setup(test_i23_1_outdated_source_append, fresh_set),
         cmocka_unit_test_setup(test_i23_2_last_block_reopens, fresh_set),
         cmocka_unit_test_setup(test_i23_3_retried_open_removes_leftovers, fresh_set),
+        cmocka_unit_test_setup(test_i23_5_failed_close_frees_source, fresh_set),
+        cmocka_unit_test_setup(test_i23_5_marker_stays_when_unlink_fails, fresh_set),
         cmocka_unit_test_setup(test_i23_6_sparse_map_memory, fresh_set),
         cmocka_unit_test_setup(test_no_generation_left, fresh_set),
     };
