@@ -167,6 +167,12 @@ typedef struct bf_file bf_file;
  * (bf_space_auto_device) and starts the next from them
  * (bf_space_options.auto_device). The space goes on measuring: the figures
  * it starts from are estimates like its own, and new measurements move them.
+ * What a space can measure, and so what it takes: device_ns and pace_ns of
+ * 0 to 2^64 ns per byte (a 64-bit ns clock over at least one byte),
+ * transfer_ns of 0 to 1,000,001 (a transfer slower than 1 ms plus 1 ns a
+ * byte waited for the device), limited_share of 0 to 1; counts and
+ * since_wait of any value. Other figures (NaN, negative, larger) are
+ * BF_EINVAL from bf_space_create.
  */
 typedef struct bf_auto_device {
     double device_ns;          /* ns per byte while the device limits, timed by runs of

@@ -7,7 +7,6 @@
  */
 #include "auto.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -492,15 +491,26 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
     return pick;
 }
 
-static int figure(double v)
+/* A figure in [0, max] (NaN fails both comparisons). */
+static int figure(double v, double max)
 {
-    return isfinite(v) && v >= 0;
+    return v >= 0 && v <= max;
 }
 
+/*
+ * What a space can measure: times per byte of the device and its pace are
+ * a 64-bit ns clock's difference over at least one byte; a transfer that
+ * did not wait took at most BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B per byte of
+ * it (slower, it waited), and so does their average. A figure beyond, once
+ * accepted, made bf_auto_note_untimed convert times no uint64_t holds (an
+ * undefined conversion). Counts and since_wait are any a counter holds.
+ */
 int bf_auto_device_valid(const bf_auto_device *d)
 {
-    return figure(d->device_ns) && figure(d->pace_ns) && figure(d->transfer_ns) &&
-           figure(d->limited_share) && d->limited_share <= 1;
+    const double clock = 18446744073709551615.0; /* UINT64_MAX ns */
+    return figure(d->device_ns, clock) && figure(d->pace_ns, clock) &&
+           figure(d->transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
+           figure(d->limited_share, 1);
 }
 
 int bf_auto_start(const bf_auto *a)

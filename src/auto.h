@@ -189,7 +189,11 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len);
 /* Write into why[len] the reason for choosing `k` (flat: the file's data does not shrink). */
 void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len);
 
-/* 1 if every figure of `d` is one a space could have measured (finite, >= 0, a share <= 1). */
+/*
+ * 1 if every figure of `d` is one a space could have measured: device_ns
+ * and pace_ns in [0, 2^64] ns per byte, transfer_ns in [0, BF_AUTO_WAIT_NS +
+ * BF_AUTO_WAIT_NS_B], limited_share in [0, 1] (NaN never).
+ */
 int bf_auto_device_valid(const bf_auto_device *d);
 
 /* The candidate new files start with: the space's current best (lz4 before any estimate). */

@@ -95,7 +95,9 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
                       o.auto_prefer);
     if (o.auto_device != NULL && !bf_auto_device_valid(o.auto_device))
         return reject(errbuf, errlen, BF_EINVAL,
-                      "bad auto_device: its figures must be finite, >= 0, its share <= 1");
+                      "bad auto_device: no space measures those figures (device_ns and pace_ns "
+                      "are 0..2^64 ns/B, transfer_ns 0..%.0f, limited_share 0..1)",
+                      BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B);
     if (o.segment_size == 0)
         o.segment_size = BF_SEGMENT_SIZE_DEFAULT;
     if (o.segment_size % 4096 != 0 || o.segment_size < 2 * ((uint64_t)bs + 4096))

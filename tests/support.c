@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <float.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,10 +441,12 @@ uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
 
 int t_device_measurable(const bf_auto_device *d)
 {
-    /* "finite, >= 0, a share <= 1" (NaN fails every comparison) */
+    /* "device_ns and pace_ns at most 2^64 ns per byte, transfer_ns at most 1,000,001, a share
+       at most 1, none negative" (NaN fails every comparison) */
     const double f[4] = {d->device_ns, d->pace_ns, d->transfer_ns, d->limited_share};
+    const double max[4] = {18446744073709551616.0, 18446744073709551616.0, 1000001, 1};
     for (int i = 0; i < 4; i++)
-        if (!(f[i] >= 0 && f[i] <= DBL_MAX))
+        if (!(f[i] >= 0 && f[i] <= max[i]))
             return 0;
-    return d->limited_share <= 1;
+    return 1;
 }

@@ -637,6 +637,56 @@ static void test_bad_device_figures_are_refused(void **state)
     }
 }
 
+/*
+ * Issue 23, 4: figures no space could measure are refused, the finite ones
+ * among them too - transfer_ns = 1e300 with a large since_wait passed, and
+ * after 1 MiB of auto I/O auto.c converted 6e303 to uint64_t (undefined;
+ * UBSan stopped the process). The largest a space measures are taken, move
+ * its untimed transfers, and what the space ends with starts another.
+ */
+static void test_unmeasurable_figures_are_refused(void **state)
+{
+    (void)state;
+    require_codecs();
+    const double top = BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B, clock = 18446744073709551616.0;
+    const bf_auto_device bad[] = {
+        {.transfer_ns = 1e300, .since_wait = UINT64_C(1) << 40, .transfer_windows = 8},
+        {.transfer_ns = top * 1.000001, .transfer_windows = 8},
+        {.device_ns = clock * 1.000001, .device_runs = 4},
+        {.pace_ns = 1e300, .pace_windows = 4},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.codec = BF_CODEC_AUTO;
+        o.auto_device = &bad[i];
+        bf_space *sp = NULL;
+        char err[256] = "";
+        int rc = bf_space_create(&o, &sp, err, sizeof(err));
+        if (rc != BF_EINVAL) {
+            bf_space_destroy(sp);
+            fail_msg("figures %zu (device %g, pace %g, transfer %g) were taken: %d", i,
+                     bad[i].device_ns, bad[i].pace_ns, bad[i].transfer_ns, rc);
+        }
+        assert_non_null(strstr(err, "auto_device"));
+    }
+    /* A device that does not limit, its transfers the slowest that do not wait. */
+    bf_auto_device most = {.transfer_ns = top,
+                           .since_wait = UINT64_C(1) << 40,
+                           .transfer_windows = 8,
+                           .pace_ns = clock,
+                           .pace_windows = 1};
+    bf_space *sp = seeded_space(0.05, &most, 1000000000000);
+    bf_stats st;
+    spill(sp, T_DATA_RANDOM, 4, &st);
+    bf_auto_device learned;
+    bf_space_auto_device(sp, &learned);
+    bf_space_destroy(sp);
+    sp = seeded_space(0.05, &learned, 1000000000000);
+    bf_space_destroy(sp);
+}
+
 /* An auto file reopened by name stays auto, and reads what it mixed. */
 static void test_named_auto_file(void **state)
 {
@@ -687,6 +737,7 @@ int main(void)
         cmocka_unit_test(test_text_follows_the_device),
         cmocka_unit_test(test_a_space_starts_from_what_another_learned),
         cmocka_unit_test(test_bad_device_figures_are_refused),
+        cmocka_unit_test(test_unmeasurable_figures_are_refused),
         cmocka_unit_test(test_named_auto_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
