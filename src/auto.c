@@ -367,8 +367,24 @@ void bf_auto_note_pack(bf_auto *a, int k, uint32_t raw_len, uint32_t stored, uin
         return;
     bf_auto_cand *c = &a->cand[k];
     time_sample(&c->comp_ns, (double)ns / raw_len, EWMA, c->samples);
-    ewma(&c->ratio, (double)stored / raw_len, EWMA, c->samples == 0);
+    ewma(&c->ratio, (double)stored / raw_len, EWMA, c->samples == 0 || c->stale);
     c->samples++;
+    c->stale = 0;
+}
+
+int bf_auto_shrinks(const bf_auto *a)
+{
+    for (int k = 0; k < a->ncand; k++)
+        if (a->cand[k].codec != BF_CODEC_NONE && a->cand[k].samples > 0 &&
+            a->cand[k].ratio * 10 < 9)
+            return 1;
+    return 0;
+}
+
+void bf_auto_note_change(bf_auto *a)
+{
+    for (int k = 0; k < a->ncand; k++)
+        a->cand[k].stale = 1;
 }
 
 void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t ns)

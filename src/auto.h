@@ -38,7 +38,13 @@
  * hysteresis: a file changes codec only when another is better by more
  * than BF_AUTO_MARGIN, so noise does not make it flap. A file whose blocks
  * stop shrinking under a compressing codec is "flat" and goes to none until
- * a probe of its own data shows it compresses again.
+ * a probe of its own data shows it compresses again (each decision probes
+ * it). A file on none because nothing the space measured shrinks checks its
+ * own data with one compression pass, every decision at first and at least
+ * every BF_AUTO_RECHECK decisions; if that shrinks, the ratios start again
+ * from a probe of its block. So data that changes character is decided
+ * anew within BF_AUTO_EVERY * BF_AUTO_RECHECK blocks (64), and within
+ * 2 * BF_AUTO_EVERY when it stops shrinking.
  *
  * Everything that decides is a pure function of the estimates
  * (bf_auto_choose) and of the transfers' times, so tests drive it with
@@ -56,6 +62,8 @@
 #define BF_AUTO_WARMUP 8              /* the space's first blocks are probed (bf_auto_warming) */
 #define BF_AUTO_PROBE_EVERY 512       /* then one block in this many */
 #define BF_AUTO_EVERY 16              /* a file decides again after this many blocks */
+#define BF_AUTO_RECHECK 4             /* a file on none checks its data at least every this many
+                                         decisions while nothing the space measured shrinks */
 #define BF_AUTO_MARGIN 0.05           /* a change must win by more than this share */
 #define BF_AUTO_IO_WINDOW (1u << 20)  /* bytes of I/O per measurement of its cost */
 #define BF_AUTO_IO_FIRST (256u << 10) /* the first measurement's: the prior decides less */
@@ -76,6 +84,7 @@
 typedef struct bf_auto_cand {
     bf_codec codec;
     int32_t level;
+    int stale;        /* the ratio is of other data: the next sample replaces it */
     double comp_ns;   /* per logical byte */
     double decomp_ns; /* per logical byte */
     double ratio;     /* stored bytes (header included) per logical byte */
@@ -130,7 +139,8 @@ typedef struct bf_file_auto {
     uint8_t since; /* blocks packed since its last decision (up to BF_AUTO_EVERY) */
     uint8_t raw;   /* of those, stored raw */
     uint8_t epoch; /* the space's epoch at its last decision */
-    uint8_t spare;
+    uint8_t check; /* on none while nothing shrinks: decisions to its next check of its own data
+                      (low 4 bits) and checks in a row that found it does not shrink (high 4) */
 } bf_file_auto;
 
 /* Fill the candidates with the codecs built in; estimates start unknown. */
@@ -164,6 +174,15 @@ int bf_auto_probe_due(const bf_auto *a);
 
 /* A probe found the block compressible (`shrinks`) or not: probes back off on flat data. */
 void bf_auto_note_probe(bf_auto *a, int shrinks);
+
+/* 1 when some compressing candidate measured makes blocks shrink by a tenth or more. */
+int bf_auto_shrinks(const bf_auto *a);
+
+/*
+ * A file's own data shrinks where the estimates say nothing does: they are
+ * of other data, and the next sample of each candidate replaces its ratio.
+ */
+void bf_auto_note_change(bf_auto *a);
 
 /* Account candidate `k` packing `raw_len` bytes into `stored` (header included) in `ns`. */
 void bf_auto_note_pack(bf_auto *a, int k, uint32_t raw_len, uint32_t stored, uint64_t ns);

@@ -202,6 +202,22 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
 
 /* ---- codec=auto ------------------------------------------------------- */
 
+/* Make the space's probe buffers hold `raw_len` bytes; 0 when they cannot (then no probe). */
+static int probe_room(bf_space *sp, bf_auto *a, uint32_t raw_len)
+{
+    if (a->probe_cap < raw_len) {
+        unsigned char *out = bf_realloc(&sp->alloc, a->probe_out, raw_len);
+        unsigned char *back = out ? bf_realloc(&sp->alloc, a->probe_back, raw_len) : NULL;
+        if (out != NULL)
+            a->probe_out = out;
+        if (back == NULL)
+            return 0; /* no probe this time: the estimates just age */
+        a->probe_back = back;
+        a->probe_cap = raw_len;
+    }
+    return 1;
+}
+
 /*
  * Compress the block about to be written with the candidates other than
  * the file's own (whose figures come from the real pack, once it has any), and decompress
@@ -216,16 +232,8 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
 static int auto_probe(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
 {
     bf_space *sp = f->seg.space;
-    if (a->probe_cap < raw_len) {
-        unsigned char *out = bf_realloc(&sp->alloc, a->probe_out, raw_len);
-        unsigned char *back = out ? bf_realloc(&sp->alloc, a->probe_back, raw_len) : NULL;
-        if (out != NULL)
-            a->probe_out = out;
-        if (back == NULL)
-            return 0; /* no probe this time: the estimates just age */
-        a->probe_back = back;
-        a->probe_cap = raw_len;
-    }
+    if (!probe_room(sp, a, raw_len))
+        return 0;
     uint64_t start = bf_now_ns();
     int shrinks = 0;
     for (int k = 0; k < a->ncand; k++) {
@@ -268,6 +276,58 @@ static int auto_probe(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len
 }
 
 /*
+ * Whether the block shrinks by a tenth or more with the first compressing
+ * candidate: one pass, a look at the file's own data for bf_auto_recheck's
+ * sake. Its time counts as probing; it feeds no estimate (a single pass
+ * finds the codec cold, and misleads them: see auto_probe).
+ */
+static int auto_check(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
+{
+    bf_space *sp = f->seg.space;
+    if (raw_len < 2 || !probe_room(sp, a, raw_len))
+        return 0;
+    for (int k = 0; k < a->ncand; k++) {
+        const bf_auto_cand *c = &a->cand[k];
+        void *ctx;
+        if (c->codec == BF_CODEC_NONE || bf_space_codec_ctx(sp, c->codec, &ctx) != BF_OK)
+            continue;
+        uint64_t t0 = bf_now_ns();
+        int64_t n = bf_codec_ops_get(c->codec)->compress(ctx, c->level, data, raw_len,
+                                                        a->probe_out, raw_len - 1);
+        a->probe_ns += bf_now_ns() - t0;
+        return n > 0 && (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
+    }
+    return 0;
+}
+
+/*
+ * A file on none because nothing the space measured shrinks (the space's
+ * ratios may be of other data: one random block first made them say so for
+ * the thousand compressible blocks that followed) checks its own data at
+ * its decision points: at each at first, then backing off to every
+ * BF_AUTO_RECHECK-th while it does not shrink. When it does, the ratios
+ * start again from a probe of this block, and the decision follows.
+ */
+static void auto_recheck(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
+{
+    bf_file_auto *fa = &f->fauto;
+    if ((fa->check & 15) != 0) {
+        fa->check--;
+        return;
+    }
+    unsigned misses = fa->check >> 4;
+    if (auto_check(f, a, data, raw_len)) {
+        bf_auto_note_change(a);
+        auto_probe(f, a, data, raw_len);
+        fa->check = 0;
+        return;
+    }
+    if ((2u << misses) <= BF_AUTO_RECHECK)
+        misses++;
+    fa->check = (uint8_t)(misses << 4 | ((1u << misses) - 1)); /* next in 2^misses decisions */
+}
+
+/*
  * Before an auto file packs a block: probe when the space's schedule or
  * the file asks for it, and at the file's decision points choose its
  * codec for the blocks that follow.
@@ -299,11 +359,14 @@ static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
         a->cand[fa->cand].codec != BF_CODEC_NONE &&
         (uint32_t)fa->raw * 8 >= (uint32_t)fa->since * 7)
         fa->flat = 1;
+    if (!fa->flat && a->cand[fa->cand].codec == BF_CODEC_NONE && !bf_auto_shrinks(a))
+        auto_recheck(f, a, data, raw_len);
     int k = bf_auto_choose(a, fa->cand, fa->flat, NULL, 0);
     if (first || k != fa->cand) /* the reason is worth its formatting only then */
         bf_auto_explain(a, k, fa->flat, a->reason, sizeof(a->reason));
     if (k != fa->cand) {
         a->switches += !first;
+        fa->check = 0;
         fa->cand = (uint8_t)k;
         f->codec = (uint8_t)a->cand[k].codec;
         f->level = a->cand[k].level;
