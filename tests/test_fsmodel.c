@@ -120,13 +120,23 @@ static void test_model(void **state)
  * end while a tail an export could not trim stayed on disk (the open now
  * cuts it); 375558195: an append took such a source's untrimmed end, so the
  * target no longer opened once the tail was cut; 318585619: a discard made
- * the model forget a dirty buffered block (the model was wrong). */
+ * the model forget a dirty buffered block (the model was wrong). All with
+ * issue 11's operations (classic). With issue 23's, the sequences that first
+ * found its defects on the code before their fixes: 1256749 (an outdated
+ * source appended), 1 (data in the last block unopenable), 314188 (a sparse
+ * map of 208,000 bytes for 4 blocks), 4084432 and 733104 (a retried
+ * read-write open leaving a segment gap), 1152020 (a failed close leaving
+ * its source consumed). */
 static void test_found_sequences(void **state)
 {
     (void)state;
-    static const uint64_t seeds[] = {17803931, 15290435, 61894840, 124732240, 375558195, 318585619};
-    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
-        run_sequence(seeds[i], 250, NULL, 1);
+    static const uint64_t classic[] = {17803931,  15290435,  61894840,
+                                       124732240, 375558195, 318585619};
+    static const uint64_t issue23[] = {1256749, 1, 314188, 4084432, 733104, 1152020};
+    for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
+        run_sequence(classic[i], 250, NULL, 1);
+    for (size_t i = 0; i < sizeof(issue23) / sizeof(issue23[0]); i++)
+        run_sequence(issue23[i], 250, NULL, 0);
 }
 
 /* ---- helpers of the deterministic cases ------------------------------------------- */
