@@ -82,7 +82,9 @@ typedef enum bf_codec {
      * per byte, of how much of it the caller's own work hides, and of
      * each codec's time and ratio on the data being spilled
      * (see bf_space_options.auto_prefer and bf_space_auto_reason). Extents
-     * name their codec, so one file mixes codecs. Level must be default.
+     * name their codec, so one file mixes codecs; a file whose data changes
+     * character (turns compressible, or stops) is decided anew within 64
+     * blocks. Level must be default.
      */
     BF_CODEC_AUTO = 4,
 } bf_codec;
