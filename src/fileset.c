@@ -733,9 +733,11 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
         rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     if (rc == BF_OK) {
-        bf_file_options fo = {(bf_codec)idx.codec,
-                              idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level,
-                              idx.block_size};
+        bf_file_options fo;
+        bf_file_options_init(&fo);
+        fo.codec = (bf_codec)idx.codec;
+        fo.level = idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level;
+        fo.block_size = idx.block_size;
         rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)

@@ -18,19 +18,21 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "alloc.h"
 #include "codec.h"
 #include "file.h"
 #include "io_throttle.h"
 
-void bf_space_options_init(bf_space_options *o)
+void bf_space_options_init_sized(bf_space_options *o, size_t size)
 {
-    memset(o, 0, sizeof(*o));
-    o->block_size = BF_BLOCK_SIZE_DEFAULT;
-    o->codec = BF_CODEC_LZ4;
-    o->level = BF_LEVEL_DEFAULT;
-    o->segment_size = BF_SEGMENT_SIZE_DEFAULT;
-    o->auto_slack_pct = 20;
+    bf_space_options d = {.struct_size = (uint32_t)size,
+                          .block_size = BF_BLOCK_SIZE_DEFAULT,
+                          .codec = BF_CODEC_LZ4,
+                          .level = BF_LEVEL_DEFAULT,
+                          .segment_size = BF_SEGMENT_SIZE_DEFAULT,
+                          .auto_slack_pct = 20};
+    bf_abi_write(o, size, &d, sizeof(d));
 }
 
 const char *bf_default_temp_parent(void)
@@ -66,10 +68,16 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
 {
     *out = NULL;
     bf_space_options o;
-    if (opts != NULL)
-        o = *opts;
-    else
-        bf_space_options_init(&o);
+    bf_space_options_init(&o);
+    char why[256];
+    if (opts != NULL && bf_abi_read(&o, sizeof(o), opts, "bf_space_options",
+                                    "bf_space_options_init", why, sizeof(why)) != BF_OK)
+        return reject(errbuf, errlen, BF_EINVAL, "%s", why);
+    bf_auto_device seed = BF_AUTO_DEVICE_INIT;
+    if (o.auto_device != NULL &&
+        bf_abi_read(&seed, sizeof(seed), o.auto_device, "auto_device",
+                    "bf_space_auto_device or BF_AUTO_DEVICE_INIT", why, sizeof(why)) != BF_OK)
+        return reject(errbuf, errlen, BF_EINVAL, "%s", why);
     uint32_t bs = o.block_size;
     if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
         return reject(errbuf, errlen, BF_EINVAL,
@@ -93,7 +101,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     if (o.auto_prefer != BF_AUTO_TIME && o.auto_prefer != BF_AUTO_SPACE)
         return reject(errbuf, errlen, BF_EINVAL, "bad auto_prefer %d (BF_AUTO_TIME, BF_AUTO_SPACE)",
                       o.auto_prefer);
-    if (o.auto_device != NULL && !bf_auto_device_valid(o.auto_device))
+    if (!bf_auto_device_valid(&seed))
         return reject(errbuf, errlen, BF_EINVAL,
                       "bad auto_device: its figures must be finite, >= 0, its share <= 1");
     if (o.segment_size == 0)
@@ -119,8 +127,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
-    if (o.auto_device != NULL)
-        sp->auto_seed = *o.auto_device;
+    sp->auto_seed = seed;
     if (o.io_limit != 0 &&
         bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle) != BF_OK) {
         bf_free(a, sp);
@@ -205,9 +212,11 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
     return BF_OK;
 }
 
-void bf_space_auto_device(const bf_space *sp, bf_auto_device *out)
+void bf_space_auto_device_sized(const bf_space *sp, bf_auto_device *out, size_t size)
 {
-    *out = sp->autoc != NULL ? sp->autoc->dev : sp->auto_seed;
+    bf_auto_device d = sp->autoc != NULL ? sp->autoc->dev : sp->auto_seed;
+    d.struct_size = (uint32_t)size;
+    bf_abi_write(out, size, &d, sizeof(d));
 }
 
 const char *bf_space_dir(const bf_space *sp)
@@ -245,22 +254,24 @@ void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64
     out->decompress_ns = c->decompress_ns;
 }
 
-void bf_space_stats(const bf_space *sp, bf_stats *out)
+void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
 {
-    bf_stats_fill(out, &sp->c, sp->logical_now, sp->physical_now,
+    bf_stats st;
+    bf_stats_fill(&st, &sp->c, sp->logical_now, sp->physical_now,
                   sp->physical_now - sp->index_now - sp->live_now);
-    out->files_created = sp->files_created;
-    out->files_open = sp->files_open;
-    memcpy(out->blocks_by_codec, sp->blocks_by_codec, sizeof(out->blocks_by_codec));
+    st.files_created = sp->files_created;
+    st.files_open = sp->files_open;
+    memcpy(st.blocks_by_codec, sp->blocks_by_codec, sizeof(st.blocks_by_codec));
     if (sp->autoc != NULL) {
-        out->auto_probe_ns = sp->autoc->probe_ns;
-        out->auto_switches = sp->autoc->switches;
+        st.auto_probe_ns = sp->autoc->probe_ns;
+        st.auto_switches = sp->autoc->switches;
     }
-    out->memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
+    st.memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
     if (sp->autoc != NULL)
-        out->memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
+        st.memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
     for (const bf_file *f = sp->files; f != NULL; f = f->next)
-        out->memory_bytes += bf_file_memory(f);
+        st.memory_bytes += bf_file_memory(f);
+    bf_abi_write(out, size, &st, sizeof(st));
 }
 
 int bf_space_reserve_scratch(bf_space *sp, size_t size)

@@ -618,10 +618,10 @@ static void test_bad_device_figures_are_refused(void **state)
 {
     (void)state;
     static const bf_auto_device bad[] = {
-        {.device_ns = -1},
-        {.pace_ns = INFINITY},
-        {.transfer_ns = NAN},
-        {.limited_share = 1.5},
+        {.struct_size = sizeof(bf_auto_device), .device_ns = -1},
+        {.struct_size = sizeof(bf_auto_device), .pace_ns = INFINITY},
+        {.struct_size = sizeof(bf_auto_device), .transfer_ns = NAN},
+        {.struct_size = sizeof(bf_auto_device), .limited_share = 1.5},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         bf_space_options o;
