@@ -7,7 +7,7 @@
 set -euo pipefail
 src=$(cd "$1" && pwd) work=$2
 rm -rf "$work" && mkdir -p "$work/base/scripts"
-cp -r "$src"/{CMakeLists.txt,cmake,include,src,bench,abi} "$work/base/"
+cp -r "$src"/{CMakeLists.txt,cmake,include,src,bench,abi,debian} "$work/base/"
 cp "$src/scripts/abi-check" "$work/base/scripts/"
 
 # sub FILE OLD NEW: replace the one occurrence of OLD, which must be there.
@@ -44,6 +44,11 @@ append_field() { # a field appended to bf_space_options behind struct_size
   sub src/abi.c 'BF_ENDS_AT(bf_space_options, auto_device);' 'BF_ENDS_AT(bf_space_options, io_hook);'
 }
 minor() { sub include/buffile.h '#define BF_VERSION_MINOR 0' '#define BF_VERSION_MINOR 1'; }
+# unreleased VERSION: debian/changelog gets a newest entry, not released yet.
+unreleased() {
+  printf 'buffile (%s) UNRELEASED; urgency=medium\n\n  * Work in progress.\n\n -- t <t@example.org>  Tue, 01 Dec 2026 00:00:00 +0000\n\n' "$1" |
+    cat - debian/changelog >changelog.new && mv changelog.new debian/changelog
+}
 reorder() {
   sub include/buffile.h '    uint32_t block_size;               /* default logical block size of files */
     bf_codec codec;                    /* default codec of files */' '    bf_codec codec;                    /* default codec of files */
@@ -87,9 +92,19 @@ sub include/buffile.h '#define BF_SEEK_END 2' '#define BF_SEEK_END 2
 #define BF_SEEK_HOLE 3'
 expect "additions without a new minor version" 1 "additions need a newer minor version"
 minor
+unreleased 1.1.0
 expect "additions in 1.1.0 not recorded" 1 "record them with --update"
 expect "additions recorded" 0 "recorded the ABI of 1.1.0" --update
 expect "after --update" 0 "is the baseline's"
+# Another addition to 1.1.0 (another branch's, merged) while 1.1.0 is unreleased: recorded
+# without a version of its own; once 1.1.0 is released, the next one needs 1.2.0.
+sub include/buffile.h '#define BF_SEEK_HOLE 3' '#define BF_SEEK_HOLE 3
+#define BF_SEEK_DATA 4'
+expect "addition to the unreleased 1.1.0" 0 "recorded the ABI of 1.1.0" --update
+sed -i '1s/UNRELEASED/unstable/' debian/changelog
+sub include/buffile.h '#define BF_SEEK_DATA 4' '#define BF_SEEK_DATA 4
+#define BF_SEEK_NEXT 5'
+expect "addition to the released 1.1.0" 1 "additions need a newer minor version"
 
 fresh soname
 reorder

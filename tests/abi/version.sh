@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # The version is buffile.h's BF_VERSION_* alone: everything that states it
-# must agree - debian/changelog's newest entry, NEWS.md's newest heading, the
-# ABI baseline (no newer than the version, same major), the built library's
-# file name and soname, its pkg-config file, and the Debian package that
-# carries the soname.  usage: version.sh SOURCE_DIR BUILD_DIR
+# must agree - debian/changelog's newest entry and NEWS.md's newest heading
+# (both also on whether it is released yet), the ABI baseline (no newer than
+# the version, same major), the built library's file name and soname, its
+# pkg-config file, and the Debian package that carries the soname.
+#   usage: version.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
 part() { sed -n "s/^#define BF_VERSION_$1 \([0-9]*\)$/\1/p" "$src/include/buffile.h"; }
 major=$(part MAJOR) v=$(part MAJOR).$(part MINOR).$(part PATCH)
 bad=0
 check() { # what found wanted
-  if [ "$2" != "$3" ]; then echo "version.sh: $1 says '$2', buffile.h $3"; bad=1; fi
+  if [ "$2" != "$3" ]; then echo "version.sh: $1: '$2', wanted '$3'"; bad=1; fi
 }
 check "debian/changelog" "$(sed -n '1s/^buffile (\([^)]*\)).*/\1/p' "$src/debian/changelog")" "$v"
 check "NEWS.md" "$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' "$src/NEWS.md" | head -1)" "$v"
+# A version in the works is UNRELEASED in debian/changelog and "(unreleased)" in NEWS.md.
+released() { if grep -q "$2" <<<"$1"; then echo no; else echo yes; fi; }
+check "NEWS.md, is $v released?" "$(released "$(grep -m1 '^## ' "$src/NEWS.md")" '(unreleased)')" \
+  "$(released "$(head -1 "$src/debian/changelog")" ') UNRELEASED;')"
 lib=$(readlink -f "$build/src/libbuffile.so")
 check "the built library's name" "${lib##*/}" "libbuffile.so.$v"
 check "its soname" "$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')" \
