@@ -18,13 +18,14 @@ dpkg-checkbuilddeps || DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq "
 step() { printf 'package-test: %s (%ds)\n' "$1" "$SECONDS"; }
 ver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 pkgs=(buffile-tools libbuffile-dev "libbuffile$(sed -n 's/^#define BF_VERSION_MAJOR //p' include/buffile.h)")
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+purge() { dpkg --purge "${pkgs[@]}" >/dev/null 2>&1 || true; }
 for p in "${pkgs[@]}"; do
-  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-    echo "package-test: $p is installed already; remove it first (dpkg --purge $p)" >&2
-    exit 1
+  if installed "$p"; then
+    echo "package-test: $p is installed (left by an interrupted run?): purging it first"
+    purge
   fi
 done
-purge() { dpkg --purge "${pkgs[@]}" >/dev/null 2>&1 || true; }
 trap purge EXIT
 
 rm -rf "$work" && mkdir -p "$work/buffile-$ver"
@@ -66,7 +67,7 @@ step "purging"
 purge
 trap - EXIT
 for p in "${pkgs[@]}"; do
-  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+  if installed "$p"; then
     echo "package-test: $p is still installed after the purge" >&2
     exit 1
   fi
