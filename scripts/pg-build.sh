@@ -180,7 +180,9 @@ build_pg() {
       || { tail -20 "$b/configure.log"; die "configure failed in $b"; }
     echo "$want" > "$b/.configured"
   fi
-  (cd "$b" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1) \
+  # pg_stat_statements: pg-test.sh's battery reads temp_blks_* from it
+  (cd "$b" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1 \
+     && as_user make -s -C contrib/pg_stat_statements install >> install.log 2>&1) \
     || { grep -E 'error|Error' "$b/make.log" | head -20; die "make failed in $b (see $b/make.log)"; }
 }
 

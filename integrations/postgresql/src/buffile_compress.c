@@ -85,6 +85,7 @@
 #include "lib/ilist.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/bufmgr.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "utils/memutils.h"
@@ -203,7 +204,11 @@ check_temp_file_compression(char **newval, void **extra, GucSource source)
 #endif
 	}
 
+#if PG_VERSION_NUM >= 160000
 	result = (TempFileCompressionSpec *) guc_malloc(LOG, sizeof(spec));
+#else
+	result = (TempFileCompressionSpec *) malloc(sizeof(spec));
+#endif
 	if (result == NULL)
 		return false;
 	*result = spec;
