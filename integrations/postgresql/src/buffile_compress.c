@@ -731,7 +731,10 @@ CompressedBufFileCreateTemp(bool interXact)
 	return rememberCompressedBufFile(file, bf);
 }
 
-/* The directory of our files in a FileSet, for "name"; created if asked. */
+/*
+ * The directory of our files in a FileSet, for "name"; with "create", it
+ * and the FileSet's directory are created when missing.
+ */
 static void
 CompressedBufFileSetDirectory(FileSet *fileset, const char *name, char *path,
 							  bool create)
@@ -759,10 +762,20 @@ CompressedBufFileCreateFileSet(FileSet *fileset, const char *name)
 	bf_file    *bf = NULL;
 	int			status;
 
-	CompressedBufFileSetDirectory(fileset, name, dir, true);
+	/*
+	 * The directories exist but for the first file of a set: only a create
+	 * that finds them missing makes them, so that each file costs one
+	 * creation in the file system, as stock's does.
+	 */
+	CompressedBufFileSetDirectory(fileset, name, dir, false);
 	CompressedBufFileOptions(&opts);
 	file = makeCompressedBufFile(false, fileset);
 	status = bf_file_create_named(sp, dir, name, &opts, &bf);
+	if (status == BF_ENOENT)
+	{
+		CompressedBufFileSetDirectory(fileset, name, dir, true);
+		status = bf_file_create_named(sp, dir, name, &opts, &bf);
+	}
 	if (status == BF_EEXIST &&
 		bf_file_delete_named(sp, dir, name) == BF_OK)
 		status = bf_file_create_named(sp, dir, name, &opts, &bf);
