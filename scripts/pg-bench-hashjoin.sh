@@ -3,7 +3,7 @@
 # own BufFile code, in the same server), in paired interleaved rounds.
 #
 #   scripts/pg-bench-hashjoin.sh [--rounds=15] [--rows=300000] [--work-mem=64kB]
-#       [--methods=none,lz4] [--out=docs/results/pg-hashjoin.md]
+#       [--methods=none,lz4] [--temp-dir=DIR] [--out=docs/results/pg-hashjoin.md]
 #
 # One patched server (scripts/pg-build.sh), one table of --rows rows
 # (g int, m text = md5(g)), the self-join on m with 2 workers and a Parallel
@@ -14,12 +14,14 @@
 # method: the median of the per-round ratios method / off and a
 # distribution-free interval for it (order statistics, at least 95%), the
 # median times, and the load average before and after (the machine is
-# shared). Writes the report to --out and prints it.
+# shared). --temp-dir puts the temporary files in a tablespace there
+# (temp_tablespaces), e.g. on a tmpfs, to see the join without the file
+# system under the data directory. Appends the report to --out and prints it.
 set -euo pipefail
 . "$(dirname "$0")/pg-common.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it builds PostgreSQL and runs it as $PG_USER"
 
-ROUNDS=15 ROWS=300000 WORK_MEM=64kB METHODS=none,lz4 OUT=$TOP/docs/results/pg-hashjoin.md
+ROUNDS=15 ROWS=300000 WORK_MEM=64kB METHODS=none,lz4 OUT=$TOP/docs/results/pg-hashjoin.md TEMP_DIR=""
 for a in "$@"; do
   case "$a" in
     --rounds=*) ROUNDS=${a#*=}; [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds: 1..99" ;;
@@ -27,7 +29,8 @@ for a in "$@"; do
     --work-mem=*) WORK_MEM=${a#*=}; [[ $WORK_MEM =~ ^[1-9][0-9]*(kB|MB)$ ]] || die "--work-mem: such as 64kB" ;;
     --methods=*) METHODS=${a#*=}; [[ $METHODS =~ ^[a-z0-9:=]+(,[a-z0-9:=]+)*$ ]] || die "--methods: such as none,lz4" ;;
     --out=*) OUT=${a#*=} ;;
-    *) die "unknown flag $a (--rounds --rows --work-mem --methods --out)" ;;
+    --temp-dir=*) TEMP_DIR=${a#*=} ;;
+    *) die "unknown flag $a (--rounds --rows --work-mem --methods --temp-dir --out)" ;;
   esac
 done
 CMD="scripts/pg-bench-hashjoin.sh $*"
@@ -53,8 +56,17 @@ as_user "$BIN/psql" -X -q -h "$RUN" -p $PORT -d postgres -v ON_ERROR_STOP=1 \
   -c "create table r as select g, md5(g::text) m from generate_series(1, $ROWS) g" \
   -c "alter table r set (parallel_workers = 2)" -c "vacuum analyze r"
 
+WHERE="under the data directory ($(df --output=fstype "$RUN" | tail -1))"
+if [ -n "$TEMP_DIR" ]; then
+  rm -rf "$TEMP_DIR/pg-bench-hashjoin"; mkdir -p "$TEMP_DIR/pg-bench-hashjoin"
+  chown "$PG_USER": "$TEMP_DIR/pg-bench-hashjoin"
+  as_user "$BIN/psql" -X -q -h "$RUN" -p $PORT -d postgres -v ON_ERROR_STOP=1 \
+    -c "create tablespace bench_temp location '$TEMP_DIR/pg-bench-hashjoin'"
+  WHERE="in a tablespace on $TEMP_DIR ($(df --output=fstype "$TEMP_DIR" | tail -1), temp_tablespaces)"
+  TS="-c temp_tablespaces=bench_temp"
+fi
 QUERY="explain (analyze, costs off, timing off) select count(*) from r a join r b using (m)"
-SET="-c max_parallel_workers_per_gather=2 -c enable_mergejoin=off -c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c work_mem=$WORK_MEM"
+SET="${TS:-} -c max_parallel_workers_per_gather=2 -c enable_mergejoin=off -c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c work_mem=$WORK_MEM"
 # run METHOD: "<ms> <batches>"
 run() {
   as_user env PGOPTIONS="$SET -c temp_file_compression=$1" "$BIN/psql" -X -q -A -t -h "$RUN" -p $PORT \
@@ -73,9 +85,9 @@ for round in $(seq 0 "$ROUNDS"); do
   done
 done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$RUN/runs.txt" "$OUT" "$CMD" "$LOAD0" "$LOAD1" "$ROWS" "$WORK_MEM" "$ROUNDS" <<'PY'
+python3 - "$RUN/runs.txt" "$OUT" "$CMD" "$LOAD0" "$LOAD1" "$ROWS" "$WORK_MEM" "$ROUNDS" "$WHERE" <<'PY'
 import math, statistics, sys
-runs, out, cmd, load0, load1, rows, wm, rounds = sys.argv[1:]
+runs, out, cmd, load0, load1, rows, wm, rounds, where = sys.argv[1:]
 t, batches = {}, set()
 for line in open(runs):
     rnd, c, ms, b = line.split()
@@ -96,7 +108,7 @@ def median_interval(v):
         k += 1
     return statistics.median(v), v[k - 1], v[n - k], 1 - 2 * below(k)
 
-lines = [f"# Parallel hash join: temp_file_compression against off\n",
+lines = [f"## Parallel hash join, temporary files {where}\n",
          f"Command: `{cmd.strip()}` (as root; the server runs as pgbuf).\n",
          f"{rows} rows joined with themselves on an md5 text column, 2 workers, work_mem = {wm}: "
          f"Parallel Hash with {batches.pop()} batches in every run. One server of the patched build "
@@ -116,6 +128,6 @@ for c in t:
     lines.append(f"| {c} | {statistics.median(t[c].values()):.0f} | {m:.3f} | "
                  f"{lo:.3f} .. {hi:.3f} ({conf:.1%}) | {len(r)} |")
 text = "\n".join(lines) + "\n"
-open(out, "w").write(text)
+open(out, "a").write(text)
 print(text)
 PY

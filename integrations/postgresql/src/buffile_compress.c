@@ -539,25 +539,39 @@ makeCompressedBufFile(bool interXact, FileSet *fileset)
 	file->isInterXact = interXact;
 	file->resowner = interXact ? NULL : CurrentResourceOwner;
 	file->fileset = fileset;
-	file->path = MemoryContextAlloc(CompressedBufFileContext, MAXPGPATH);
-	file->path[0] = '\0';
 	return file;
 }
 
 static void
 freeCompressedBufFile(CompressedBufFile *file)
 {
-	pfree(file->path);
+	if (file->path)
+		pfree(file->path);
 	list_free(file->appended);
 	pfree(file);
 }
 
-/* Attach a new library handle to "file" and put it on the list. */
+/*
+ * Attach a new library handle to "file" and put it on the list.  The path
+ * is allocated to its length: a hash join may hold many thousands of files.
+ */
 static CompressedBufFile *
 rememberCompressedBufFile(CompressedBufFile *file, bf_file *bf)
 {
+	int			len = bf_file_path(bf, NULL, 0);
+
+	file->path = MemoryContextAllocExtended(CompressedBufFileContext, len + 1,
+											MCXT_ALLOC_NO_OOM);
+	if (file->path == NULL)
+	{
+		(void) bf_file_abort(bf);
+		freeCompressedBufFile(file);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	bf_file_path(bf, file->path, len + 1);
 	file->bf = bf;
-	bf_file_path(bf, file->path, MAXPGPATH);
 	dlist_push_head(&open_files, &file->node);
 	return file;
 }
@@ -674,6 +688,37 @@ CompressedBufFileProcExit(int code, Datum arg)
 /* ---- creating, opening and deleting files ---- */
 
 /*
+ * Create the named file "name" in "dir", replacing an older file of that
+ * name (an orphan of an earlier process), as stock's O_TRUNC does.
+ */
+static int
+createNamed(bf_space *sp, const char *dir, const char *name,
+			const bf_file_options *opts, bf_file **bf)
+{
+	int			status = bf_file_create_named(sp, dir, name, opts, bf);
+
+	if (status == BF_EEXIST && bf_file_delete_named(sp, dir, name) == BF_OK)
+		status = bf_file_create_named(sp, dir, name, opts, bf);
+	return status;
+}
+
+/* Attach the file created in "dir", or report why it could not be. */
+static CompressedBufFile *
+finishCreate(CompressedBufFile *file, int status, bf_file *bf, char *dir,
+			 const char *name)
+{
+	if (status != BF_OK)
+	{
+		freeCompressedBufFile(file);
+		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", name);
+		CompressedBufFileFailure(status, dir,
+								 gettext_noop("could not create temporary file \"%s\": %m"));
+	}
+	file->wrote = true;
+	return rememberCompressedBufFile(file, bf);
+}
+
+/*
  * Create a private temporary file, deleted at close.  Its tablespace is
  * chosen as OpenTemporaryFile chooses it; a missing temporary directory is
  * created, and a temp tablespace that does not work falls back to the
@@ -705,30 +750,18 @@ CompressedBufFileCreateTemp(bool interXact)
 	for (;;)
 	{
 		TempTablespacePath(dir, tblspc);
-		status = bf_file_create_named(sp, dir, name, &opts, &bf);
+		status = createNamed(sp, dir, name, &opts, &bf);
 		if (status == BF_ENOENT)
 		{
 			/* the tablespace's temporary directory is missing */
 			(void) MakePGDirectory(dir);
-			status = bf_file_create_named(sp, dir, name, &opts, &bf);
+			status = createNamed(sp, dir, name, &opts, &bf);
 		}
-		/* an orphan of an earlier process of this pid: stock reuses it */
-		if (status == BF_EEXIST &&
-			bf_file_delete_named(sp, dir, name) == BF_OK)
-			status = bf_file_create_named(sp, dir, name, &opts, &bf);
 		if (status == BF_OK || tblspc == deftblspc)
 			break;
 		tblspc = deftblspc;
 	}
-	if (status != BF_OK)
-	{
-		freeCompressedBufFile(file);
-		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", name);
-		CompressedBufFileFailure(status, dir,
-								 gettext_noop("could not create temporary file \"%s\": %m"));
-	}
-	file->wrote = true;
-	return rememberCompressedBufFile(file, bf);
+	return finishCreate(file, status, bf, dir, name);
 }
 
 /*
@@ -770,24 +803,13 @@ CompressedBufFileCreateFileSet(FileSet *fileset, const char *name)
 	CompressedBufFileSetDirectory(fileset, name, dir, false);
 	CompressedBufFileOptions(&opts);
 	file = makeCompressedBufFile(false, fileset);
-	status = bf_file_create_named(sp, dir, name, &opts, &bf);
+	status = createNamed(sp, dir, name, &opts, &bf);
 	if (status == BF_ENOENT)
 	{
 		CompressedBufFileSetDirectory(fileset, name, dir, true);
-		status = bf_file_create_named(sp, dir, name, &opts, &bf);
+		status = createNamed(sp, dir, name, &opts, &bf);
 	}
-	if (status == BF_EEXIST &&
-		bf_file_delete_named(sp, dir, name) == BF_OK)
-		status = bf_file_create_named(sp, dir, name, &opts, &bf);
-	if (status != BF_OK)
-	{
-		freeCompressedBufFile(file);
-		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", name);
-		CompressedBufFileFailure(status, dir,
-								 gettext_noop("could not create temporary file \"%s\": %m"));
-	}
-	file->wrote = true;
-	return rememberCompressedBufFile(file, bf);
+	return finishCreate(file, status, bf, dir, name);
 }
 
 /*
