@@ -109,7 +109,7 @@ def median_interval(v):
         k += 1
     return statistics.median(v), v[k - 1], v[n - k], 1 - 2 * below(k)
 
-lines = [f"## Parallel hash join, temporary files {where}\n",
+lines = [f"\n## Parallel hash join, temporary files {where}\n",
          f"Command: `{cmd.strip()}` (as root; the server runs as pgbuf).\n",
          f"{rows} rows joined with themselves on an md5 text column, 2 workers, work_mem = {wm}: "
          f"Parallel Hash with {batches.pop()} batches in every run. One server of the patched build "
