@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Prove PostgreSQL 15 with its BufFile on libbuffile (integrations/postgresql/).
+# Prove PostgreSQL 15 with the patch series of integrations/postgresql/
+# (temp_file_compression: off is stock's BufFile, the other values libbuffile).
 #
 #   scripts/pg-test.sh            build (scripts/pg-build.sh), then every part
 #   scripts/pg-test.sh PART...    only those parts: regress-lz4 regress-zstd
-#                                 tap-stream tpch aborts
+#                                 tap-stream tpch aborts battery
 #
 # Parts:
 #   regress-lz4, regress-zstd  make check (the whole parallel schedule) with
@@ -11,9 +12,10 @@
 #       the server log's temp-file lines counted by kind: private temp files
 #       (pgsql_tmp/pgsql_tmp<pid>.<n>) and FileSet files
 #       (pgsql_tmp*.fileset/compressed/...),
-#       with logical and physical bytes. Passes when every test passes, both
-#       kinds occur, physical < logical, and no temp file went around us (a
-#       "temporary file:" line without "logical size").
+#       with logical and physical bytes, leaving out our own test
+#       temp_file_compression (it sets every value, off included). Passes when
+#       every test passes, both kinds occur, physical < logical, and no temp
+#       file went around us (a "temporary file:" line without "logical size").
 #   tap-stream  src/test/subscription/t/*stream*.pl (logical replication of
 #       streamed transactions: FileSet files reopened read-write, appended,
 #       truncated) with TEMP_CONFIG = zstd, log_temp_files = 0.
@@ -24,13 +26,21 @@
 #       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
 #       plans forced cheap), every codec and auto: all answers byte-identical
 #       to stock's.
-#   aborts  on the patched server: temp_file_compression_level used and,
-#       out of the codec's range, refused; temp_file_io_limit holds a spill
-#       to its rate and cannot be set in a session; auto reports its choice
-#       at process exit; a spilling query cancelled by
+#   aborts  on the patched server: a level in temp_file_compression used
+#       and, out of the method's range, refused by SET and ALTER SYSTEM; auto
+#       reports its choice at process exit; a spilling query cancelled by
 #       statement_timeout, one hitting temp_file_limit (PostgreSQL's error
 #       text), a backend SIGKILLed mid-spill (the postmaster restarts): no temp
 #       file is left after each, and the server keeps answering.
+#   battery  every BufFile user (sort, hash join, hash aggregate, CTE,
+#       window, scroll cursor WITH HOLD, parallel hash join, parallel sort,
+#       parallel CREATE INDEX) under every value gives off's answer; EXPLAIN
+#       (BUFFERS) temp blocks of the serial ones equal off's for every value;
+#       pg_stat_statements temp_blks_* and times under off and lz4; wait
+#       events and pg_ls_tmpdir() during a spill, the library's memory
+#       context and no descriptor after it; pgsql_tmp removed (re-created)
+#       or unwritable (SQLSTATE 42501); cancelled parallel hash joins log no
+#       line of ours; nothing left, no "could not" LOG line.
 # Prints PASS/FAIL with the time of each part, and exits non-zero on any FAIL.
 set -uo pipefail
 . "$(dirname "$0")/pg-common.sh"
