@@ -62,7 +62,7 @@ extern "C" {
  * debian/changelog and NEWS.md are checked against it (tests/abi/version.sh).
  */
 #define BF_VERSION_MAJOR 1
-#define BF_VERSION_MINOR 0
+#define BF_VERSION_MINOR 1
 #define BF_VERSION_PATCH 0
 #define BF_VERSION_NUMBER (BF_VERSION_MAJOR * 10000 + BF_VERSION_MINOR * 100 + BF_VERSION_PATCH)
 
@@ -219,6 +219,43 @@ typedef struct bf_auto_device {
 /* clang-format on */
 
 /*
+ * I/O hooks: how a caller that accounts temp I/O of its own (PostgreSQL's
+ * wait events, track_io_timing, temp_blks_read/written, its budget of file
+ * descriptors) sees every transfer and descriptor of a space. Any hook may
+ * be NULL; a space without hooks (bf_space_options.io_hooks NULL) pays
+ * nothing for them. Hooks must not fail or leave by longjmp; they run in
+ * the middle of library calls and must not call into the space. Like
+ * bf_allocator, this struct never grows: a hook added later would be a new
+ * field of bf_space_options.
+ */
+typedef enum bf_io_op {
+    BF_IO_READ = 0,     /* pread of segment or index bytes */
+    BF_IO_WRITE = 1,    /* pwritev of segment or index bytes */
+    BF_IO_TRUNCATE = 2, /* ftruncate of a segment (shrink, or extend over a gap) */
+} bf_io_op;
+
+typedef struct bf_io_hooks {
+    /* Called right before each system call that moves or cuts bytes, and right after it
+       (whatever its outcome): a wait event or a timer goes from io_start to io_done. */
+    void (*io_start)(void *ctx, bf_io_op op);
+    void (*io_done)(void *ctx, bf_io_op op);
+    /* `n` logical blocks were loaded from disk (BF_IO_READ: extents read and verified;
+       holes and blocks served from the file's buffer are not counted) or stored to disk
+       (BF_IO_WRITE: extents written, rewrites included), however many system calls
+       carried them. A caller that counts blocks as BufFile does counts these. */
+    void (*blocks)(void *ctx, bf_io_op op, uint64_t n);
+    /* Called before the space opens a descriptor, with `must` = 1 when the space holds no
+       descriptor it could close: return nonzero to let the open go on (always, when
+       `must`). When it returns 0 the space closes its least recently used descriptor
+       (fd_release is called for it) and asks again. */
+    int (*fd_acquire)(void *ctx, int must);
+    /* Called after the space closed a descriptor, or after an open that fd_acquire let
+       go on failed: every acquire is matched by one release. */
+    void (*fd_release)(void *ctx);
+    void *ctx; /* passed back unchanged */
+} bf_io_hooks;
+
+/*
  * Options for a space. Initialise with bf_space_options_init, which sets
  * struct_size and the defaults, then set the fields wanted: a struct not
  * initialised so (struct_size 0) gives BF_EINVAL.
@@ -243,6 +280,8 @@ typedef struct bf_space_options {
     const bf_auto_device *auto_device; /* codec=auto: start from what an earlier space learned
                                           of this device (copied; figures no space could have
                                           measured give BF_EINVAL); NULL: from nothing */
+    const bf_io_hooks *io_hooks;       /* called around every transfer and descriptor of the
+                                          space (see bf_io_hooks; copied); NULL: none */
 } bf_space_options;
 
 /* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
@@ -280,6 +319,13 @@ BF_API void bf_space_destroy(bf_space *space);
 
 /* Message of the last failure in this space ("" if none). Owned by the space. */
 BF_API const char *bf_space_errmsg(const bf_space *space);
+
+/*
+ * The errno of the last failure in this space, 0 when that failure had
+ * none (BF_ECORRUPT, BF_ELIMIT, BF_ENOMEM, ...): what a caller that
+ * reports errors by errno (PostgreSQL's errcode_for_file_access) needs.
+ */
+BF_API int bf_space_errno(const bf_space *space);
 
 /*
  * The last decision codec=auto made in this space that set a file's codec
@@ -369,6 +415,19 @@ BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file 
  * stayed.
  */
 BF_API int bf_file_close(bf_file *file);
+
+/*
+ * Close a file and free the handle, whatever the status, as a writer that
+ * gives up (an aborted transaction): nothing is persisted. An anonymous
+ * file is deleted as by bf_file_close. A named file opened read-only just
+ * goes; a writable one is rolled back as a failed bf_file_close rolls it
+ * back: it reads as at its last persist, or, never persisted, its
+ * segments are removed and the name is free again. Its set directory may
+ * be gone already (removed under it): that is not an error. Returns BF_OK,
+ * or the failure of a removal (BF_EIO; what stays goes with the space
+ * directory or the set). NULL is a no-op.
+ */
+BF_API int bf_file_abort(bf_file *file);
 
 /*
  * Write `len` bytes at the current position and advance it. Writing past

@@ -22,7 +22,7 @@
 #define BF_ENDS_AT(type, last)                                                                     \
     _Static_assert(sizeof(type) == offsetof(type, last) + sizeof(((type *)0)->last),               \
                    #type " must end at its last field, " #last)
-BF_ENDS_AT(bf_space_options, auto_device);
+BF_ENDS_AT(bf_space_options, io_hooks);
 BF_ENDS_AT(bf_file_options, block_size);
 BF_ENDS_AT(bf_auto_device, transfer_windows);
 BF_ENDS_AT(bf_stats, memory_bytes);

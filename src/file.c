@@ -367,6 +367,7 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
         COUNT(f, blocks_raw, 1);
     else
         COUNT(f, blocks_compressed, 1);
+    bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
 }
 
 /*
@@ -616,6 +617,7 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     }
     memset(dst + info.raw_len, 0, f->block_size - info.raw_len);
     COUNT(f, blocks_read, 1);
+    bf_space_note_blocks(sp, BF_IO_READ, 1);
     if (sp->autoc != NULL)
         bf_auto_note_block(sp->autoc, 0, info.raw_len, dt);
     return BF_OK;
@@ -1115,6 +1117,15 @@ void bf_file_release(bf_file *f)
     bf_free_clear(&f->free, &sp->alloc);
     bf_free(&sp->alloc, f->buf);
     bf_free(&sp->alloc, f);
+}
+
+int bf_file_abort(bf_file *f)
+{
+    if (f == NULL)
+        return BF_OK;
+    if (f->named != NULL)
+        return bf_named_abort(f);
+    return bf_file_close(f);
 }
 
 int bf_file_close(bf_file *f)

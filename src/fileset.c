@@ -423,6 +423,23 @@ int bf_named_close(bf_file *f)
     return rc;
 }
 
+int bf_named_abort(bf_file *f)
+{
+    bf_named *nm = f->named;
+    int rc = BF_OK;
+    if (!f->readonly) {
+        /* A set directory removed under the handle took the segments with it. */
+        if (nm->persisted)
+            rc = bf_seg_resize(&f->seg, nm->kept_end);
+        else
+            rc = bf_seg_remove(&f->seg);
+        if (rc != BF_OK && f->seg.space->errnum == ENOENT)
+            rc = BF_OK;
+    }
+    bf_file_release(f);
+    return rc;
+}
+
 /* Read the whole index file of `prefix` into an allocated buffer. */
 static int read_index(bf_space *sp, const char *prefix, unsigned char **out, size_t *len)
 {

@@ -22,6 +22,7 @@
 #include "alloc.h"
 #include "codec.h"
 #include "file.h"
+#include "io_hooks.h"
 #include "io_throttle.h"
 
 void bf_space_options_init_sized(bf_space_options *o, size_t size)
@@ -133,11 +134,18 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         bf_free(a, sp);
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
     }
+    /* Outermost, so that a hook's wait or timer covers a throttled transfer's wait too. */
+    if (o.io_hooks != NULL && bf_hooks_wrap(sp, o.io_hooks) != BF_OK) {
+        bf_throttle_free(a, sp->throttle);
+        bf_free(a, sp);
+        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
+    }
 
     const char *parent = o.temp_dir ? o.temp_dir : bf_default_temp_parent();
     size_t dlen = strlen(parent) + 64;
     sp->dir = bf_malloc(a, dlen);
     if (sp->dir == NULL) {
+        bf_hooks_free(a, sp->hooked);
         bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
@@ -149,6 +157,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         int st = reject(errbuf, errlen, bf_status_from_errno(e),
                         "create space directory under %s: %s", parent, strerror(e));
         bf_free(a, sp->dir);
+        bf_hooks_free(a, sp->hooked);
         bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return st;
@@ -176,6 +185,7 @@ void bf_space_destroy(bf_space *sp)
         bf_free(&a, sp->autoc->probe_back);
         bf_free(&a, sp->autoc);
     }
+    bf_hooks_free(&a, sp->hooked);
     bf_throttle_free(&a, sp->throttle);
     bf_free(&a, sp->dir);
     bf_free(&a, sp);
@@ -184,6 +194,11 @@ void bf_space_destroy(bf_space *sp)
 const char *bf_space_errmsg(const bf_space *sp)
 {
     return sp->errmsg;
+}
+
+int bf_space_errno(const bf_space *sp)
+{
+    return sp->errnum;
 }
 
 const char *bf_space_auto_reason(const bf_space *sp)
