@@ -26,6 +26,23 @@
  * the data, a hole costs its share of the directory and nothing else. Only
  * an allocation that failed can leave more. Codec contexts and the
  * compression scratch buffer belong to the space.
+ *
+ * ABI: the shared library is libbuffile.so.<BF_VERSION_MAJOR>. Within one
+ * major version a program keeps working with any later library:
+ *  - functions, status codes, codecs and macros are added, never removed
+ *    or changed; a caller treats an unknown negative status as an error;
+ *  - the structs that start with struct_size (bf_space_options,
+ *    bf_file_options, bf_auto_device) and bf_stats only grow, at their end,
+ *    and a new field's 0 means what the library did before it existed. The
+ *    caller's header tells the library its struct's size (the init macros
+ *    and the stats macros pass sizeof), and the library reads and writes
+ *    no byte past it: fields the caller's header did not have take their
+ *    defaults. A program built against a newer header also runs with an
+ *    older library of the same major version, as long as it leaves the
+ *    fields that library does not know at 0 (else BF_EINVAL says so);
+ *  - bf_allocator and the values of the enums never change.
+ * Anything else (a field removed, moved or retyped, a function's signature
+ * or meaning changed) takes a new major version and so a new soname.
  */
 /* The guard is the library's own: PostgreSQL's storage/buffile.h takes BUFFILE_H. */
 #ifndef BF_BUFFILE_H
@@ -44,9 +61,20 @@ extern "C" {
 #define BF_API
 #endif
 
-#define BF_VERSION_MAJOR 0
-#define BF_VERSION_MINOR 2
+/*
+ * The version, in this one place: CMakeLists.txt reads it from here, and
+ * debian/changelog and NEWS.md are checked against it (tests/abi/version.sh).
+ */
+#define BF_VERSION_MAJOR 1
+#define BF_VERSION_MINOR 1
 #define BF_VERSION_PATCH 0
+#define BF_VERSION_NUMBER (BF_VERSION_MAJOR * 10000 + BF_VERSION_MINOR * 100 + BF_VERSION_PATCH)
+
+/*
+ * The running library's BF_VERSION_NUMBER, which may be newer than that of
+ * the header a program was built with (same major version: see ABI above).
+ */
+BF_API unsigned bf_version_number(void);
 
 /* Status codes. 0 is success; all errors are negative. */
 typedef enum bf_status {
@@ -108,7 +136,9 @@ BF_API int bf_codec_available(bf_codec codec);
 /*
  * Allocator hooks. All memory the library allocates (including codec
  * contexts where the codec accepts custom allocators: zlib, zstd) goes
- * through them. `ctx` is passed back unchanged.
+ * through them. `ctx` is passed back unchanged. This struct never grows (as
+ * zstd's ZSTD_customMem): a hook added later would be a new field of
+ * bf_space_options.
  */
 typedef struct bf_allocator {
     void *(*malloc_fn)(void *ctx, size_t size);
@@ -117,7 +147,6 @@ typedef struct bf_allocator {
     void *ctx;
 } bf_allocator;
 
-/* Statistics of one file or (summed over its files) of a space. */
 /*
  * Statistics of one file or of a space. A space's current sizes and their
  * peaks cover the files it writes: anonymous files, named files it created
@@ -126,7 +155,9 @@ typedef struct bf_allocator {
  * file), as PostgreSQL's temp_file_limit counts what a backend writes.
  * Counters (written, read, blocks, times) sum over every file the space
  * ever opened. Peaks only ever record sizes a file had: a failed call does
- * not move them.
+ * not move them. Filled through bf_space_stats and bf_file_stats, which pass
+ * the caller's sizeof: fields may be appended, and a library older than the
+ * caller's header leaves the fields it does not count at 0.
  */
 typedef struct bf_stats {
     uint64_t logical_bytes;      /* current logical size */
@@ -175,8 +206,11 @@ typedef struct bf_file bf_file;
  * byte waited for the device), limited_share of 0 to 1; counts and
  * since_wait of any value. Other figures (NaN, negative, larger) are
  * BF_EINVAL from bf_space_create.
+ * struct_size is set by bf_space_auto_device; a caller that starts from
+ * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
  */
 typedef struct bf_auto_device {
+    uint32_t struct_size;      /* sizeof(bf_auto_device) of the caller's header */
     double device_ns;          /* ns per byte while the device limits, timed by runs of
                                   transfers that waited for it */
     double pace_ns;            /* ns per byte of windows of transfers that waited */
@@ -191,8 +225,55 @@ typedef struct bf_auto_device {
     uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
 } bf_auto_device;
 
-/* Options for a space. Initialise with bf_space_options_init. */
+/* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */
+/* clang-format off */
+#define BF_AUTO_DEVICE_INIT {.struct_size = sizeof(bf_auto_device)}
+/* clang-format on */
+
+/*
+ * I/O hooks: how a caller that accounts temp I/O of its own (PostgreSQL's
+ * wait events, track_io_timing, temp_blks_read/written, its budget of file
+ * descriptors) sees every transfer and descriptor of a space. Any hook may
+ * be NULL; a space without hooks (bf_space_options.io_hooks NULL) pays
+ * nothing for them. Hooks must not fail or leave by longjmp; they run in
+ * the middle of library calls and must not call into the space. Like
+ * bf_allocator, this struct never grows: a hook added later would be a new
+ * field of bf_space_options.
+ */
+typedef enum bf_io_op {
+    BF_IO_READ = 0,     /* pread of segment or index bytes */
+    BF_IO_WRITE = 1,    /* pwritev of segment or index bytes */
+    BF_IO_TRUNCATE = 2, /* ftruncate of a segment (shrink, or extend over a gap) */
+} bf_io_op;
+
+typedef struct bf_io_hooks {
+    /* Called right before each system call that moves or cuts bytes, and right after it
+       (whatever its outcome): a wait event or a timer goes from io_start to io_done. */
+    void (*io_start)(void *ctx, bf_io_op op);
+    void (*io_done)(void *ctx, bf_io_op op);
+    /* `n` logical blocks were loaded from disk (BF_IO_READ: extents read and verified;
+       holes and blocks served from the file's buffer are not counted) or stored to disk
+       (BF_IO_WRITE: extents written, rewrites included), however many system calls
+       carried them. A caller that counts blocks as BufFile does counts these. */
+    void (*blocks)(void *ctx, bf_io_op op, uint64_t n);
+    /* Called before the space opens a descriptor, with `must` = 1 when the space holds no
+       descriptor it could close: return nonzero to let the open go on (always, when
+       `must`). When it returns 0 the space closes its least recently used descriptor
+       (fd_release is called for it) and asks again. */
+    int (*fd_acquire)(void *ctx, int must);
+    /* Called after the space closed a descriptor, or after an open that fd_acquire let
+       go on failed: every acquire is matched by one release. */
+    void (*fd_release)(void *ctx);
+    void *ctx; /* passed back unchanged */
+} bf_io_hooks;
+
+/*
+ * Options for a space. Initialise with bf_space_options_init, which sets
+ * struct_size and the defaults, then set the fields wanted: a struct not
+ * initialised so (struct_size 0) gives BF_EINVAL.
+ */
 typedef struct bf_space_options {
+    uint32_t struct_size;              /* sizeof(bf_space_options) of the caller's header */
     const char *temp_dir;              /* parent directory; NULL: $TMPDIR, else /tmp */
     uint32_t block_size;               /* default logical block size of files */
     bf_codec codec;                    /* default codec of files */
@@ -211,20 +292,31 @@ typedef struct bf_space_options {
     const bf_auto_device *auto_device; /* codec=auto: start from what an earlier space learned
                                           of this device (copied; figures no space could have
                                           measured give BF_EINVAL); NULL: from nothing */
+    const bf_io_hooks *io_hooks;       /* called around every transfer and descriptor of the
+                                          space (see bf_io_hooks; copied); NULL: none */
 } bf_space_options;
 
 /* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
 #define BF_AUTO_TIME 0
 #define BF_AUTO_SPACE 1
 
-/* Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit, auto prefers time. */
-BF_API void bf_space_options_init(bf_space_options *opts);
+/*
+ * Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit,
+ * auto prefers time; struct_size = sizeof(*opts). A macro, so that the size
+ * is the caller's header's: bf_space_options_init_sized writes `size`
+ * bytes, no more.
+ */
+#define bf_space_options_init(opts) bf_space_options_init_sized((opts), sizeof(*(opts)))
+BF_API void bf_space_options_init_sized(bf_space_options *opts, size_t size);
 
 /*
  * Create a space: validates the options and creates a private directory
  * (mode 0700, unguessable name "buffile-<pid>-XXXXXX") under opts->temp_dir.
+ * `opts` may be NULL (the defaults); it is read up to its struct_size only.
  * On success *out owns the space; destroy it with bf_space_destroy.
- * Errors: BF_EINVAL (bad option; message says which), BF_ENOCODEC,
+ * Errors: BF_EINVAL (bad option, struct_size not set by
+ * bf_space_options_init, or a field this library does not know set to
+ * non-zero; the message says which), BF_ENOCODEC,
  * BF_ENOMEM, BF_EIO/BF_ENOSPC (directory creation). On failure *out is
  * NULL and, when `errbuf` is not NULL, a message is written there.
  */
@@ -241,6 +333,13 @@ BF_API void bf_space_destroy(bf_space *space);
 BF_API const char *bf_space_errmsg(const bf_space *space);
 
 /*
+ * The errno of the last failure in this space, 0 when that failure had
+ * none (BF_ECORRUPT, BF_ELIMIT, BF_ENOMEM, ...): what a caller that
+ * reports errors by errno (PostgreSQL's errcode_for_file_access) needs.
+ */
+BF_API int bf_space_errno(const bf_space *space);
+
+/*
  * The last decision codec=auto made in this space that set a file's codec
  * (a new file's first, or a change) and why: the codec chosen, each
  * candidate's expected ns per logical byte moved and ratio,
@@ -252,16 +351,23 @@ BF_API const char *bf_space_auto_reason(const bf_space *space);
 /*
  * Fill *out with what codec=auto in this space has learned of its device:
  * the figures it started from (bf_space_options.auto_device) moved by its
- * own measurements since. All zero when it started from nothing and no file
- * has used auto. Never fails.
+ * own measurements since, and struct_size. All figures zero when it started
+ * from nothing and no file has used auto. Never fails. A macro passing
+ * sizeof(*out): bf_space_auto_device_sized writes `size` bytes, no more.
  */
-BF_API void bf_space_auto_device(const bf_space *space, bf_auto_device *out);
+#define bf_space_auto_device(space, out) bf_space_auto_device_sized((space), (out), sizeof(*(out)))
+BF_API void bf_space_auto_device_sized(const bf_space *space, bf_auto_device *out, size_t size);
 
 /* The space's private directory. Owned by the space. */
 BF_API const char *bf_space_dir(const bf_space *space);
 
-/* Statistics of the space: the sum over its files, open and closed (peaks are the space's own). */
-BF_API void bf_space_stats(const bf_space *space, bf_stats *out);
+/*
+ * Statistics of the space: the sum over its files, open and closed (peaks
+ * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
+ * writes `size` bytes, no more.
+ */
+#define bf_space_stats(space, out) bf_space_stats_sized((space), (out), sizeof(*(out)))
+BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
 
 /*
  * Change the temp limit (physical bytes of the files the space writes,
@@ -277,18 +383,22 @@ BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
  */
 BF_API int bf_sweep(const char *parent);
 
-/* Per-file overrides. Initialise with bf_file_options_init. */
+/* Per-file overrides. Initialise with bf_file_options_init (as bf_space_options). */
 typedef struct bf_file_options {
-    bf_codec codec;      /* BF_CODEC_DEFAULT: the space's */
-    int32_t level;       /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
-                            else the codec's default */
-    uint32_t block_size; /* 0: the space's */
+    uint32_t struct_size; /* sizeof(bf_file_options) of the caller's header */
+    bf_codec codec;       /* BF_CODEC_DEFAULT: the space's */
+    int32_t level;        /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
+                             else the codec's default */
+    uint32_t block_size;  /* 0: the space's */
 } bf_file_options;
 
-BF_API void bf_file_options_init(bf_file_options *opts);
+/* Fill `opts` with "the space's" for every field; struct_size = sizeof(*opts). */
+#define bf_file_options_init(opts) bf_file_options_init_sized((opts), sizeof(*(opts)))
+BF_API void bf_file_options_init_sized(bf_file_options *opts, size_t size);
 
 /*
- * Create an empty temporary file in the space. `opts` may be NULL.
+ * Create an empty temporary file in the space. `opts` may be NULL; it is
+ * read up to its struct_size only (see bf_space_create).
  * Nothing touches the disk until the first block is written.
  * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM.
  */
@@ -318,6 +428,20 @@ BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file 
  * stayed.
  */
 BF_API int bf_file_close(bf_file *file);
+
+/*
+ * Close a file and free the handle, whatever the status, as a writer that
+ * gives up (an aborted transaction): nothing is persisted. An anonymous
+ * file is deleted as by bf_file_close. A named file opened read-only just
+ * goes; a writable one is rolled back as a failed bf_file_close rolls it
+ * back: it reads as at its last persist, or, never persisted, its
+ * segments are removed and the name is free again; sources appended since
+ * that persist are not consumed any more. Its set directory may
+ * be gone already (removed under it): that is not an error. Returns BF_OK,
+ * or the failure of a removal (BF_EIO; what stays goes with the space
+ * directory or the set). NULL is a no-op.
+ */
+BF_API int bf_file_abort(bf_file *file);
 
 /*
  * Write `len` bytes at the current position and advance it. Writing past
@@ -408,8 +532,9 @@ BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
  */
 BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
 
-/* Statistics of this file. */
-BF_API void bf_file_stats(const bf_file *file, bf_stats *out);
+/* Statistics of this file (a macro passing sizeof(*out), as bf_space_stats). */
+#define bf_file_stats(file, out) bf_file_stats_sized((file), (out), sizeof(*(out)))
+BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size);
 
 /*
  * Write the buffered block if it was modified, and free the block buffer:

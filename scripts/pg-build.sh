@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build PostgreSQL 15 with its BufFile on libbuffile (integrations/postgresql/).
+# Build PostgreSQL 15 with the patch series of integrations/postgresql/
+# (temp_file_compression over libbuffile, configured --with-buffile).
 #
 #   scripts/pg-build.sh                 patched build into build/pg/inst-patched
 #   PG_BUILD_STOCK=1 scripts/pg-build.sh  also stock PostgreSQL from the same
@@ -103,6 +104,18 @@ cmake --build "$PGB/lib-build" -j"$PG_JOBS" >/dev/null
 cmake --install "$PGB/lib-build" --prefix "$PGB/libbuffile" >/dev/null
 step "libbuffile built and installed in $PGB/libbuffile"
 
+# --- the patch series ------------------------------------------------------------
+# integrations/postgresql/patches/$PG_MAJOR/ must be what pg-patches.sh makes
+# of the series' sources; then it is applied as a hacker would, with patch -p1.
+INT=$TOP/integrations/postgresql
+SERIES=$INT/patches/$PG_MAJOR
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE" "$STAGE.list" "$STAGE.made"' EXIT
+bash "$TOP/scripts/pg-patches.sh" "$PG_MAJOR" "$SRC" "$STAGE.made" \
+  || die "the patch series cannot be made from integrations/postgresql/"
+diff -r "$STAGE.made" "$SERIES" > /dev/null \
+  || die "$SERIES is stale: run scripts/pg-patches.sh $PG_MAJOR $SRC $SERIES"
+
 # --- patched tree -------------------------------------------------------------
 PAT=$PGB/patched-$UP
 if [ ! -d "$PAT" ]; then
@@ -110,34 +123,18 @@ if [ ! -d "$PAT" ]; then
   chown -R "$PG_USER": "$PAT.tmp"
   mv "$PAT.tmp" "$PAT"
 fi
-# Build the wanted content of every file we change in a scratch tree, then
-# copy only the files whose content differs (mtimes of the rest stay).
-STAGE=$(mktemp -d)
-trap 'rm -rf "$STAGE" "$STAGE.list"' EXIT
-INT=$TOP/integrations/postgresql
-mapfile -t touched < <(sed -nE 's|^\+\+\+ b/([^[:space:]]+).*|\1|p' "$INT/hooks.patch")
+# Build the wanted content of every file the series changes or adds in a
+# scratch tree, then copy only the files whose content differs (mtimes of the
+# rest stay, so make rebuilds only what depends on them).
+mapfile -t touched < <(sed -nE 's|^\+\+\+ b/([^[:space:]]+).*|\1|p' "$SERIES"/*.patch | sort -u)
 for f in "${touched[@]}"; do
   mkdir -p "$STAGE/$(dirname "$f")"
-  cp "$SRC/$f" "$STAGE/$f"
+  [ -f "$SRC/$f" ] && cp "$SRC/$f" "$STAGE/$f"
 done
-(cd "$STAGE" && patch -p1 --quiet --no-backup-if-mismatch < "$INT/hooks.patch") \
-  || die "hooks.patch does not apply to PostgreSQL $UP"
-mkdir -p "$STAGE/src/backend/storage/file"
-cp "$INT/buffile.c" "$STAGE/src/backend/storage/file/buffile.c"
-LIBA=$PGB/libbuffile/lib/libbuffile.a
-cat > "$STAGE/src/Makefile.custom" <<EOF
-# Written by scripts/pg-build.sh: build storage/file/buffile.c against
-# libbuffile and link the backend with its static library.
-BUFFILE_CFLAGS = -I$PGB/libbuffile/include
-BUFFILE_LIBS = $LIBA $(pkg-config --static --libs-only-l liblz4 libzstd zlib) -pthread
-ifeq (\$(subdir),src/backend/storage/file)
-override CPPFLAGS += \$(BUFFILE_CFLAGS)
-endif
-ifeq (\$(subdir),src/backend)
-LIBS := \$(BUFFILE_LIBS) \$(LIBS)
-postgres: $LIBA
-endif
-EOF
+for p in "$SERIES"/*.patch; do
+  (cd "$STAGE" && patch -p1 --quiet --no-backup-if-mismatch < "$p") \
+    || die "$p does not apply to PostgreSQL $UP"
+done
 changed=0
 (cd "$STAGE" && find . -type f | sed 's|^\./||' | sort) > "$STAGE.list"
 while IFS= read -r f; do
@@ -148,7 +145,7 @@ while IFS= read -r f; do
     changed=$((changed + 1))
   fi
 done < "$STAGE.list"
-# A file an earlier patch changed and this one does not: back to pristine.
+# A file an earlier series changed and this one does not: back to pristine.
 if [ -f "$PAT/.buffile-files" ]; then
   while IFS= read -r f; do
     if [ -f "$SRC/$f" ]; then cp -p "$SRC/$f" "$PAT/$f"; touch "$PAT/$f"; else rm -f "$PAT/$f"; fi
@@ -158,34 +155,41 @@ if [ -f "$PAT/.buffile-files" ]; then
 fi
 cp "$STAGE.list" "$PAT/.buffile-files"
 rm -f "$STAGE.list"
-step "patched tree $PAT ($changed files changed)"
+step "patched tree $PAT ($changed files changed by $(ls "$SERIES" | wc -l) patches)"
 
 # --- configure and build --------------------------------------------------------
 CONFIGURE_FLAGS=(--enable-debug --enable-depend --enable-tap-tests --with-lz4 --with-zstd
                  --with-system-tzdata=/usr/share/zoneinfo)
+# The patched tree adds --with-buffile; libbuffile is found by pkg-config in
+# its private prefix, and the server finds its shared library by rpath.
+BUFFILE_FLAGS=(--with-buffile "PKG_CONFIG_PATH=$PGB/libbuffile/lib/pkgconfig"
+               "LDFLAGS=-Wl,-rpath,$PGB/libbuffile/lib")
 CFLAGS_PG="-O2 -g -fno-omit-frame-pointer"
 
-# build <source tree> <build dir> <install dir>
+# build <source tree> <build dir> <install dir> [extra configure arguments...]
 build_pg() {
   local src=$1 b=$2 inst=$3
-  local want="$src ${CONFIGURE_FLAGS[*]} --prefix=$inst CFLAGS=$CFLAGS_PG"
+  shift 3
+  local want="$src ${CONFIGURE_FLAGS[*]} $* --prefix=$inst CFLAGS=$CFLAGS_PG"
   mkdir -p "$b"
   chown "$PG_USER": "$b"
   if [ ! -f "$b/config.status" ] || [ "$(cat "$b/.configured" 2>/dev/null)" != "$want" ]; then
     log "configure $b"
     (cd "$b" && as_user env CC="ccache gcc" CFLAGS="$CFLAGS_PG" "$src/configure" \
-      "${CONFIGURE_FLAGS[@]}" --prefix="$inst" > configure.log 2>&1) \
+      "${CONFIGURE_FLAGS[@]}" "$@" --prefix="$inst" > configure.log 2>&1) \
       || { tail -20 "$b/configure.log"; die "configure failed in $b"; }
     echo "$want" > "$b/.configured"
   fi
-  (cd "$b" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1) \
+  # pg_stat_statements: pg-test.sh's battery reads temp_blks_* from it
+  (cd "$b" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1 \
+     && as_user make -s -C contrib/pg_stat_statements install >> install.log 2>&1) \
     || { grep -E 'error|Error' "$b/make.log" | head -20; die "make failed in $b (see $b/make.log)"; }
 }
 
 mkdir -p "$PGB/inst-patched" && chown "$PG_USER": "$PGB/inst-patched"
-build_pg "$PAT" "$PGB/build-patched" "$PGB/inst-patched"
-[ "$(nm "$PGB/inst-patched/bin/postgres" | grep -c ' T bf_file_create$')" = 1 ] \
-  || die "the patched postgres does not contain libbuffile"
+build_pg "$PAT" "$PGB/build-patched" "$PGB/inst-patched" "${BUFFILE_FLAGS[@]}"
+ldd "$PGB/inst-patched/bin/postgres" | grep -q "libbuffile.so.*$PGB/libbuffile/lib" \
+  || die "the patched postgres is not linked with libbuffile"
 step "patched PostgreSQL built and installed in $PGB/inst-patched"
 
 if [ "${PG_BUILD_STOCK:-0}" = 1 ]; then

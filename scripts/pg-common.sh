@@ -4,7 +4,8 @@
 #   apt/            private apt configuration and lists for the deb-src entries
 #   dl/             the downloaded Debian source package (cached)
 #   src-<ver>/      pristine PostgreSQL source, as dpkg-source extracts it
-#   patched-<ver>/  the same plus hooks.patch and our buffile.c; only files
+#   patched-<ver>/  the same with the patch series (integrations/postgresql/
+#                   patches/<major>/) applied; only files
 #                   whose content changes are rewritten, so make rebuilds
 #                   only what changed
 #   build-patched/  VPATH build of patched-<ver>;  inst-patched/ its install

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Prove PostgreSQL 15 with its BufFile on libbuffile (integrations/postgresql/).
+# Prove PostgreSQL 15 with the patch series of integrations/postgresql/
+# (temp_file_compression: off is stock's BufFile, the other values libbuffile).
 #
 #   scripts/pg-test.sh            build (scripts/pg-build.sh), then every part
 #   scripts/pg-test.sh PART...    only those parts: regress-lz4 regress-zstd
-#                                 tap-stream tpch aborts
+#                                 tap-stream tpch aborts battery
 #
 # Parts:
 #   regress-lz4, regress-zstd  make check (the whole parallel schedule) with
 #       TEMP_CONFIG = temp_file_compression = <codec>, log_temp_files = 0; then
 #       the server log's temp-file lines counted by kind: private temp files
-#       (pgsql_tmp<pid>.buffile/...) and FileSet files (pgsql_tmp*.fileset/...),
-#       with logical and physical bytes. Passes when every test passes, both
-#       kinds occur, physical < logical, and no temp file went around us (a
-#       "temporary file:" line without "logical size").
+#       (pgsql_tmp/pgsql_tmp<pid>.<n>) and FileSet files
+#       (pgsql_tmp*.fileset/compressed/...),
+#       with logical and physical bytes, leaving out our own test
+#       temp_file_compression (it sets every value, off included). Passes when
+#       every test passes, both kinds occur, physical < logical, and no temp
+#       file went around us (a "temporary file:" line without "logical size").
 #   tap-stream  src/test/subscription/t/*stream*.pl (logical replication of
 #       streamed transactions: FileSet files reopened read-write, appended,
 #       truncated) with TEMP_CONFIG = zstd, log_temp_files = 0.
@@ -23,19 +26,27 @@
 #       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
 #       plans forced cheap), every codec and auto: all answers byte-identical
 #       to stock's.
-#   aborts  on the patched server: temp_file_compression_level used and,
-#       out of the codec's range, refused; temp_file_io_limit holds a spill
-#       to its rate and cannot be set in a session; auto reports its choice
-#       at process exit; a spilling query cancelled by
+#   aborts  on the patched server: a level in temp_file_compression used
+#       and, out of the method's range, refused by SET and ALTER SYSTEM; auto
+#       reports its choice at process exit; a spilling query cancelled by
 #       statement_timeout, one hitting temp_file_limit (PostgreSQL's error
 #       text), a backend SIGKILLed mid-spill (the postmaster restarts): no temp
 #       file is left after each, and the server keeps answering.
+#   battery  every BufFile user (sort, hash join, hash aggregate, CTE,
+#       window, scroll cursor WITH HOLD, parallel hash join, parallel sort,
+#       parallel CREATE INDEX) under every value gives off's answer; EXPLAIN
+#       (BUFFERS) temp blocks of the serial ones equal off's for every value;
+#       pg_stat_statements temp_blks_* and times under off and lz4; wait
+#       events and pg_ls_tmpdir() during a spill, the library's memory
+#       context and no descriptor after it; pgsql_tmp removed (re-created)
+#       or unwritable (SQLSTATE 42501); cancelled parallel hash joins log no
+#       line of ours; nothing left, no "could not" LOG line.
 # Prints PASS/FAIL with the time of each part, and exits non-zero on any FAIL.
 set -uo pipefail
 . "$(dirname "$0")/pg-common.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and runs PostgreSQL as $PG_USER"
 
-ALL_PARTS=(regress-lz4 regress-zstd tap-stream tpch aborts)
+ALL_PARTS=(regress-lz4 regress-zstd tap-stream tpch aborts battery)
 PARTS=("$@")
 [ ${#PARTS[@]} -gt 0 ] || PARTS=("${ALL_PARTS[@]}")
 
@@ -66,7 +77,7 @@ count_temp() {
   cat "$@" | awk '
     /temporary file: path/ {
       if ($0 !~ /logical size/) { other++; next }
-      if ($0 ~ /\.fileset\//) shared++; else if ($0 ~ /\.buffile\//) private++; else other++
+      if ($0 ~ /\.fileset\/compressed\//) shared++; else if ($0 !~ /\.fileset\//) private++; else other++
       match($0, /size [0-9]+, logical size [0-9]+, compression [a-z0-9]+/)
       split(substr($0, RSTART, RLENGTH), f, /[ ,]+/)
       phys += f[2]; logi += f[5]; codec[f[7] == "" ? "unknown" : f[7]]++
@@ -81,8 +92,8 @@ count_temp() {
 # fileset_kinds LOG...: the FileSet files of the logs by the subsystem that
 # names them: "hash N sort N logrep N other N".
 fileset_kinds() {
-  cat "$@" | grep -o 'temporary file: path "[^"]*\.fileset/[^"]*", size [0-9]*, logical' \
-    | sed -E 's|.*\.fileset/([^"]*)".*|\1|' | awk '
+  cat "$@" | grep -o 'temporary file: path "[^"]*\.fileset/compressed/[^"]*", size [0-9]*, logical' \
+    | sed -E 's|.*\.fileset/compressed/([^"]*)".*|\1|' | awk '
       /^[io][0-9]+of[0-9]+\.p[0-9]+$/ { hash++; next }   # sharedtuplestore of parallel hash join
       /^[0-9]+$/ { sort++; next }                          # worker tapes of parallel sort
       /^[0-9]+-[0-9]+\.(changes|subxacts)$/ { logrep++; next }  # streamed transactions
@@ -110,7 +121,10 @@ part_regress() {
   local codec=$1
   local conf=$RUN/regress-$codec.conf out=$RUN/regress-$codec
   rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
-  printf 'temp_file_compression = %s\nlog_temp_files = 0\n' "$codec" > "$conf"
+  # %a: pg_regress names each test's sessions (and their parallel workers)
+  # pg_regress/<test>; our own test temp_file_compression sets every value,
+  # off included, so its lines are left out of the counts below.
+  printf "temp_file_compression = %s\nlog_temp_files = 0\nlog_line_prefix = '%%m [%%p] %%a '\n" "$codec" > "$conf"
   local rc=0
   (cd "$B" && as_user make -s check TEMP_CONFIG="$conf" > "$out/make-check.out" 2>&1) || rc=$?
   grep -E '^(ok|not ok|test |     )|tests (passed|failed)|All [0-9]+ tests' "$out/make-check.out" | tail -3
@@ -121,7 +135,8 @@ part_regress() {
     head -40 "$out/regression.diffs" 2>/dev/null
     return 1
   fi
-  local c k; c=$(count_temp "$out/postmaster.log"); k=$(fileset_kinds "$out/postmaster.log")
+  grep -v ' pg_regress/temp_file_compression ' "$out/postmaster.log" > "$out/postmaster-suite.log"
+  local c k; c=$(count_temp "$out/postmaster-suite.log"); k=$(fileset_kinds "$out/postmaster-suite.log")
   describe_counts "$c"
   echo "FileSet files by subsystem: $k"
   set -- $k
@@ -293,47 +308,26 @@ part_aborts() {
   start_server aborts "$PATCHED" $port || return 1
   local spill="select count(*) from (select g, md5(g::text) m from generate_series(1, 20000000) g order by m) s"
 
-  # 0. the GUCs: a level is used, and one the codec refuses is an ERROR
+  # 0. the GUC: a level is used; one the method refuses is refused when set,
+  # by SET and by ALTER SYSTEM; and auto, whose choice the process reports at
+  # exit under log_temp_files.
   psql_at $port > "$out/gucs.out" 2>&1 <<EOF
 set work_mem = '64kB';
-set temp_file_compression = zstd;
-set temp_file_compression_level = 9;
+set temp_file_compression = 'zstd:level=9';
 select 'zstd9-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
-set temp_file_compression = zlib;
-set temp_file_compression_level = 20;
-select count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
-EOF
-  if grep -q 'zstd9-100000' "$out/gucs.out" \
-     && grep -q 'ERROR:  temp_file_compression_level 20 is not valid for temp_file_compression "zlib"' "$out/gucs.out"; then
-    echo "GUCs: zstd level 9 spills; $(grep -o 'temp_file_compression_level 20 is not valid.*' "$out/gucs.out")"
-  else
-    echo "GUCs: FAILED"; cat "$out/gucs.out"; ok=0
-  fi
-
-  # 0b. temp_file_io_limit (PGC_BACKEND): set at connection start it holds
-  # the session's temp I/O to its rate (the spill's file is written and read
-  # back: at least its size over the rate); in a session it cannot be set;
-  # and auto, whose choice the process reports at exit under log_temp_files.
-  local io_q="select count(*) from (select g from generate_series(1, 100000) g order by g desc) s"
-  as_user env PGOPTIONS="-c temp_file_io_limit=2MB -c work_mem=64kB -c temp_file_compression=none" \
-    "$PATCHED/psql" -X -q -h "$SOCK" -p $port -d postgres > "$out/iolimit.out" 2>&1 <<EOF
-\\timing on
-$io_q;
-set temp_file_io_limit = '1MB';
-show temp_file_io_limit;
+set temp_file_compression = 'zlib:level=22';
+alter system set temp_file_compression = 'zlib:22';
+show temp_file_compression;
 set temp_file_compression = auto;
-$io_q;
+select 'auto-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
 EOF
-  local io_ms io_bytes
-  io_ms=$(grep -o '^Time: [0-9.]*' "$out/iolimit.out" | head -1 | awk '{ print $2 }')
-  io_bytes=$(grep -o 'size [0-9]*, logical size [0-9]*, compression none' "$log" | tail -1 | awk '{ print $2 }' | tr -d ,)
-  if [ -n "$io_ms" ] && [ -n "$io_bytes" ] \
-     && awk -v ms="$io_ms" -v b="$io_bytes" 'BEGIN { exit !(ms / 1000 >= b / (2 * 1048576)) }' \
-     && grep -q 'parameter "temp_file_io_limit" cannot be set after connection start' "$out/iolimit.out" \
-     && grep -q '^ *2MB$' "$out/iolimit.out" && [ "$(grep -c '^ *100000$' "$out/iolimit.out")" = 2 ]; then
-    echo "temp_file_io_limit: 2MB (per second) made a sort spilling $io_bytes bytes take $io_ms ms (>= $((io_bytes * 1000 / 2097152)) ms); refused in a session"
+  if grep -q 'zstd9-100000' "$out/gucs.out" && grep -q 'auto-100000' "$out/gucs.out" \
+     && [ "$(grep -c 'ERROR:  invalid value for parameter "temp_file_compression": "zlib:\(level=\)\?22"' "$out/gucs.out")" = 2 ] \
+     && grep -q '^ zstd:level=9$' "$out/gucs.out" \
+     && grep -q 'compression zstd$' "$log"; then
+    echo "GUC: zstd:level=9 spills; zlib level 22 refused by SET and ALTER SYSTEM: $(grep -o 'DETAIL:.*' "$out/gucs.out" | head -1)"
   else
-    echo "temp_file_io_limit: FAILED"; cat "$out/iolimit.out"; ok=0
+    echo "GUC: FAILED"; cat "$out/gucs.out"; ok=0
   fi
   for i in $(seq 1 20); do
     grep -q 'temporary file compression auto: blocks written' "$log" && break
@@ -346,11 +340,14 @@ EOF
   fi
 
   # 1. cancel by statement_timeout while spilling. The backend's descriptors
-  # on temp files and its BufFile memory context are measured after a spill
-  # that completed and again after the cancelled one: the same, or something
-  # leaked. (All descriptors would not do: fd.c caches catalog files.)
+  # on temp files and its "BufFile compression" memory context are measured
+  # after a spill that completed and again after the cancelled one: no
+  # descriptor either time, and the same memory within 4 kB (the context also
+  # holds the codecs' contexts, which zstd resizes as it goes; a file left
+  # behind would hold its 8 kB block buffer). (All descriptors would not do:
+  # fd.c caches catalog files.)
   local usage="\\! echo \"usage: temp-file fds \$(ls -l /proc/\$BPID/fd | grep -c pgsql_tmp)\"
-select 'usage: BufFile memory ' || sum(used_bytes) from pg_backend_memory_contexts where name = 'BufFile';"
+select 'usage: BufFile compression memory ' || sum(used_bytes) from pg_backend_memory_contexts where name = 'BufFile compression';"
   psql_at $port > "$out/cancel.out" 2>&1 <<EOF
 set work_mem = '64kB';
 set temp_file_compression = zstd;
@@ -365,14 +362,13 @@ reset statement_timeout;
 $usage
 select 'alive-' || count(*) from generate_series(1, 10);
 EOF
-  local pid_lines usage_lines
-  # each measure printed twice, with the same value both times
-  usage_lines=$(grep -o 'usage: .*' "$out/cancel.out" | sort | uniq -c \
-                | awk '$1 == 2 { sub(/^ *2 usage: /, ""); print }' | paste -sd ',' | sed 's/,/, /g')
+  local pid_lines usage_lines mem
+  mem=$(grep -o 'usage: BufFile compression memory [0-9]*' "$out/cancel.out" | awk '{ print $5 }' | paste -sd ' ')
+  usage_lines="temp-file fds $(grep -o 'usage: temp-file fds [0-9]*' "$out/cancel.out" | awk '{ print $4 }' | paste -sd ' '), memory $mem bytes"
   if grep -q 'canceling statement due to statement timeout' "$out/cancel.out" \
      && grep -q '^files-left: 0$' "$out/cancel.out" && grep -q 'alive-10' "$out/cancel.out" \
-     && [ "$(grep -c 'usage: ' "$out/cancel.out")" -eq 4 ] && [ "$(echo "$usage_lines" | tr ',' '\n' | wc -l)" -eq 2 ] \
-     && echo "$usage_lines" | grep -q 'temp-file fds 0'; then
+     && [ "$(grep -c '^usage: temp-file fds 0$' "$out/cancel.out")" -eq 2 ] \
+     && echo "$mem" | awk 'NF == 2 && $1 > 0 && ($2 - $1 < 4096 && $1 - $2 < 4096) { ok = 1 } END { exit !ok }'; then
     # the files the abort closed are logged after the cancel's ERROR
     pid_lines=$(awk '/canceling statement due to statement timeout/ { f = 1 }
                      f && /temporary file: path/ { n++ } END { print n + 0 }' "$log")
@@ -436,6 +432,187 @@ EOF
   [ $ok = 1 ]
 }
 
+# --- part: every BufFile user, every method, against off ---------------------------------
+# psql_b ARGS...: psql on the battery's server, unaligned and quiet, stopping at an error
+psql_b() {
+  as_user env PGOPTIONS="${BOPTS:-}" PGAPPNAME="${BAPP:-battery}" "$PATCHED/psql" -X -q -A -t -v ON_ERROR_STOP=1 \
+    -h "$SOCK" -p $PORT_PATCHED -d postgres "$@"
+}
+
+part_battery() {
+  local data=$RUN/battery log=$RUN/battery.log out=$RUN/battery-out ok=1
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+  stop_server tpch-patched "$PATCHED"
+  stop_server aborts "$PATCHED"
+  start_server battery "$PATCHED" $PORT_PATCHED || return 1
+  cat >> "$data/postgresql.conf" <<EOF
+shared_preload_libraries = 'pg_stat_statements'
+track_io_timing = on
+max_parallel_workers_per_gather = 2
+parallel_setup_cost = 0
+parallel_tuple_cost = 0
+min_parallel_table_scan_size = 0
+EOF
+  as_user "$PATCHED/pg_ctl" -D "$data" -l "$log" -w -t 120 restart > /dev/null || return 1
+  psql_b -c "create extension pg_stat_statements" \
+    -c "create table bt as select g, md5(g::text) m from generate_series(1, 200000) g" \
+    -c "alter table bt set (parallel_workers = 2)" -c "analyze bt" || return 1
+
+  # Every BufFile user: name, settings, query. The answers must be those of
+  # off for every method; the serial ones (s-) must count the temp blocks of
+  # off under EXPLAIN for every method.
+  local serial="set max_parallel_workers_per_gather = 0;"
+  local -a names=(s-sort s-hashjoin s-hashagg s-cte s-window s-cursor p-hashjoin p-sort p-createindex)
+  local -a sqls=(
+    "$serial select sum(rn * hashtext(m)) from (select m, row_number() over (order by m) rn from bt) s"
+    "$serial set enable_mergejoin = off; select count(*), sum(a.g + b.g) from bt a join bt b using (m)"
+    "$serial set enable_sort = off; select count(*), sum(c) from (select m, count(*) c from bt group by m) s"
+    "$serial with c as materialized (select * from bt) select count(*), sum(x.g - y.g) from c x join c y using (m)"
+    "$serial select sum(s) from (select sum(g) over (order by g rows between 100 preceding and 10 following) s from bt) x"
+    "$serial begin; declare c scroll cursor with hold for select m from bt order by g desc; commit; fetch absolute 150000 from c; fetch backward 3 from c; move last in c; fetch prior from c; close c"
+    "set enable_mergejoin = off; select count(*), sum(a.g + b.g) from bt a join bt b using (m)"
+    "select sum(rn * hashtext(m)) from (select m, row_number() over (order by m) rn from (select m from bt order by m) o) s"
+    "set max_parallel_maintenance_workers = 2; set maintenance_work_mem = '1MB'; create index bt_m on bt (m); set enable_seqscan = off; set enable_bitmapscan = off; select sum(hashtext(m)) from (select m from bt where m < '4' order by m) s; drop index bt_m"
+  )
+  local methods="off none lz4 zstd:level=3 zlib auto" i m a base bad=0
+  for i in "${!names[@]}"; do
+    for m in $methods; do
+      BOPTS="-c work_mem=64kB -c temp_file_compression=$m" psql_b -c "${sqls[$i]}" \
+        > "$out/${names[$i]}.$m.out" 2> "$out/${names[$i]}.$m.err" \
+        || { echo "${names[$i]} $m: $(head -2 "$out/${names[$i]}.$m.err")"; bad=$((bad + 1)); }
+      cmp -s "$out/${names[$i]}.off.out" "$out/${names[$i]}.$m.out" \
+        || { echo "DIFF ${names[$i]}: $m answers otherwise than off"; bad=$((bad + 1)); }
+    done
+  done
+  [ $bad -eq 0 ] && echo "answers: ${#names[@]} BufFile users x 6 methods ($methods) all equal to off"
+
+  # EXPLAIN (ANALYZE, BUFFERS): the serial queries' temp blocks, per method
+  local q blocks
+  for i in 0 1 2 3 4; do
+    q=${sqls[$i]#"$serial"}
+    q=${q#" set enable_mergejoin = off;"}
+    q=${q#" set enable_sort = off;"}
+    for m in $methods; do
+      blocks=$(BOPTS="-c work_mem=64kB -c temp_file_compression=$m -c max_parallel_workers_per_gather=0 -c enable_mergejoin=off -c enable_sort=$([ $i = 2 ] && echo off || echo on)" \
+        psql_b -c "explain (analyze, buffers, costs off, timing off, format json) $q" \
+        | python3 -c 'import json,sys; p=json.load(sys.stdin)[0]["Plan"]; print(p["Temp Read Blocks"], p["Temp Written Blocks"])')
+      echo "$m $blocks" >> "$out/${names[$i]}.blocks"
+    done
+    if [ "$(awk '{ print $2, $3 }' "$out/${names[$i]}.blocks" | sort -u | wc -l)" = 1 ] \
+       && ! grep -q ' 0 0$' "$out/${names[$i]}.blocks"; then
+      echo "EXPLAIN ${names[$i]}: temp read/written $(awk 'NR == 1 { print $2 "/" $3 }' "$out/${names[$i]}.blocks") blocks for every method"
+    else
+      echo "EXPLAIN ${names[$i]}: temp blocks differ from off's (method read written):"
+      cat "$out/${names[$i]}.blocks"; bad=$((bad + 1))
+    fi
+  done
+
+  # pg_stat_statements and track_io_timing: the hash join under off and lz4
+  local st_off st_lz4
+  for m in off lz4; do
+    BOPTS="-c work_mem=64kB -c temp_file_compression=$m -c max_parallel_workers_per_gather=0 -c enable_mergejoin=off" \
+      psql_b -c "select pg_stat_statements_reset()" -c "select count(*) from bt a join bt b using (m)" \
+      -c "select temp_blks_read, temp_blks_written, temp_blk_read_time > 0, temp_blk_write_time > 0 from pg_stat_statements where query like 'select count(*) from bt a join bt b%'" \
+      > "$out/pgss.$m.out" || bad=$((bad + 1))
+  done
+  st_off=$(tail -1 "$out/pgss.off.out"); st_lz4=$(tail -1 "$out/pgss.lz4.out")
+  if [ "$st_off" = "$st_lz4" ] && [ "$(echo "$st_lz4" | cut -d'|' -f3,4)" = "t|t" ] \
+     && [ "$(echo "$st_lz4" | cut -d'|' -f1)" -gt 0 ]; then
+    echo "pg_stat_statements: temp_blks_read|written|read_time>0|write_time>0 = $st_lz4 under off and lz4"
+  else
+    echo "pg_stat_statements: off $st_off, lz4 $st_lz4"; bad=$((bad + 1))
+  fi
+
+  # While a spill runs: its wait events, its files in pg_ls_tmpdir(); after it:
+  # the library's memory in its context, no descriptor left.
+  local big="select count(*) from (select md5(g::text) m from generate_series(1, 3000000) g order by m) s"
+  BOPTS="-c work_mem=64kB -c temp_file_compression=lz4" BAPP=spiller \
+    psql_b -c "$big" -c "select 'memory ' || sum(total_bytes) from pg_backend_memory_contexts where name = 'BufFile compression'" \
+    -c "\\! echo fds \$(ls -l /proc/\$(cat $out/spiller.pid)/fd | grep -c pgsql_tmp)" > "$out/spill.out" 2>&1 &
+  local bg=$! pid="" k
+  for k in $(seq 1 100); do
+    pid=$(psql_b -c "select pid from pg_stat_activity where application_name = 'spiller'")
+    [ -n "$pid" ] && break
+    sleep 0.05
+  done
+  echo "$pid" > "$out/spiller.pid"; chmod a+r "$out/spiller.pid"
+  # One statement per sample (pg_stat_activity is a snapshot per
+  # transaction), in batches of 200 until the spill is over.
+  for k in $(seq 1 200); do
+    echo "select coalesce((select wait_event from pg_stat_activity where pid = $pid), '-') || ' ' || (select count(*) from pg_ls_tmpdir() where name like 'pgsql_tmp$pid.%'), pg_sleep(0.002);"
+  done > "$out/samples.sql"
+  : > "$out/samples.txt"
+  for k in $(seq 1 100); do
+    kill -0 $bg 2>/dev/null || break
+    psql_b -F ' ' -f "$out/samples.sql" >> "$out/samples.txt" 2>&1
+  done
+  awk '$1 == "BufFileWrite" { w++ } $1 == "BufFileRead" { r++ } $2 > f { f = $2 }
+       END { print w + 0, r + 0, f + 0, NR }' "$out/samples.txt" > "$out/samples.out"
+  wait $bg
+  local ws; ws=$(cat "$out/samples.out")
+  set -- $ws
+  if [ -n "$pid" ] && [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && [ "${3:-0}" -gt 0 ] \
+     && grep -q '^memory [1-9]' "$out/spill.out" && grep -q '^fds 0$' "$out/spill.out"; then
+    echo "during a lz4 sort: $1 samples of BufFileWrite, $2 of BufFileRead in $4; pg_ls_tmpdir() listed up to $3 of its files; after: $(grep '^memory' "$out/spill.out") bytes in context BufFile compression, no descriptor on a temp file"
+  else
+    echo "spill observation FAILED: samples '$ws' (write read files), pid '$pid'"; cat "$out/spill.out"; bad=$((bad + 1))
+  fi
+
+  # pgsql_tmp removed under a live session: re-created, as stock does; a
+  # directory the server may not write: errcode_for_file_access (42501).
+  psql_b > "$out/tmpdir.out" 2>&1 <<EOF
+set work_mem = '64kB';
+set temp_file_compression = lz4;
+select 'first-' || count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
+\\! rm -rf $data/base/pgsql_tmp
+select 'again-' || count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
+set temp_file_compression = off;
+\\! rm -rf $data/base/pgsql_tmp
+select 'stock-' || count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
+set temp_file_compression = lz4;
+\\! chmod 0 $data/base/pgsql_tmp
+\\set ON_ERROR_STOP 0
+\\set VERBOSITY verbose
+select count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
+\\! chmod 700 $data/base/pgsql_tmp
+EOF
+  if grep -q '^first-200000$' "$out/tmpdir.out" && grep -q '^again-200000$' "$out/tmpdir.out" \
+     && grep -q '^stock-200000$' "$out/tmpdir.out" \
+     && grep -q 'ERROR:  42501: could not create temporary file ".*pgsql_tmp/pgsql_tmp[0-9]*\.[0-9]*": Permission denied' "$out/tmpdir.out"; then
+    echo "pgsql_tmp removed under the session: re-created (lz4 and off); unwritable: $(grep -o 'ERROR:  42501: could not create temporary file' "$out/tmpdir.out")"
+  else
+    echo "pgsql_tmp FAILED:"; cat "$out/tmpdir.out"; bad=$((bad + 1))
+  fi
+
+  # A cancelled parallel hash join, three times: no LOG line of ours (and
+  # log_temp_files off in those sessions: its lines are stock's too).
+  : > "$out/cancel.log"
+  local start; start=$(wc -l < "$log")
+  for k in 1 2 3; do
+    BOPTS="-c work_mem=64kB -c temp_file_compression=lz4 -c enable_mergejoin=off -c statement_timeout=1500 -c log_temp_files=-1" \
+      psql_b -c "select count(*) from bt a join bt b using (m) join bt c on c.m = b.m join bt d on d.m = a.m" \
+      >> "$out/cancel.out" 2>&1
+  done
+  sleep 1
+  tail -n +"$((start + 1))" "$log" > "$out/cancel.log"
+  if [ "$(grep -c 'canceling statement due to statement timeout' "$out/cancel.log")" -ge 3 ] \
+     && ! grep -E 'LOG: .*(temporary|could not|BufFile)' "$out/cancel.log"; then
+    echo "3 cancelled parallel hash joins (lz4): $(grep -c 'LOG:' "$out/cancel.log") LOG lines, none of ours ($out/cancel.log)"
+  else
+    echo "cancelled parallel hash join FAILED:"; head -20 "$out/cancel.log"; bad=$((bad + 1))
+  fi
+
+  # Leftovers and log lines of the whole part
+  local left; left=$(find "$data/base/pgsql_tmp" -mindepth 1 2>/dev/null | wc -l)
+  if [ "$left" -eq 0 ] && ! grep -E 'LOG: .*could not|TRAP|PANIC|WARNING: .*(leak|temporary)' "$log"; then
+    echo "nothing left under base/pgsql_tmp; no 'could not' LOG line, no leak warning"
+  else
+    echo "leftovers: $left entries under base/pgsql_tmp"; find "$data/base/pgsql_tmp" | head; bad=$((bad + 1))
+  fi
+  stop_server battery "$PATCHED"
+  [ $bad -eq 0 ]
+}
+
 for p in "${PARTS[@]}"; do
   t0=$SECONDS
   echo "=== $p"
@@ -445,6 +622,7 @@ for p in "${PARTS[@]}"; do
     tap-stream) part_tap_stream ;;
     tpch) part_tpch ;;
     aborts) part_aborts ;;
+    battery) part_battery ;;
     *) echo "unknown part $p (${ALL_PARTS[*]})"; false ;;
   esac
   rc=$?

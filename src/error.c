@@ -44,6 +44,7 @@ int bf_fail(struct bf_space *space, int status, const char *op, const char *path
 {
     if (space == NULL)
         return status;
+    space->errnum = errnum;
     char *msg = space->errmsg;
     size_t cap = sizeof(space->errmsg);
     int n = snprintf(msg, cap, "%s%s%s: ", op, path ? " " : "", path ? path : "");

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abi.h"
 #include "alloc.h"
 #include "clock.h"
 #include "codec.h"
@@ -426,6 +427,7 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
         COUNT(f, blocks_raw, 1);
     else
         COUNT(f, blocks_compressed, 1);
+    bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
 }
 
 /* Give back the room map_room made for blocks first..first+n-1 (the map covered old_n). */
@@ -685,6 +687,7 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     }
     memset(dst + info.raw_len, 0, f->block_size - info.raw_len);
     COUNT(f, blocks_read, 1);
+    bf_space_note_blocks(sp, BF_IO_READ, 1);
     if (sp->autoc != NULL)
         bf_auto_note_block(sp->autoc, 0, info.raw_len, dt);
     return BF_OK;
@@ -1049,10 +1052,12 @@ uint64_t bf_file_memory(const bf_file *f)
     return m;
 }
 
-void bf_file_stats(const bf_file *f, bf_stats *out)
+void bf_file_stats_sized(const bf_file *f, bf_stats *out, size_t size)
 {
-    bf_stats_fill(out, &f->c, f->size, f->phys_end + index_bytes(f), f->phys_end - live_bytes(f));
-    out->memory_bytes = bf_file_memory(f);
+    bf_stats st;
+    bf_stats_fill(&st, &f->c, f->size, f->phys_end + index_bytes(f), f->phys_end - live_bytes(f));
+    st.memory_bytes = bf_file_memory(f);
+    bf_abi_write(out, size, &st, sizeof(st));
 }
 
 int bf_file_release_buffer(bf_file *f)
@@ -1080,21 +1085,24 @@ void bf_file_adopt(bf_file *f, uint64_t size, uint64_t phys_end, uint64_t idx_by
     live_add(f, (int64_t)live_bytes(f));
 }
 
-void bf_file_options_init(bf_file_options *opts)
+void bf_file_options_init_sized(bf_file_options *opts, size_t size)
 {
-    opts->codec = BF_CODEC_DEFAULT;
-    opts->level = BF_LEVEL_DEFAULT;
-    opts->block_size = 0;
+    bf_file_options d = {.struct_size = (uint32_t)size,
+                         .codec = BF_CODEC_DEFAULT,
+                         .level = BF_LEVEL_DEFAULT,
+                         .block_size = 0};
+    bf_abi_write(opts, size, &d, sizeof(d));
 }
 
 int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
 {
     *out = NULL;
     bf_file_options o;
-    if (opts != NULL)
-        o = *opts;
-    else
-        bf_file_options_init(&o);
+    bf_file_options_init(&o);
+    char why[256];
+    if (opts != NULL && bf_abi_read(&o, sizeof(o), opts, "bf_file_options", "bf_file_options_init",
+                                    why, sizeof(why)) != BF_OK)
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "%s", why);
     bf_codec codec = o.codec == BF_CODEC_DEFAULT ? sp->codec : o.codec;
     if (bf_codec_name(codec) == NULL)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "unknown codec %d", (int)codec);
@@ -1181,6 +1189,15 @@ void bf_file_release(bf_file *f)
     bf_free_clear(&f->free, &sp->alloc);
     bf_free(&sp->alloc, f->buf);
     bf_free(&sp->alloc, f);
+}
+
+int bf_file_abort(bf_file *f)
+{
+    if (f == NULL)
+        return BF_OK;
+    if (f->named != NULL)
+        return bf_named_abort(f);
+    return bf_file_close(f);
 }
 
 int bf_file_close(bf_file *f)

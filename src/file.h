@@ -119,6 +119,8 @@ void bf_file_release(struct bf_file *f);
  * write a named file's index (flushing first); free its named state.
  */
 int bf_named_close(struct bf_file *f);
+/* Release a named file without persisting: a writable one is rolled back (bf_file_abort). */
+int bf_named_abort(struct bf_file *f);
 int bf_named_persist(struct bf_file *f);
 void bf_named_release(struct bf_file *f);
 

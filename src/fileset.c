@@ -223,14 +223,14 @@ static int mark_consumed(bf_space *sp, const char *dir, bf_part *parts, uint32_t
 }
 
 /*
- * A session whose splices are rolled back (its close failed) takes back
- * the consumption it caused: the markers it made for parts spliced in since
- * the last persist go, so those sources can be written or deleted again.
- * A marker that cannot be removed keeps its source consumed, and the
- * message says so; the status stays the one of the failure that rolled
- * the session back.
+ * A session whose splices are rolled back (its close failed, or `op` gave
+ * the session up) takes back the consumption it caused: the markers it made
+ * for parts spliced in since the last persist go, so those sources can be
+ * written or deleted again. A marker that cannot be removed keeps its
+ * source consumed, and the message says so. Returns `rc`, the status of
+ * the roll-back so far, or BF_EIO when that was BF_OK and a marker stayed.
  */
-static void unmark_consumed(bf_file *f, int rc)
+static int unmark_consumed(bf_file *f, int rc, const char *op)
 {
     bf_space *sp = f->seg.space;
     bf_named *nm = f->named;
@@ -241,13 +241,14 @@ static void unmark_consumed(bf_file *f, int rc)
         marker_path(nm->dir, nm->parts[i].name, strlen(nm->parts[i].name), path, sizeof(path));
         if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT) {
             int e = errno;
-            snprintf(why, sizeof(why), "%s", bf_space_errmsg(sp));
-            bf_fail(sp, rc, "close", path, e,
-                    "%s; the splice was rolled back, but its source %s stays consumed: its marker "
-                    "could not be removed",
-                    why, nm->parts[i].name);
+            snprintf(why, sizeof(why), "%s", rc != BF_OK ? bf_space_errmsg(sp) : "");
+            rc = bf_fail(sp, rc != BF_OK ? rc : BF_EIO, op, path, e,
+                         "%s%sthe splice was rolled back, but its source %s stays consumed: its "
+                         "marker could not be removed",
+                         why, why[0] ? "; " : "", nm->parts[i].name);
         }
     }
+    return rc;
 }
 
 int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
@@ -455,7 +456,25 @@ int bf_named_close(bf_file *f)
         else
             remove_unpersisted(f, rc);
         if (rc != BF_OK)
-            unmark_consumed(f, rc);
+            unmark_consumed(f, rc, "close");
+    }
+    bf_file_release(f);
+    return rc;
+}
+
+int bf_named_abort(bf_file *f)
+{
+    bf_named *nm = f->named;
+    int rc = BF_OK;
+    if (!f->readonly) {
+        /* A set directory removed under the handle took the segments with it. */
+        if (nm->persisted)
+            rc = bf_seg_resize(&f->seg, nm->kept_end);
+        else
+            rc = bf_seg_remove(&f->seg);
+        if (rc != BF_OK && f->seg.space->errnum == ENOENT)
+            rc = BF_OK;
+        rc = unmark_consumed(f, rc, "abort");
     }
     bf_file_release(f);
     return rc;
@@ -792,9 +811,11 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
         rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     if (rc == BF_OK) {
-        bf_file_options fo = {(bf_codec)idx.codec,
-                              idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level,
-                              idx.block_size};
+        bf_file_options fo;
+        bf_file_options_init(&fo);
+        fo.codec = (bf_codec)idx.codec;
+        fo.level = idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level;
+        fo.block_size = idx.block_size;
         rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)

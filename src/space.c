@@ -18,19 +18,22 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "alloc.h"
 #include "codec.h"
 #include "file.h"
+#include "io_hooks.h"
 #include "io_throttle.h"
 
-void bf_space_options_init(bf_space_options *o)
+void bf_space_options_init_sized(bf_space_options *o, size_t size)
 {
-    memset(o, 0, sizeof(*o));
-    o->block_size = BF_BLOCK_SIZE_DEFAULT;
-    o->codec = BF_CODEC_LZ4;
-    o->level = BF_LEVEL_DEFAULT;
-    o->segment_size = BF_SEGMENT_SIZE_DEFAULT;
-    o->auto_slack_pct = 20;
+    bf_space_options d = {.struct_size = (uint32_t)size,
+                          .block_size = BF_BLOCK_SIZE_DEFAULT,
+                          .codec = BF_CODEC_LZ4,
+                          .level = BF_LEVEL_DEFAULT,
+                          .segment_size = BF_SEGMENT_SIZE_DEFAULT,
+                          .auto_slack_pct = 20};
+    bf_abi_write(o, size, &d, sizeof(d));
 }
 
 const char *bf_default_temp_parent(void)
@@ -66,10 +69,16 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
 {
     *out = NULL;
     bf_space_options o;
-    if (opts != NULL)
-        o = *opts;
-    else
-        bf_space_options_init(&o);
+    bf_space_options_init(&o);
+    char why[256];
+    if (opts != NULL && bf_abi_read(&o, sizeof(o), opts, "bf_space_options",
+                                    "bf_space_options_init", why, sizeof(why)) != BF_OK)
+        return reject(errbuf, errlen, BF_EINVAL, "%s", why);
+    bf_auto_device seed = BF_AUTO_DEVICE_INIT;
+    if (o.auto_device != NULL &&
+        bf_abi_read(&seed, sizeof(seed), o.auto_device, "auto_device",
+                    "bf_space_auto_device or BF_AUTO_DEVICE_INIT", why, sizeof(why)) != BF_OK)
+        return reject(errbuf, errlen, BF_EINVAL, "%s", why);
     uint32_t bs = o.block_size;
     if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
         return reject(errbuf, errlen, BF_EINVAL,
@@ -93,7 +102,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     if (o.auto_prefer != BF_AUTO_TIME && o.auto_prefer != BF_AUTO_SPACE)
         return reject(errbuf, errlen, BF_EINVAL, "bad auto_prefer %d (BF_AUTO_TIME, BF_AUTO_SPACE)",
                       o.auto_prefer);
-    if (o.auto_device != NULL && !bf_auto_device_valid(o.auto_device))
+    if (!bf_auto_device_valid(&seed))
         return reject(errbuf, errlen, BF_EINVAL,
                       "bad auto_device: no space measures those figures (device_ns and pace_ns "
                       "are 0..2^64 ns/B, transfer_ns 0..%.0f, limited_share 0..1)",
@@ -121,10 +130,15 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
-    if (o.auto_device != NULL)
-        sp->auto_seed = *o.auto_device;
+    sp->auto_seed = seed;
     if (o.io_limit != 0 &&
         bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle) != BF_OK) {
+        bf_free(a, sp);
+        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
+    }
+    /* Outermost, so that a hook's wait or timer covers a throttled transfer's wait too. */
+    if (o.io_hooks != NULL && bf_hooks_wrap(sp, o.io_hooks) != BF_OK) {
+        bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
     }
@@ -133,6 +147,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     size_t dlen = strlen(parent) + 64;
     sp->dir = bf_malloc(a, dlen);
     if (sp->dir == NULL) {
+        bf_hooks_free(a, sp->hooked);
         bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
@@ -144,6 +159,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         int st = reject(errbuf, errlen, bf_status_from_errno(e),
                         "create space directory under %s: %s", parent, strerror(e));
         bf_free(a, sp->dir);
+        bf_hooks_free(a, sp->hooked);
         bf_throttle_free(a, sp->throttle);
         bf_free(a, sp);
         return st;
@@ -171,6 +187,7 @@ void bf_space_destroy(bf_space *sp)
         bf_free(&a, sp->autoc->probe_back);
         bf_free(&a, sp->autoc);
     }
+    bf_hooks_free(&a, sp->hooked);
     bf_throttle_free(&a, sp->throttle);
     bf_free(&a, sp->dir);
     bf_free(&a, sp);
@@ -179,6 +196,11 @@ void bf_space_destroy(bf_space *sp)
 const char *bf_space_errmsg(const bf_space *sp)
 {
     return sp->errmsg;
+}
+
+int bf_space_errno(const bf_space *sp)
+{
+    return sp->errnum;
 }
 
 const char *bf_space_auto_reason(const bf_space *sp)
@@ -207,9 +229,11 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
     return BF_OK;
 }
 
-void bf_space_auto_device(const bf_space *sp, bf_auto_device *out)
+void bf_space_auto_device_sized(const bf_space *sp, bf_auto_device *out, size_t size)
 {
-    *out = sp->autoc != NULL ? sp->autoc->dev : sp->auto_seed;
+    bf_auto_device d = sp->autoc != NULL ? sp->autoc->dev : sp->auto_seed;
+    d.struct_size = (uint32_t)size;
+    bf_abi_write(out, size, &d, sizeof(d));
 }
 
 const char *bf_space_dir(const bf_space *sp)
@@ -247,22 +271,24 @@ void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64
     out->decompress_ns = c->decompress_ns;
 }
 
-void bf_space_stats(const bf_space *sp, bf_stats *out)
+void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
 {
-    bf_stats_fill(out, &sp->c, sp->logical_now, sp->physical_now,
+    bf_stats st;
+    bf_stats_fill(&st, &sp->c, sp->logical_now, sp->physical_now,
                   sp->physical_now - sp->index_now - sp->live_now);
-    out->files_created = sp->files_created;
-    out->files_open = sp->files_open;
-    memcpy(out->blocks_by_codec, sp->blocks_by_codec, sizeof(out->blocks_by_codec));
+    st.files_created = sp->files_created;
+    st.files_open = sp->files_open;
+    memcpy(st.blocks_by_codec, sp->blocks_by_codec, sizeof(st.blocks_by_codec));
     if (sp->autoc != NULL) {
-        out->auto_probe_ns = sp->autoc->probe_ns;
-        out->auto_switches = sp->autoc->switches;
+        st.auto_probe_ns = sp->autoc->probe_ns;
+        st.auto_switches = sp->autoc->switches;
     }
-    out->memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
+    st.memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
     if (sp->autoc != NULL)
-        out->memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
+        st.memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
     for (const bf_file *f = sp->files; f != NULL; f = f->next)
-        out->memory_bytes += bf_file_memory(f);
+        st.memory_bytes += bf_file_memory(f);
+    bf_abi_write(out, size, &st, sizeof(st));
 }
 
 int bf_space_reserve_scratch(bf_space *sp, size_t size)

@@ -66,6 +66,8 @@ struct bf_space {
     const void *seq_file; /* last block loaded, to recognise sequential reads */
     uint64_t seq_blk;
     void *throttle; /* io_throttle state when io_limit is set */
+    bf_io_hooks hooks; /* the caller's I/O hooks (all NULL: none) */
+    void *hooked;      /* io_hooks state when any hook is set */
     bf_auto *autoc; /* codec=auto's measurements, from the first file that uses it */
     int auto_prefer;
     uint32_t auto_slack_pct;
@@ -74,6 +76,7 @@ struct bf_space {
     uint64_t (*io_clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
     void *io_clock_ctx;
     char errmsg[BF_ERRMSG_MAX];
+    int errnum; /* errno of the failure errmsg describes, 0 if none */
 };
 
 /* The clock codec=auto times transfers with (codec time is always the monotonic clock). */
@@ -107,6 +110,13 @@ int bf_space_reserve_scratch(struct bf_space *space, size_t size);
 
 /* The space's context for codec `ops`, created on first use. */
 int bf_space_codec_ctx(struct bf_space *space, bf_codec codec, void **ctx);
+
+/* Tell the caller's blocks hook, if any, of `n` logical blocks loaded or stored. */
+static inline void bf_space_note_blocks(const struct bf_space *space, bf_io_op op, uint64_t n)
+{
+    if (space->hooks.blocks != NULL)
+        space->hooks.blocks(space->hooks.ctx, op, n);
+}
 
 /* Bytes read ahead at most in one pread when a file is read sequentially. */
 #define BF_READAHEAD (256u * 1024u)

@@ -2041,7 +2041,7 @@ static void op_far(fsm *m)
 /* A device figure of an earlier space: plausible, or (absurd) one no space could measure. */
 static void device_seed(fsm *m, bf_auto_device *d, int absurd)
 {
-    memset(d, 0, sizeof(*d));
+    *d = (bf_auto_device)BF_AUTO_DEVICE_INIT;
     d->device_ns = (double)pick(m, 400) / 10;
     d->pace_ns = (double)pick(m, 400) / 10;
     d->limited_share = (double)pick(m, 101) / 100;

@@ -625,10 +625,10 @@ static void test_bad_device_figures_are_refused(void **state)
 {
     (void)state;
     static const bf_auto_device bad[] = {
-        {.device_ns = -1},
-        {.pace_ns = INFINITY},
-        {.transfer_ns = NAN},
-        {.limited_share = 1.5},
+        {.struct_size = sizeof(bf_auto_device), .device_ns = -1},
+        {.struct_size = sizeof(bf_auto_device), .pace_ns = INFINITY},
+        {.struct_size = sizeof(bf_auto_device), .transfer_ns = NAN},
+        {.struct_size = sizeof(bf_auto_device), .limited_share = 1.5},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         bf_space_options o;
@@ -656,11 +656,15 @@ static void test_unmeasurable_figures_are_refused(void **state)
     (void)state;
     require_codecs();
     const double top = BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B, clock = 18446744073709551616.0;
+    const uint32_t size = sizeof(bf_auto_device);
     const bf_auto_device bad[] = {
-        {.transfer_ns = 1e300, .since_wait = UINT64_C(1) << 40, .transfer_windows = 8},
-        {.transfer_ns = top * 1.000001, .transfer_windows = 8},
-        {.device_ns = clock * 1.000001, .device_runs = 4},
-        {.pace_ns = 1e300, .pace_windows = 4},
+        {.struct_size = size,
+         .transfer_ns = 1e300,
+         .since_wait = UINT64_C(1) << 40,
+         .transfer_windows = 8},
+        {.struct_size = size, .transfer_ns = top * 1.000001, .transfer_windows = 8},
+        {.struct_size = size, .device_ns = clock * 1.000001, .device_runs = 4},
+        {.struct_size = size, .pace_ns = 1e300, .pace_windows = 4},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         bf_space_options o;
@@ -679,7 +683,8 @@ static void test_unmeasurable_figures_are_refused(void **state)
         assert_non_null(strstr(err, "auto_device"));
     }
     /* A device that does not limit, its transfers the slowest that do not wait. */
-    bf_auto_device most = {.transfer_ns = top,
+    bf_auto_device most = {.struct_size = size,
+                           .transfer_ns = top,
                            .since_wait = UINT64_C(1) << 40,
                            .transfer_windows = 8,
                            .pace_ns = clock,

@@ -10,11 +10,15 @@ repository or as a placeholder (machine.shown_args).
 import argparse
 import os
 import shlex
+import shutil
 import sys
 
 from . import machine, runner
 
-DEFAULT_SPILLBENCH = os.path.join(machine.REPO, "build", "tpch", "exec", "spillbench")
+# In the source tree the build's spillbench; installed (buffile-tools), the one on PATH.
+_BUILT_SPILLBENCH = os.path.join(machine.REPO, "build", "tpch", "exec", "spillbench")
+DEFAULT_SPILLBENCH = (_BUILT_SPILLBENCH if os.path.exists(_BUILT_SPILLBENCH)
+                      else shutil.which("spillbench") or _BUILT_SPILLBENCH)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOISY, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -28,7 +32,8 @@ class Parser(argparse.ArgumentParser):
     def add_run_flags(self):
         """The flags of where and how spillbench runs, common to both tools."""
         self.add_argument("--spillbench", default=DEFAULT_SPILLBENCH,
-                          help="spillbench binary (default build/tpch/exec/spillbench)")
+                          help="spillbench binary (default build/tpch/exec/spillbench, else the "
+                               "one on PATH)")
         self.add_argument("--data-dir", default="",
                           help="table directory (default ./tpch-data/sf<SF>)")
         self.add_argument("--temp-dir", default="",

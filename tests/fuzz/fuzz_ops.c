@@ -695,7 +695,7 @@ static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, 
 {
     if (!seeded)
         return fuzz_space(codec, bs, seg, alloc);
-    bf_auto_device d = {0};
+    bf_auto_device d = BF_AUTO_DEVICE_INIT;
     d.device_ns = figure(in);
     d.pace_ns = figure(in);
     d.limited_share = figure(in);

@@ -544,8 +544,10 @@ static int make_configs(const options *o, pair_config *conf)
                                        .temp_dir = o->temp_dir,
                                        .temp_limit = (uint64_t)o->temp_limit,
                                        .io_limit = (uint64_t)o->io_limit};
-                if (pc->cfg.codec == BF_CODEC_AUTO)
+                if (pc->cfg.codec == BF_CODEC_AUTO) {
+                    pc->learned = (bf_auto_device)BF_AUTO_DEVICE_INIT;
                     pc->cfg.auto_device = &pc->learned;
+                }
                 check_spill_config(&pc->cfg);
                 format_size(o->work_mems[w], pc->work_mem_text, sizeof pc->work_mem_text);
                 if (o->levels[c] == BF_LEVEL_DEFAULT)
@@ -579,7 +581,7 @@ int main(int argc, char **argv)
                       .temp_dir = o.temp_dir,
                       .temp_limit = (uint64_t)o.temp_limit,
                       .io_limit = (uint64_t)o.io_limit};
-    bf_auto_device learned = {0};
+    bf_auto_device learned = BF_AUTO_DEVICE_INIT;
     if (cfg.codec == BF_CODEC_AUTO)
         cfg.auto_device = &learned;
     check_spill_config(&cfg);

@@ -1,0 +1,606 @@
+/*
+ * buffile.h - compressed temporary files for query executors.
+ *
+ * A *space* owns a private temp directory, the codec contexts, one scratch
+ * buffer, the temp limit and the statistics. A *file* is a logical byte
+ * stream stored as fixed-size logical blocks, each compressed on its own
+ * and written as an *extent* (header + payload) into the file's segment
+ * files. A block map from logical block number to physical extent makes
+ * seek, tell, size, truncate and in-place rewrite exact on compressed data.
+ *
+ * Threads: a space and its files are not thread-safe; use one space per
+ * thread (many spaces in many threads are fine).
+ *
+ * Errors: every function that can fail returns a status: 0 (BF_OK) or a
+ * negative bf_status. The library never aborts, exits or prints; a message
+ * naming the path, operation and errno of the last failure is kept by the
+ * space (bf_space_errmsg). After an error the file stays consistent: data
+ * acknowledged before the failing call still reads back, and each function
+ * below says what its failure leaves (position, size, data, statistics).
+ *
+ * Memory: per open file = one block buffer + the block map (16 bytes per
+ * logical block holding data; a hole costs nothing but 8 bytes per 4096
+ * blocks of directory) + the free-extent list + a small struct. Codec
+ * contexts and the compression scratch buffer belong to the space.
+ *
+ * ABI: the shared library is libbuffile.so.<BF_VERSION_MAJOR>. Within one
+ * major version a program keeps working with any later library:
+ *  - functions, status codes, codecs and macros are added, never removed
+ *    or changed; a caller treats an unknown negative status as an error;
+ *  - the structs that start with struct_size (bf_space_options,
+ *    bf_file_options, bf_auto_device) and bf_stats only grow, at their end,
+ *    and a new field's 0 means what the library did before it existed. The
+ *    caller's header tells the library its struct's size (the init macros
+ *    and the stats macros pass sizeof), and the library reads and writes
+ *    no byte past it: fields the caller's header did not have take their
+ *    defaults. A program built against a newer header also runs with an
+ *    older library of the same major version, as long as it leaves the
+ *    fields that library does not know at 0 (else BF_EINVAL says so);
+ *  - bf_allocator and the values of the enums never change.
+ * Anything else (a field removed, moved or retyped, a function's signature
+ * or meaning changed) takes a new major version and so a new soname.
+ */
+/* The guard is the library's own: PostgreSQL's storage/buffile.h takes BUFFILE_H. */
+#ifndef BF_BUFFILE_H
+#define BF_BUFFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(BF_BUILDING_LIBRARY) && defined(__GNUC__)
+#define BF_API __attribute__((visibility("default")))
+#else
+#define BF_API
+#endif
+
+/*
+ * The version, in this one place: CMakeLists.txt reads it from here, and
+ * debian/changelog and NEWS.md are checked against it (tests/abi/version.sh).
+ */
+#define BF_VERSION_MAJOR 1
+#define BF_VERSION_MINOR 0
+#define BF_VERSION_PATCH 0
+#define BF_VERSION_NUMBER (BF_VERSION_MAJOR * 10000 + BF_VERSION_MINOR * 100 + BF_VERSION_PATCH)
+
+/*
+ * The running library's BF_VERSION_NUMBER, which may be newer than that of
+ * the header a program was built with (same major version: see ABI above).
+ */
+BF_API unsigned bf_version_number(void);
+
+/* Status codes. 0 is success; all errors are negative. */
+typedef enum bf_status {
+    BF_OK = 0,
+    BF_EINVAL = -1,    /* bad argument (size, offset, option, handle state) */
+    BF_ENOMEM = -2,    /* an allocation failed */
+    BF_EIO = -3,       /* the operating system reported an I/O error */
+    BF_ENOSPC = -4,    /* the file system is full (ENOSPC/EDQUOT) */
+    BF_ELIMIT = -5,    /* the space's temp limit on physical bytes was reached */
+    BF_ECORRUPT = -6,  /* an extent failed its checks: CRC, header, length, block number */
+    BF_ENOCODEC = -7,  /* the codec asked for was not built into this library */
+    BF_ECODEC = -8,    /* the codec itself failed */
+    BF_EREADONLY = -9, /* write to a file opened read-only */
+    BF_ENOENT = -10,   /* a named file does not exist */
+    BF_EEXIST = -11,   /* a named file already exists */
+    BF_EBUSY = -12,    /* a named file was consumed by bf_file_append: read-only from then on */
+} bf_status;
+
+/* A short static description of a status code ("corrupt extent", ...). */
+BF_API const char *bf_strerror(int status);
+
+/* Codecs. Every block is compressed independently. */
+typedef enum bf_codec {
+    BF_CODEC_DEFAULT = -1, /* in file options: use the space's default */
+    BF_CODEC_NONE = 0,
+    BF_CODEC_LZ4 = 1,  /* level = acceleration, 1 (default) .. 65537; higher is faster */
+    BF_CODEC_ZSTD = 2, /* level -7 .. 22, default 1; negative levels are faster */
+    BF_CODEC_ZLIB = 3, /* level 1 .. 9, default 6 */
+    /*
+     * A policy, not a format: each file picks, as it grows, the codec and
+     * level (none, lz4, zstd 1 or 3) that makes spilling cheapest on the
+     * space's device, from what the space measures of the device's time
+     * per byte, of how much of it the caller's own work hides, and of
+     * each codec's time and ratio on the data being spilled
+     * (see bf_space_options.auto_prefer and bf_space_auto_reason). Extents
+     * name their codec, so one file mixes codecs. Level must be default.
+     */
+    BF_CODEC_AUTO = 4,
+} bf_codec;
+
+/* Level value meaning "the codec's default level". */
+#define BF_LEVEL_DEFAULT INT32_MIN
+
+/* Name of a codec ("none", "lz4", "zstd", "zlib", "auto"), or NULL if unknown. */
+BF_API const char *bf_codec_name(bf_codec codec);
+/* Parse a codec name; returns BF_EINVAL for an unknown name. */
+BF_API int bf_codec_parse(const char *name, bf_codec *out);
+/* 1 if the codec was built into this library (auto always is), 0 otherwise. */
+BF_API int bf_codec_available(bf_codec codec);
+
+/* Block sizes: powers of two in [BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX]. */
+#define BF_BLOCK_SIZE_MIN 4096u
+#define BF_BLOCK_SIZE_MAX (1024u * 1024u)
+#define BF_BLOCK_SIZE_DEFAULT 8192u
+#define BF_SEGMENT_SIZE_DEFAULT (1024ull * 1024ull * 1024ull)
+
+/*
+ * Allocator hooks. All memory the library allocates (including codec
+ * contexts where the codec accepts custom allocators: zlib, zstd) goes
+ * through them. `ctx` is passed back unchanged. This struct never grows (as
+ * zstd's ZSTD_customMem): a hook added later would be a new field of
+ * bf_space_options.
+ */
+typedef struct bf_allocator {
+    void *(*malloc_fn)(void *ctx, size_t size);
+    void *(*realloc_fn)(void *ctx, void *ptr, size_t size);
+    void (*free_fn)(void *ctx, void *ptr);
+    void *ctx;
+} bf_allocator;
+
+/*
+ * Statistics of one file or of a space. A space's current sizes and their
+ * peaks cover the files it writes: anonymous files, named files it created
+ * and named files it opened read-write; a read-only handle on a named file
+ * counts nothing against the space (its own bf_file_stats still shows the
+ * file), as PostgreSQL's temp_file_limit counts what a backend writes.
+ * Counters (written, read, blocks, times) sum over every file the space
+ * ever opened. Peaks only ever record sizes a file had: a failed call does
+ * not move them. Filled through bf_space_stats and bf_file_stats, which pass
+ * the caller's sizeof: fields may be appended, and a library older than the
+ * caller's header leaves the fields it does not count at 0.
+ */
+typedef struct bf_stats {
+    uint64_t logical_bytes;      /* current logical size */
+    uint64_t logical_peak;       /* peak of logical_bytes */
+    uint64_t physical_bytes;     /* bytes the file holds on disk: the sizes of its segment files
+                                    (dead bytes included) and, for a named file, its index */
+    uint64_t physical_peak;      /* peak of physical_bytes */
+    uint64_t dead_bytes;         /* of the segment bytes, those not holding a live extent */
+    uint64_t logical_written;    /* bytes passed to write calls that succeeded */
+    uint64_t logical_read;       /* bytes returned by read calls that succeeded */
+    uint64_t physical_written;   /* extent bytes written to disk */
+    uint64_t physical_read;      /* extent bytes read from disk */
+    uint64_t blocks_compressed;  /* extents written compressed */
+    uint64_t blocks_raw;         /* extents stored raw (did not shrink) */
+    uint64_t blocks_read;        /* extents read and verified */
+    uint64_t compress_ns;        /* codec time compressing (monotonic clock around the codec) */
+    uint64_t decompress_ns;      /* codec time decompressing */
+    uint64_t files_created;      /* space only: files created over its life (not opens) */
+    uint64_t files_open;         /* space only: handles open now */
+    uint64_t blocks_by_codec[4]; /* space only: extents written with none, lz4, zstd, zlib */
+    uint64_t auto_probe_ns;      /* space only: time codec=auto spent probing other codecs */
+    uint64_t auto_switches;      /* space only: codec changes codec=auto made in files */
+    uint64_t memory_bytes;       /* heap held now: a file's struct, block buffer, block
+                                    map and free list; for a space, that of its open
+                                    files plus its scratch and read-ahead buffers (codec
+                                    contexts are not included: count them with the
+                                    allocator hooks) */
+} bf_stats;
+
+typedef struct bf_space bf_space;
+typedef struct bf_file bf_file;
+
+/*
+ * What codec=auto has learned of its temp device. A space learns it from
+ * its own transfers, and until it has, it takes the device for one that
+ * does not limit: on a slow disk it writes its first few MiB uncompressed
+ * (about 2.3 MiB at 50 MB/s). The device does not change from one space to
+ * the next on the same temp directory, so a caller that makes spaces one
+ * after another (one per query, say) reads these figures from the last one
+ * (bf_space_auto_device) and starts the next from them
+ * (bf_space_options.auto_device). The space goes on measuring: the figures
+ * it starts from are estimates like its own, and new measurements move them.
+ * struct_size is set by bf_space_auto_device; a caller that starts from
+ * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
+ */
+typedef struct bf_auto_device {
+    uint32_t struct_size;      /* sizeof(bf_auto_device) of the caller's header */
+    double device_ns;          /* ns per byte while the device limits, timed by runs of
+                                  transfers that waited for it */
+    double pace_ns;            /* ns per byte of windows of transfers that waited */
+    double limited_share;      /* of windows moving uncompressed bytes, the share that
+                                  waited (0..1): at 0.35 or more, of 16 windows or more,
+                                  the pace stands for the device until it is timed */
+    double transfer_ns;        /* ns per byte of a transfer that did not wait */
+    uint64_t since_wait;       /* bytes moved since a transfer last waited */
+    uint32_t device_runs;      /* runs that timed device_ns (0: not timed, unused) */
+    uint32_t pace_windows;     /* windows that gave pace_ns (0: unused) */
+    uint32_t share_windows;    /* windows limited_share is of */
+    uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
+} bf_auto_device;
+
+/* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */
+/* clang-format off */
+#define BF_AUTO_DEVICE_INIT {.struct_size = sizeof(bf_auto_device)}
+/* clang-format on */
+
+/*
+ * Options for a space. Initialise with bf_space_options_init, which sets
+ * struct_size and the defaults, then set the fields wanted: a struct not
+ * initialised so (struct_size 0) gives BF_EINVAL.
+ */
+typedef struct bf_space_options {
+    uint32_t struct_size;              /* sizeof(bf_space_options) of the caller's header */
+    const char *temp_dir;              /* parent directory; NULL: $TMPDIR, else /tmp */
+    uint32_t block_size;               /* default logical block size of files */
+    bf_codec codec;                    /* default codec of files */
+    int32_t level;                     /* default level, BF_LEVEL_DEFAULT for the codec's own */
+    uint64_t temp_limit;               /* limit on physical bytes of all files; 0 = none */
+    uint64_t segment_size;             /* bytes per segment file; 0: 1 GiB; a multiple of 4096
+                                          with room for two blocks and their headers (tests use
+                                          small segments to cross them often) */
+    uint32_t max_open_fds;             /* descriptors the space keeps open at most; 0 = auto */
+    const bf_allocator *allocator;     /* NULL: malloc/realloc/free; copied */
+    uint64_t io_limit;                 /* model a slower disk: temp I/O bytes per second, reads and
+                                          writes together (token bucket); 0 = unthrottled */
+    int auto_prefer;                   /* codec=auto: BF_AUTO_TIME (default) or BF_AUTO_SPACE */
+    uint32_t auto_slack_pct;           /* BF_AUTO_SPACE: the smallest output among codecs at most
+                                          this many percent slower than the fastest (default 20) */
+    const bf_auto_device *auto_device; /* codec=auto: start from what an earlier space learned
+                                          of this device (copied; figures no space could have
+                                          measured give BF_EINVAL); NULL: from nothing */
+} bf_space_options;
+
+/* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
+#define BF_AUTO_TIME 0
+#define BF_AUTO_SPACE 1
+
+/*
+ * Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit,
+ * auto prefers time; struct_size = sizeof(*opts). A macro, so that the size
+ * is the caller's header's: bf_space_options_init_sized writes `size`
+ * bytes, no more.
+ */
+#define bf_space_options_init(opts) bf_space_options_init_sized((opts), sizeof(*(opts)))
+BF_API void bf_space_options_init_sized(bf_space_options *opts, size_t size);
+
+/*
+ * Create a space: validates the options and creates a private directory
+ * (mode 0700, unguessable name "buffile-<pid>-XXXXXX") under opts->temp_dir.
+ * `opts` may be NULL (the defaults); it is read up to its struct_size only.
+ * On success *out owns the space; destroy it with bf_space_destroy.
+ * Errors: BF_EINVAL (bad option, struct_size not set by
+ * bf_space_options_init, or a field this library does not know set to
+ * non-zero; the message says which), BF_ENOCODEC,
+ * BF_ENOMEM, BF_EIO/BF_ENOSPC (directory creation). On failure *out is
+ * NULL and, when `errbuf` is not NULL, a message is written there.
+ */
+BF_API int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf,
+                           size_t errbuf_len);
+
+/*
+ * Destroy a space: closes (and deletes) every file still open, removes the
+ * space directory and frees everything. NULL is a no-op.
+ */
+BF_API void bf_space_destroy(bf_space *space);
+
+/* Message of the last failure in this space ("" if none). Owned by the space. */
+BF_API const char *bf_space_errmsg(const bf_space *space);
+
+/*
+ * The last decision codec=auto made in this space that set a file's codec
+ * (a new file's first, or a change) and why: the codec chosen, each
+ * candidate's expected ns per logical byte moved and ratio,
+ * the device's measured ns per byte, the transfers' own and the caller's
+ * ("" if no file uses auto). Owned by the space.
+ */
+BF_API const char *bf_space_auto_reason(const bf_space *space);
+
+/*
+ * Fill *out with what codec=auto in this space has learned of its device:
+ * the figures it started from (bf_space_options.auto_device) moved by its
+ * own measurements since, and struct_size. All figures zero when it started
+ * from nothing and no file has used auto. Never fails. A macro passing
+ * sizeof(*out): bf_space_auto_device_sized writes `size` bytes, no more.
+ */
+#define bf_space_auto_device(space, out) bf_space_auto_device_sized((space), (out), sizeof(*(out)))
+BF_API void bf_space_auto_device_sized(const bf_space *space, bf_auto_device *out, size_t size);
+
+/* The space's private directory. Owned by the space. */
+BF_API const char *bf_space_dir(const bf_space *space);
+
+/*
+ * Statistics of the space: the sum over its files, open and closed (peaks
+ * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
+ * writes `size` bytes, no more.
+ */
+#define bf_space_stats(space, out) bf_space_stats_sized((space), (out), sizeof(*(out)))
+BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
+
+/*
+ * Change the temp limit (physical bytes of the files the space writes,
+ * segments and indexes; 0 = none). Lowering it below the current usage
+ * makes the next write that grows the files fail with BF_ELIMIT.
+ */
+BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
+
+/*
+ * Remove leftover space directories ("buffile-*") under `parent` (NULL:
+ * $TMPDIR or /tmp) whose owning process no longer runs, as left by a crash.
+ * Returns the number of directories removed, or a negative status.
+ */
+BF_API int bf_sweep(const char *parent);
+
+/* Per-file overrides. Initialise with bf_file_options_init (as bf_space_options). */
+typedef struct bf_file_options {
+    uint32_t struct_size; /* sizeof(bf_file_options) of the caller's header */
+    bf_codec codec;       /* BF_CODEC_DEFAULT: the space's */
+    int32_t level;        /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
+                             else the codec's default */
+    uint32_t block_size;  /* 0: the space's */
+} bf_file_options;
+
+/* Fill `opts` with "the space's" for every field; struct_size = sizeof(*opts). */
+#define bf_file_options_init(opts) bf_file_options_init_sized((opts), sizeof(*(opts)))
+BF_API void bf_file_options_init_sized(bf_file_options *opts, size_t size);
+
+/*
+ * Create an empty temporary file in the space. `opts` may be NULL; it is
+ * read up to its struct_size only (see bf_space_create).
+ * Nothing touches the disk until the first block is written.
+ * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM.
+ */
+BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file **out);
+
+/*
+ * Close a file and free the handle, whatever the status. NULL is a no-op.
+ *
+ * Anonymous file: its segment files are deleted; BF_EIO if one could not
+ * be (it is removed with the space directory by bf_space_destroy).
+ *
+ * Named file (file sets): a read-only handle just goes. A writable one
+ * persists the file's index first (as bf_file_export), so that the file
+ * can be opened by name. If that fails (BF_ELIMIT, BF_ENOSPC, BF_EIO, ...)
+ * the status is that failure's and the file is rolled back: it reads
+ * exactly as at its last successful persist (export, or the close that
+ * ended an earlier session), or, if it was never persisted, it is deleted
+ * and its name is free again. If that deletion fails as well (a segment
+ * file cannot be unlinked; the message then says so), segments 0..k of the
+ * file stay, as after a writer that died before its first persist: no open
+ * finds a file by that name (BF_ENOENT), but the name stays taken
+ * (bf_file_create_named: BF_EEXIST) until bf_file_delete_named or
+ * bf_fileset_destroy removes them. A caller that reuses the name calls
+ * bf_file_delete_named after a failed close of a handle from
+ * bf_file_create_named: it removes them, or says BF_ENOENT when nothing
+ * stayed.
+ */
+BF_API int bf_file_close(bf_file *file);
+
+/*
+ * Write `len` bytes at the current position and advance it. Writing past
+ * the end leaves a hole that reads as zeros. Partial writes into an
+ * existing block read-modify-write it. Data is buffered in the block
+ * buffer and written when the position leaves the block (or on flush).
+ * Returns BF_OK when all bytes were accepted, or a negative status.
+ * On error: the position is unchanged; each byte of [position, position +
+ * len) reads as before or as written; the size is unchanged or grown only
+ * to cover bytes of this call that were stored; nothing else changes.
+ */
+BF_API int bf_file_write(bf_file *file, const void *buf, size_t len);
+
+/*
+ * Read up to `len` bytes at the current position and advance it. Returns
+ * the number of bytes read (less than `len` only at end of file, 0 at or
+ * past it) or a negative status (BF_ECORRUPT when an extent fails its
+ * checks, BF_EIO, ...). Moving the buffer to another block may write the
+ * buffered block first, so a read can also fail with write errors
+ * (BF_ENOSPC, BF_ELIMIT). On error the position and the file are
+ * unchanged ("buf" holds garbage).
+ */
+BF_API int64_t bf_file_read(bf_file *file, void *buf, size_t len);
+
+#define BF_SEEK_SET 0
+#define BF_SEEK_CUR 1
+#define BF_SEEK_END 2
+
+/*
+ * Move the position to any logical offset (also past the end; a later
+ * write there leaves a hole). Never writes: the buffered block stays until
+ * a read or write needs another one.
+ * Errors: BF_EINVAL (negative or overflowing offset, bad whence).
+ */
+BF_API int bf_file_seek(bf_file *file, int64_t offset, int whence);
+
+/* Current logical position. */
+BF_API uint64_t bf_file_tell(const bf_file *file);
+
+/* Logical size (buffered bytes included). */
+BF_API uint64_t bf_file_size(const bf_file *file);
+
+/*
+ * Set the logical size. Shrinking frees the extents of whole blocks past the
+ * new end (their physical space is reused or, at the end, returned to the
+ * file system); growing leaves a hole. The position is not changed.
+ * Shrinking writes nothing unless a dirty buffered block before the new
+ * last block must make room for it (a buffered block past the new end is
+ * dropped), so it works at the temp limit. On error (BF_ENOMEM, read
+ * errors of the new last block, write errors of that flush) nothing has
+ * changed. Giving trailing space back to the file system is not an error
+ * source: if that fails the call still succeeds and the bytes stay as free
+ * space of the file (tried again at the next shrink, removed at close).
+ */
+BF_API int bf_file_truncate(bf_file *file, uint64_t size);
+
+/* Write the buffered block, if modified. On error it stays buffered and dirty. */
+BF_API int bf_file_flush(bf_file *file);
+
+/* The file's logical block size, codec (BF_CODEC_AUTO for auto) and level (of the codec in use). */
+BF_API uint32_t bf_file_block_size(const bf_file *file);
+BF_API bf_codec bf_file_codec(const bf_file *file);
+BF_API int32_t bf_file_level(const bf_file *file);
+
+/* Seek to the start of logical block `blkno` (same as seek to blkno * block size). */
+BF_API int bf_file_seek_block(bf_file *file, uint64_t blkno);
+
+/*
+ * Whole-block I/O for callers that think in blocks (external-sort tapes).
+ * bf_file_read_block fills `buf` (block-size bytes) with block `blkno`
+ * (zeros for a hole or a block past the end; the bytes past end-of-file in
+ * the last block are zeros). bf_file_write_block replaces block `blkno`
+ * with `buf`, compressing straight from the caller's buffer, and extends
+ * the file to cover the whole block if needed. Neither moves the position.
+ * A rewrite is copy-on-write: the new copy needs room (and counts against
+ * the temp limit) before the old one is freed; BF_ELIMIT says so. On error
+ * the position, the size and the block's contents are unchanged.
+ */
+BF_API int bf_file_read_block(bf_file *file, uint64_t blkno, void *buf);
+BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
+
+/*
+ * Tell the file that block `blkno` holds nothing of value any more (a
+ * logtape-style caller that has consumed it): its extent is freed for
+ * reuse and the block reads as zeros until written again. The logical size
+ * is unchanged. Fails only on a read-only file (giving space back to the
+ * file system is tried, not required, as in bf_file_truncate).
+ */
+BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
+
+/* Statistics of this file (a macro passing sizeof(*out), as bf_space_stats). */
+#define bf_file_stats(file, out) bf_file_stats_sized((file), (out), sizeof(*(out)))
+BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size);
+
+/*
+ * Write the buffered block if it was modified, and free the block buffer:
+ * a file that only waits to be read back (a hash-join batch, an aggregate
+ * partition, a frozen sort tape) then costs its struct and block map
+ * alone. The next access allocates the buffer again. Errors: write errors
+ * (the buffer is then kept).
+ */
+BF_API int bf_file_release_buffer(bf_file *file);
+
+/* The space a file belongs to. */
+BF_API bf_space *bf_file_space(const bf_file *file);
+
+/*
+ * Write into buf (len bytes, NUL-terminated, truncated like snprintf) the
+ * path its segment files start with: "<space dir>/<id>" for an anonymous
+ * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>", a
+ * named file's index that + ".idx". For log lines that name the file, as
+ * PostgreSQL's log_temp_files does. Returns the length of the whole path.
+ */
+BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
+
+/*
+ * File sets: named files that several spaces - in other threads or other
+ * processes - can open, as PostgreSQL's parallel hash join and parallel
+ * sort hand spill files from workers to the leader. A set is a directory;
+ * a named file is stored there as "<name>.<segment>" plus, once exported
+ * or closed, an index "<name>.idx" (docs/format.md) that holds the block
+ * map, so any opener seeks at the same cost as the writer.
+ *
+ * Names are 1..128 characters from [A-Za-z0-9_.-], not starting with '.'.
+ * A file is its set and its name, whatever handle or path reaches it. All
+ * spaces using a set must have the same segment size. Closing a named file
+ * does not delete it: bf_file_delete_named or bf_fileset_destroy do.
+ * Coordination (who writes, when readers start) is the caller's, as with
+ * PostgreSQL's SharedFileSet: a file must not be written by two handles at
+ * once, nor opened while another handle writes it.
+ *
+ * Versions: a file is written in sessions (its creation, then each
+ * read-write open), each ending with a persisted index (export or close).
+ * While a session runs, nothing the last persisted index points at is
+ * overwritten or cut off, so a crash or a failed close leaves that version
+ * whole, and opening the file then gives it exactly. Every extent carries
+ * the session that wrote it: a read-only handle that outlives later
+ * sessions reads its own version while they run and, once a later session
+ * reuses the space, BF_ECORRUPT ("reopen it") for the blocks concerned -
+ * never another version's bytes.
+ */
+
+/* Create the set directory `dir` (mode 0700), or accept an existing one owned by the caller. */
+BF_API int bf_fileset_create(bf_space *space, const char *dir);
+
+/*
+ * Delete every file of the set and the directory itself. `space` only
+ * receives the message of a failure and may be NULL (a process that never
+ * opened a file of the set, such as the last of several workers to detach).
+ */
+BF_API int bf_fileset_destroy(bf_space *space, const char *dir);
+
+/*
+ * Create the named file `name` in set `dir`, empty and writable.
+ * Errors: BF_EEXIST when the name is taken (by a file, a writer that has
+ * not persisted yet, or the segments such a writer left: see
+ * bf_file_close), BF_EINVAL for a bad name, as bf_file_create otherwise.
+ */
+BF_API int bf_file_create_named(bf_space *space, const char *dir, const char *name,
+                                const bf_file_options *opts, bf_file **out);
+
+/*
+ * Flush a named file, persist its index, and make this handle read-only:
+ * from now on other spaces may open it. Errors: BF_EINVAL for an
+ * anonymous file, write errors, BF_ELIMIT (the index counts against the
+ * temp limit like the segments). On error the handle stays writable and
+ * the file as it was; export may be tried again.
+ */
+BF_API int bf_file_export(bf_file *file);
+
+#define BF_OPEN_READONLY 0
+#define BF_OPEN_READWRITE 1
+
+/*
+ * Open the named file `name` of set `dir` from its index: codec, level and
+ * block size are the file's own. Read-write handles may write anywhere,
+ * append at the end and truncate; closing one persists the new index (see
+ * bf_file_close for a close that fails). A read-write handle counts the
+ * file against this space's temp limit; a read-only one does not.
+ * Errors: BF_ENOENT (no index: never exported/closed, or deleted),
+ * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
+ * segment files), BF_EINVAL (bad name or mode, or a space whose segment
+ * size differs from the file's), BF_EBUSY (read-write open of a file that
+ * was appended to another: see bf_file_append), BF_EIO (reading the index,
+ * or, for a read-write open, removing segments or bytes past the index
+ * that a failed session left: the file's data stays as its index says, and
+ * the open may be tried again), BF_ENOMEM.
+ */
+BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
+                              bf_file **out);
+
+/*
+ * Delete the named file's index and its own segments (also segments
+ * without an index, left by a writer that died or whose close failed
+ * before its first persist). Segments that other files spliced in with
+ * bf_file_append stay until the set is destroyed.
+ * Errors: BF_ENOENT when nothing by that name exists, BF_EBUSY for a file
+ * that was appended to another (its bytes are that file's now), BF_EIO. A
+ * failed delete may have removed the index already (the name no longer
+ * opens); deleting again, or destroying the set, removes the rest.
+ */
+BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *name);
+
+/*
+ * Concatenate `source` (a read-only named file: exported, or opened
+ * read-only) onto named file `target` of the same set, without copying or
+ * recompressing: the target's block map takes the source's extents where
+ * they are. The source's data starts at the first block boundary at or
+ * after the target's logical size (the bytes in between read as zeros);
+ * *start receives that logical offset, which callers add to offsets they
+ * kept in terms of the source (PostgreSQL aligns to 1 GiB segments; block
+ * alignment wastes less than one block). Both must have the same block
+ * size.
+ *
+ * A writable target persists the splice, and the source is *consumed*, as
+ * PostgreSQL's BufFileAppend consumes it: its bytes are the target's from
+ * now on, so it can still be opened read-only but a read-write open or a
+ * bf_file_delete_named of it fails with BF_EBUSY; it goes when the set is
+ * destroyed. A read-only target (PostgreSQL's parallel sort appends worker
+ * files onto one opened read-only) gets a view for this handle alone:
+ * nothing is persisted and the source is not consumed. The source handle
+ * stays valid and read-only either way.
+ * Errors: BF_EINVAL (not both named in the same set, source not read-only,
+ * block or segment sizes differ, or the source is the target or holds it
+ * as a part - a file cannot be appended to itself, through any handle),
+ * BF_ENOMEM, I/O errors marking the source consumed. On error target and
+ * source are unchanged.
+ */
+BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BF_BUFFILE_H */

@@ -1,0 +1,97 @@
+--
+-- temp_file_compression: values are checked when they are set, and the
+-- temporary files of every method are seen as stock ones are: the same
+-- answers, the same temp block counts in EXPLAIN, listed by pg_ls_tmpdir(),
+-- placed in temp_tablespaces.
+--
+-- (Assumes a build with lz4 and zstd.)
+SET temp_file_compression = off;
+SHOW temp_file_compression;
+SET temp_file_compression = 'zstd:level=3';
+SHOW temp_file_compression;
+SET temp_file_compression = 'zstd:3';
+SET temp_file_compression = 'lz4';
+SET temp_file_compression = 'none';
+SET temp_file_compression = 'auto';
+-- refused at once, leaving the value as it was
+SET temp_file_compression = 'zstd:level=23';
+SET temp_file_compression = 'zlib:22';
+SET temp_file_compression = 'lz4:level=0';
+SET temp_file_compression = 'zstd:level=';
+SET temp_file_compression = 'zstd:level=x';
+SET temp_file_compression = 'auto:3';
+SET temp_file_compression = 'none:1';
+SET temp_file_compression = 'brotli';
+SET temp_file_compression = '';
+SHOW temp_file_compression;
+
+CREATE TEMP TABLE tfc AS
+  SELECT g, md5(g::text) AS m FROM generate_series(1, 20000) g;
+ANALYZE tfc;
+SET work_mem = '64kB';
+SET max_parallel_workers_per_gather = 0;
+
+-- the temp blocks a query read and wrote, and what it answered
+CREATE FUNCTION tfc_run(query text, OUT blocks text, OUT answer text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, FORMAT JSON) ' || query
+    INTO plan;
+  blocks := (plan->0->'Plan'->>'Temp Read Blocks') || ' read, ' ||
+            (plan->0->'Plan'->>'Temp Written Blocks') || ' written';
+  EXECUTE 'SELECT md5(string_agg(t::text, '','')) FROM (' || query || ') t' INTO answer;
+END $$;
+
+CREATE TEMP TABLE tfc_runs (method text, what text, blocks text, answer text);
+DO $$
+DECLARE
+  method text;
+BEGIN
+  FOREACH method IN ARRAY ARRAY['off', 'none', 'lz4', 'zstd:level=3', 'zlib', 'auto'] LOOP
+    PERFORM set_config('temp_file_compression', method, true);
+    INSERT INTO tfc_runs
+      SELECT method, 'sort', r.* FROM tfc_run('SELECT m FROM tfc ORDER BY m') r;
+    INSERT INTO tfc_runs
+      SELECT method, 'hash join', r.* FROM tfc_run(
+        'SELECT count(*), sum(a.g) FROM tfc a JOIN tfc b USING (m)') r;
+    INSERT INTO tfc_runs
+      SELECT method, 'group by', r.* FROM tfc_run(
+        'SELECT m, count(*) FROM tfc GROUP BY m ORDER BY m DESC LIMIT 5') r;
+  END LOOP;
+END $$;
+-- every method: the answers and the block counts of off, which spilled
+SELECT what, count(DISTINCT answer) AS answers, count(DISTINCT blocks) AS counts,
+       bool_and(blocks NOT LIKE '0 read%') AS spilled, count(*) AS methods
+FROM tfc_runs GROUP BY what ORDER BY what;
+
+-- a held cursor's tuplestore: a file pg_ls_tmpdir() lists, gone at close
+SET temp_file_compression = lz4;
+BEGIN;
+DECLARE tfc_cur CURSOR WITH HOLD FOR SELECT * FROM tfc;
+COMMIT;
+SELECT count(*) > 0 AS listed
+FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp' || pg_backend_pid() || '.%';
+FETCH 2 FROM tfc_cur;
+CLOSE tfc_cur;
+SELECT count(*) AS left_over
+FROM pg_ls_tmpdir() WHERE name LIKE 'pgsql_tmp' || pg_backend_pid() || '.%';
+
+-- temp_tablespaces: a sort's files go there
+SET allow_in_place_tablespaces = true;
+CREATE TABLESPACE regress_tfc_space LOCATION '';
+SET temp_tablespaces = regress_tfc_space;
+BEGIN;
+DECLARE tfc_sorted CURSOR FOR SELECT m FROM tfc ORDER BY m;
+FETCH 1 FROM tfc_sorted;
+SELECT count(*) > 0 AS in_tablespace
+FROM pg_ls_tmpdir((SELECT oid FROM pg_tablespace WHERE spcname = 'regress_tfc_space'));
+COMMIT;
+RESET temp_tablespaces;
+DROP TABLESPACE regress_tfc_space;
+
+DROP FUNCTION tfc_run(text);
+RESET work_mem;
+RESET max_parallel_workers_per_gather;
+RESET temp_file_compression;
