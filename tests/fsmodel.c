@@ -1544,6 +1544,16 @@ static void op_delete(fsm *m)
     CHECK(m, "tmp-index-left", g_other[0] == '\0', "%s: left in the set:%s", m->op, g_other);
 }
 
+/* A failed append left target `t` (size `old`, position `oldpos` before it) as it was. */
+static void append_unchanged(fsm *m, fhandle *t, uint64_t old, uint64_t oldpos)
+{
+    CHECK(m, "append-unchanged", bf_file_size(t->f) == old && bf_file_tell(t->f) == oldpos,
+          "failed append changed the target: size %llu -> %llu, position %llu -> %llu",
+          (unsigned long long)old, (unsigned long long)bf_file_size(t->f),
+          (unsigned long long)oldpos, (unsigned long long)bf_file_tell(t->f));
+    verify_handle(m, t, "append-unchanged");
+}
+
 /* Append one source onto target `ti`. */
 static void append_one(fsm *m, int ti)
 {
@@ -1607,11 +1617,7 @@ static void append_one(fsm *m, int ti)
         check_status(m, t->sp, rc, causes(m, t->sp, what, 0) | (tw ? limit_any(m, t->sp) : 0),
                      "append-status");
         disarm(m);
-        CHECK(m, "append-unchanged", bf_file_size(t->f) == old && bf_file_tell(t->f) == oldpos,
-              "failed append changed the target: size %llu -> %llu, position %llu -> %llu",
-              (unsigned long long)old, (unsigned long long)bf_file_size(t->f),
-              (unsigned long long)oldpos, (unsigned long long)bf_file_tell(t->f));
-        verify_handle(m, t, "append-unchanged");
+        append_unchanged(m, t, old, oldpos);
         verify_handle(m, s, "append-unchanged");
         return;
     }
@@ -1685,11 +1691,7 @@ static void op_append_stale(fsm *m)
                      sname(s->name), s->version, m->n[s->name].version, sname(t->name), rc,
                      bf_strerror(rc), errmsg(m, t->sp));
     disarm(m);
-    CHECK(m, "append-unchanged", bf_file_size(t->f) == old && bf_file_tell(t->f) == oldpos,
-          "refused append changed the target: size %llu -> %llu, position %llu -> %llu",
-          (unsigned long long)old, (unsigned long long)bf_file_size(t->f),
-          (unsigned long long)oldpos, (unsigned long long)bf_file_tell(t->f));
-    verify_handle(m, t, "append-unchanged");
+    append_unchanged(m, t, old, oldpos);
 }
 
 static void seg_path(const fsm *m, int ni, uint32_t k, char *buf, size_t len)

@@ -36,6 +36,14 @@ const char *fuzz_parent(void);
 bf_space *fuzz_space(bf_codec codec, uint32_t block_size, uint64_t segment_size,
                      const bf_allocator *alloc);
 
+/*
+ * bf_space_create of such a space, codec=auto started from `seed` when it
+ * is not NULL; the message of a failure goes into err[len].
+ */
+int fuzz_space_create(bf_codec codec, uint32_t block_size, uint64_t segment_size,
+                      const bf_allocator *alloc, const bf_auto_device *seed, bf_space **out,
+                      char *err, size_t len);
+
 /* Deterministic, partly compressible bytes: random, repeated-phrase and zero runs. */
 void fuzz_data(uint64_t seed, unsigned char *buf, size_t len);
 

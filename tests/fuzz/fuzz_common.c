@@ -47,8 +47,9 @@ const char *fuzz_parent(void)
     return parent;
 }
 
-bf_space *fuzz_space(bf_codec codec, uint32_t block_size, uint64_t segment_size,
-                     const bf_allocator *alloc)
+int fuzz_space_create(bf_codec codec, uint32_t block_size, uint64_t segment_size,
+                      const bf_allocator *alloc, const bf_auto_device *seed, bf_space **out,
+                      char *err, size_t len)
 {
     bf_space_options o;
     bf_space_options_init(&o);
@@ -57,9 +58,17 @@ bf_space *fuzz_space(bf_codec codec, uint32_t block_size, uint64_t segment_size,
     o.block_size = block_size;
     o.segment_size = segment_size;
     o.allocator = alloc;
+    o.auto_device = seed;
+    return bf_space_create(&o, out, err, len);
+}
+
+bf_space *fuzz_space(bf_codec codec, uint32_t block_size, uint64_t segment_size,
+                     const bf_allocator *alloc)
+{
     bf_space *sp = NULL;
     char err[256] = "";
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
+    if (fuzz_space_create(codec, block_size, segment_size, alloc, NULL, &sp, err, sizeof(err)) !=
+        BF_OK)
         fuzz_fail("bf_space_create: %s", err);
     return sp;
 }

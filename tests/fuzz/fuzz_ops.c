@@ -705,17 +705,9 @@ static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, 
     d.pace_windows = rd8(in);
     d.share_windows = rd8(in);
     d.transfer_windows = rd8(in);
-    bf_space_options o;
-    bf_space_options_init(&o);
-    o.temp_dir = fuzz_parent();
-    o.codec = BF_CODEC_AUTO;
-    o.block_size = bs;
-    o.segment_size = seg;
-    o.allocator = alloc;
-    o.auto_device = &d;
     bf_space *sp = NULL;
     char err[256] = "";
-    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    int rc = fuzz_space_create(BF_CODEC_AUTO, bs, seg, alloc, &d, &sp, err, sizeof(err));
     FUZZ_CHECK((rc == BF_OK) == t_device_measurable(&d),
                "device figures %g, %g, share %g, transfer %g: bf_space_create %d (%s)", d.device_ns,
                d.pace_ns, d.limited_share, d.transfer_ns, rc, err);
