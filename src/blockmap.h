@@ -8,17 +8,20 @@
  *
  * Two levels: entries live in leaves of up to BF_MAP_LEAF blocks. While the
  * map covers at most one leaf (files up to 32 MiB at 8 KiB blocks: nearly
- * every spill file) `p` is that leaf itself; beyond, `p` is a directory of
- * leaf pointers (8 bytes per BF_MAP_LEAF blocks covered), NULL for a leaf of
- * holes. A leaf is one of two kinds, whichever costs less for what it holds:
+ * every spill file) `p` is that leaf itself and `one` its counts; beyond,
+ * `p` is a directory: a leaf pointer for each BF_MAP_LEAF blocks covered
+ * (NULL for a leaf of holes), then the leaves' counts, 12 bytes a leaf. A
+ * leaf is an array, of one of two kinds, whichever costs less for what it
+ * holds:
  *  - dense: entries indexed by block, as many as its capacity (blocks at or
- *    past it are holes), grown in eighth steps; O(1) lookup;
- *  - compact: only the entries of its blocks holding data, sorted, each
- *    with its 2-byte block index; lookup by binary search.
+ *    past it are holes), grown in eighth steps; O(1) lookup; a full one is
+ *    exactly 64 KiB, which allocators serve without rounding;
+ *  - compact: only the entries of its blocks holding data, sorted, then
+ *    each one's 2-byte block index; lookup by binary search.
  * A leaf turns compact -> dense once dense costs no more, dense -> compact
  * once it costs more than 1.5 times compact (checked whenever its count or
- * capacity changes), so no leaf holds more than 12 bytes + 31 per block
- * holding data, the bound buffile.h states (tests count the allocator hooks
+ * capacity changes), so no leaf holds more than 31 bytes per block holding
+ * data, the bound buffile.h states (tests count the allocator hooks
  * against it). Only a failed allocation (a conversion that could not be
  * made, a shrink that could not give back) leaves more.
  *
@@ -56,37 +59,55 @@ typedef struct bf_map_entry {
     uint32_t cap;
 } bf_map_entry;
 
-/*
- * A leaf (its pointer tagged with bit 0 when compact). Dense: e[i] is block
- * i of the leaf's range, for i < cap. Compact: e[0..used) are the entries
- * of the blocks keys[0..used) (ascending), the keys stored after e[cap].
- */
-typedef struct bf_map_leaf {
-    uint32_t used; /* entries holding data or reserved (compact: all it stores) */
-    uint32_t cap;  /* entries allocated */
-    bf_map_entry e[];
-} bf_map_leaf;
+/* What a leaf holds: entries with data or reserved (compact: all it stores), and its room. */
+typedef struct bf_map_meta {
+    uint16_t used;
+    uint16_t cap;
+} bf_map_meta;
 
 typedef struct bf_blockmap {
-    void *p;    /* n <= BF_MAP_LEAF: the leaf; else the directory of leaves */
-    uint32_t n; /* blocks 0..n-1 are covered */
+    void *p;         /* n <= BF_MAP_LEAF: the leaf (bit 0 set: compact); else the directory */
+    uint32_t n;      /* blocks 0..n-1 are covered */
+    bf_map_meta one; /* the leaf's counts while there is one leaf */
 } bf_blockmap;
 
-/* The entry of block `i` of a compact leaf, or NULL. */
-bf_map_entry *bf_map_find(const bf_map_leaf *leaf, uint32_t i);
+/* k rounded up to a step of an eighth of its power of two (at least 16): capacities. */
+static inline uint32_t bf_map_round_cap(uint32_t k)
+{
+    if (k <= 16)
+        return k == 0 ? 0 : 16;
+    uint32_t q = 1u << (31 - __builtin_clz(k - 1) - 3);
+    return (k + q - 1) / q * q;
+}
+
+/* Slots of the directory of a map of n > BF_MAP_LEAF blocks: its leaves' counts follow them. */
+static inline uint32_t bf_map_dir_cap(uint32_t n)
+{
+    return bf_map_round_cap(((n - 1) >> BF_MAP_LEAF_SHIFT) + 1);
+}
+
+/* The entry of block `i` of compact leaf `e`, or NULL. */
+bf_map_entry *bf_map_find(const bf_map_entry *e, bf_map_meta meta, uint32_t i);
 
 /* The entry of `blkno`, or NULL when it is a hole the map holds no entry for. */
 static inline bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkno)
 {
     if (blkno >= m->n || m->p == NULL)
         return NULL;
-    uintptr_t l = m->n <= BF_MAP_LEAF ? (uintptr_t)m->p
-                                      : (uintptr_t)((void **)m->p)[blkno >> BF_MAP_LEAF_SHIFT];
+    uintptr_t t = (uintptr_t)m->p;
+    bf_map_meta meta = m->one;
+    if (m->n > BF_MAP_LEAF) {
+        void *const *dir = m->p;
+        uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT);
+        t = (uintptr_t)dir[li];
+        if (t == 0)
+            return NULL;
+        meta = ((const bf_map_meta *)(dir + bf_map_dir_cap(m->n)))[li];
+    }
     uint32_t i = (uint32_t)(blkno & (BF_MAP_LEAF - 1));
-    if (l & 1)
-        return bf_map_find((const bf_map_leaf *)(l - 1), i);
-    bf_map_leaf *leaf = (bf_map_leaf *)l;
-    return leaf != NULL && i < leaf->cap ? &leaf->e[i] : NULL;
+    if (t & 1)
+        return bf_map_find((const bf_map_entry *)(t - 1), meta, i);
+    return i < meta.cap ? (bf_map_entry *)t + i : NULL;
 }
 
 /* An entry that holds an extent (not a hole). */
