@@ -21,11 +21,11 @@
  * Memory: per open file = one block buffer + the block map + the
  * free-extent list + a small struct. The block map holds at most 31 bytes
  * per logical block holding data (16 in runs of such blocks) and, for a
- * file of more than 4096 blocks, a directory of 12 bytes per 4096 blocks of
- * its size (up to an eighth more as it grows; at least 192): however sparse
- * the data, a hole costs its share of the directory and nothing else. Only
- * an allocation that failed can leave more. Codec contexts and the
- * compression scratch buffer belong to the space.
+ * file of more than 4096 blocks, a directory of 12 bytes and a bit per
+ * 4096 blocks of its size (up to an eighth more as it grows; at least 200
+ * bytes): however sparse the data, a hole costs its share of the directory
+ * and nothing else. Only an allocation that failed can leave more. Codec
+ * contexts and the compression scratch buffer belong to the space.
  *
  * ABI: the shared library is libbuffile.so.<BF_VERSION_MAJOR>. Within one
  * major version a program keeps working with any later library:

@@ -52,10 +52,15 @@ static uint32_t nleaves(uint32_t n)
     return n == 0 ? 0 : ((n - 1) >> BF_MAP_LEAF_SHIFT) + 1;
 }
 
-/* A leaf: where its pointer is kept (bit 0 set: compact) and its counts. */
+/*
+ * A leaf: where its pointer is kept (bit 0 set: compact), its counts, and,
+ * with a directory, its bit in the directory's map of leaves present (word
+ * NULL: the single leaf).
+ */
 typedef struct leaf {
     void **p;
     bf_map_meta *m;
+    uint64_t *word, bit;
 } leaf;
 
 static int is_compact(const void *t)
@@ -83,25 +88,66 @@ static uint64_t leaf_bytes(const void *t, bf_map_meta meta)
     return t == NULL ? 0 : is_compact(t) ? compact_bytes(meta.cap) : dense_bytes(meta.cap);
 }
 
-/* The directory's counts, after its dcap pointers. */
+/*
+ * The directory of dcap slots (an even number): dcap leaf pointers, their
+ * counts, then a bit per slot that says a leaf is there. A slot is read
+ * only once its bit is set (leaf_at initialises it when it is not), so a
+ * directory grown to a far block touches its bits and the slots used, not
+ * 12 MiB of zeros, and crossing it from a block near 0 to one near 2^32
+ * takes 16 K words, not a million pointers.
+ */
 static bf_map_meta *dir_meta(void **dir, uint32_t dcap)
 {
     return (bf_map_meta *)(dir + dcap);
 }
 
-static uint64_t dir_bytes(uint32_t dcap)
+static uint64_t *dir_present(void **dir, uint32_t dcap)
 {
-    return (uint64_t)dcap * (sizeof(void *) + sizeof(bf_map_meta));
+    return (uint64_t *)(dir_meta(dir, dcap) + dcap);
 }
 
-/* The leaf of `blkno` (< n). */
+static uint32_t words(uint32_t dcap)
+{
+    return (dcap + 63) / 64;
+}
+
+static uint64_t dir_bytes(uint32_t dcap)
+{
+    return (uint64_t)dcap * (sizeof(void *) + sizeof(bf_map_meta)) +
+           (uint64_t)words(dcap) * sizeof(uint64_t);
+}
+
+/* The first leaf present at or after slot `li` of a directory of L leaves, or L. */
+static uint32_t next_present(void *const *dir, uint32_t dcap, uint32_t li, uint32_t L)
+{
+    const uint64_t *w = dir_present((void **)dir, dcap);
+    if (li >= L)
+        return L;
+    uint32_t k = li / 64;
+    uint64_t bits = w[k] & (~UINT64_C(0) << (li % 64));
+    while (bits == 0) {
+        if (++k >= words(dcap) || (uint64_t)k * 64 >= L)
+            return L;
+        bits = w[k];
+    }
+    uint32_t found = k * 64 + (uint32_t)__builtin_ctzll(bits);
+    return found < L ? found : L;
+}
+
+/* The leaf of `blkno` (< n); a directory slot without one is made a NULL leaf. */
 static leaf leaf_at(bf_blockmap *m, uint64_t blkno)
 {
     if (m->n <= BF_MAP_LEAF)
-        return (leaf){&m->p, &m->one};
+        return (leaf){&m->p, &m->one, NULL, 0};
     void **dir = m->p;
-    uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT);
-    return (leaf){&dir[li], &dir_meta(dir, bf_map_dir_cap(m->n))[li]};
+    uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT), dcap = bf_map_dir_cap(m->n);
+    leaf lf = {&dir[li], &dir_meta(dir, dcap)[li], &dir_present(dir, dcap)[li / 64],
+               UINT64_C(1) << (li % 64)};
+    if ((*lf.word & lf.bit) == 0) {
+        *lf.p = NULL;
+        *lf.m = (bf_map_meta){0, 0};
+    }
+    return lf;
 }
 
 /* An entry holding data, or reserved by bf_map_slot. */
@@ -222,6 +268,8 @@ static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i)
         reserve(&e[0]);
         keys_of(e, *lf.m)[0] = (uint16_t)i;
         *lf.p = tag_compact(e);
+        if (lf.word != NULL)
+            *lf.word |= lf.bit;
         return &e[0];
     }
     if (!is_compact(t)) {
@@ -280,29 +328,28 @@ static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i)
 static int grow(bf_blockmap *m, const bf_allocator *a, uint32_t n)
 {
     if (n > BF_MAP_LEAF) {
-        uint32_t L = nleaves(n), dcap = bf_map_dir_cap(n), L0, dcap0;
-        void **dir;
+        uint32_t dcap = bf_map_dir_cap(n);
+        void **dir = m->p;
         if (m->n <= BF_MAP_LEAF) {
             dir = bf_malloc(a, (size_t)dir_bytes(dcap));
             if (dir == NULL)
                 return 0;
             dir[0] = m->p;
             dir_meta(dir, dcap)[0] = m->one;
-            L0 = 1;
-        } else {
-            dir = m->p;
-            L0 = nleaves(m->n);
-            dcap0 = bf_map_dir_cap(m->n);
-            if (dcap > dcap0) {
-                dir = bf_realloc(a, dir, (size_t)dir_bytes(dcap));
-                if (dir == NULL)
-                    return 0;
-                memmove(dir_meta(dir, dcap), dir_meta(dir, dcap0), L0 * sizeof(bf_map_meta));
-            }
+            memset(dir_present(dir, dcap), 0, words(dcap) * sizeof(uint64_t));
+            dir_present(dir, dcap)[0] = m->p != NULL;
+        } else if (dcap > bf_map_dir_cap(m->n)) {
+            uint32_t dcap0 = bf_map_dir_cap(m->n);
+            dir = bf_realloc(a, dir, (size_t)dir_bytes(dcap));
+            if (dir == NULL)
+                return 0;
+            /* The bits go furthest: they move first, the counts after them. */
+            uint64_t *w = dir_present(dir, dcap);
+            memmove(w, dir_present(dir, dcap0), words(dcap0) * sizeof(uint64_t));
+            memset(w + words(dcap0), 0, (words(dcap) - words(dcap0)) * sizeof(uint64_t));
+            memmove(dir_meta(dir, dcap), dir_meta(dir, dcap0), nleaves(m->n) * sizeof(bf_map_meta));
         }
-        memset(dir + L0, 0, (size_t)(L - L0) * sizeof(*dir));
-        memset(dir_meta(dir, dcap) + L0, 0, (size_t)(L - L0) * sizeof(bf_map_meta));
-        m->p = dir;
+        m->p = dir; /* the new slots stay unread until their bits are set (leaf_at) */
         m->one = (bf_map_meta){0, 0};
     }
     m->n = n;
@@ -333,6 +380,8 @@ static int drop_if_empty(leaf lf, const bf_allocator *a)
     bf_free(a, entries(*lf.p));
     *lf.p = NULL;
     *lf.m = (bf_map_meta){0, 0};
+    if (lf.word != NULL)
+        *lf.word &= ~lf.bit;
     return 1;
 }
 
@@ -374,18 +423,15 @@ bf_map_entry *bf_map_next(const bf_blockmap *m, uint64_t *blkno)
         void *t = m->p;
         bf_map_meta meta = m->one;
         if (m->n > BF_MAP_LEAF) {
-            /* A far block leaves a directory of holes to cross: cross it pointer by pointer. */
             void *const *dir = m->p;
-            uint32_t li = (uint32_t)(b >> BF_MAP_LEAF_SHIFT);
-            if (dir[li] == NULL) {
-                while (++li < L && dir[li] == NULL)
-                    ;
-                if (li == L)
-                    return NULL;
-                b = (uint64_t)li << BF_MAP_LEAF_SHIFT;
-            }
+            uint32_t dcap = bf_map_dir_cap(m->n), li = (uint32_t)(b >> BF_MAP_LEAF_SHIFT);
+            uint32_t at = next_present(dir, dcap, li, L);
+            if (at == L)
+                return NULL;
+            if (at != li)
+                b = (uint64_t)(li = at) << BF_MAP_LEAF_SHIFT;
             t = dir[li];
-            meta = dir_meta((void **)dir, bf_map_dir_cap(m->n))[li];
+            meta = dir_meta((void **)dir, dcap)[li];
         }
         uint64_t base = b & ~(uint64_t)LEAF_MASK;
         bf_map_entry *e = entries(t);
@@ -447,17 +493,20 @@ void bf_map_shrink(bf_blockmap *m, const bf_allocator *a, uint32_t nblocks)
     uint32_t L = nleaves(nblocks);
     if (m->n > BF_MAP_LEAF) {
         void **dir = m->p;
-        uint32_t dcap0 = bf_map_dir_cap(m->n);
-        for (uint32_t i = L, end = nleaves(m->n); i < end; i++) {
-            if (dir[i] != NULL) {
-                bf_free(a, entries(dir[i]));
-                dir[i] = NULL;
-            }
+        uint32_t dcap0 = bf_map_dir_cap(m->n), end = nleaves(m->n);
+        uint64_t *w0 = dir_present(dir, dcap0);
+        for (uint32_t i = next_present(dir, dcap0, L, end); i < end;
+             i = next_present(dir, dcap0, i + 1, end)) {
+            bf_free(a, entries(dir[i]));
+            dir[i] = NULL;
+            w0[i / 64] &= ~(UINT64_C(1) << (i % 64));
         }
         if (nblocks > BF_MAP_LEAF) {
-            /* The counts move down first; a failure to give memory back leaves more. */
+            /* The counts move down first, then the bits; a failure to give memory back
+               leaves more. */
             uint32_t dcap = bf_map_dir_cap(nblocks);
             memmove(dir_meta(dir, dcap), dir_meta(dir, dcap0), L * sizeof(bf_map_meta));
+            memmove(dir_present(dir, dcap), w0, words(dcap) * sizeof(uint64_t));
             void **d = bf_realloc(a, dir, (size_t)dir_bytes(dcap));
             m->p = d != NULL ? d : dir;
             m->n = nblocks;
@@ -465,8 +514,9 @@ void bf_map_shrink(bf_blockmap *m, const bf_allocator *a, uint32_t nblocks)
             return;
         }
         /* Back to a single leaf. */
-        m->p = L > 0 ? dir[0] : NULL;
-        m->one = L > 0 ? dir_meta(dir, dcap0)[0] : (bf_map_meta){0, 0};
+        int leaf0 = L > 0 && (w0[0] & 1) != 0;
+        m->p = leaf0 ? dir[0] : NULL;
+        m->one = leaf0 ? dir_meta(dir, dcap0)[0] : (bf_map_meta){0, 0};
         bf_free(a, dir);
     }
     if (nblocks == 0) {
@@ -488,9 +538,8 @@ uint64_t bf_map_memory(const bf_blockmap *m)
     void **dir = m->p;
     const bf_map_meta *meta = dir_meta(dir, dcap);
     uint64_t bytes = dir_bytes(dcap);
-    for (uint32_t i = 0; i < L; i++)
-        if (dir[i] != NULL)
-            bytes += leaf_bytes(dir[i], meta[i]);
+    for (uint32_t i = next_present(dir, dcap, 0, L); i < L; i = next_present(dir, dcap, i + 1, L))
+        bytes += leaf_bytes(dir[i], meta[i]);
     return bytes;
 }
 

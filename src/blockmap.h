@@ -10,7 +10,8 @@
  * map covers at most one leaf (files up to 32 MiB at 8 KiB blocks: nearly
  * every spill file) `p` is that leaf itself and `one` its counts; beyond,
  * `p` is a directory: a leaf pointer for each BF_MAP_LEAF blocks covered
- * (NULL for a leaf of holes), then the leaves' counts, 12 bytes a leaf. A
+ * (NULL for a leaf of holes), then the leaves' counts, then a bit for each
+ * that says it holds a leaf: 12 bytes and a bit a leaf. A
  * leaf is an array, of one of two kinds, whichever costs less for what it
  * holds:
  *  - dense: entries indexed by block, as many as its capacity (blocks at or
@@ -97,12 +98,15 @@ static inline bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkno)
     uintptr_t t = (uintptr_t)m->p;
     bf_map_meta meta = m->one;
     if (m->n > BF_MAP_LEAF) {
+        /* A slot is read only once its bit says it holds a leaf (see blockmap.c). */
         void *const *dir = m->p;
-        uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT);
-        t = (uintptr_t)dir[li];
-        if (t == 0)
+        uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT), dcap = bf_map_dir_cap(m->n);
+        const bf_map_meta *counts = (const bf_map_meta *)(dir + dcap);
+        const uint64_t *present = (const uint64_t *)(counts + dcap);
+        if (!((present[li / 64] >> (li % 64)) & 1))
             return NULL;
-        meta = ((const bf_map_meta *)(dir + bf_map_dir_cap(m->n)))[li];
+        t = (uintptr_t)dir[li];
+        meta = counts[li];
     }
     uint32_t i = (uint32_t)(blkno & (BF_MAP_LEAF - 1));
     if (t & 1)

@@ -433,9 +433,9 @@ uint64_t t_map_used(const bf_blockmap *m)
 uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
 {
     /* "at most 31 bytes per block holding data and, past 4096 blocks, a directory of 12 bytes
-       per 4096 blocks, up to an eighth more as it grows, at least 192" */
+       and a bit per 4096 blocks, up to an eighth more as it grows, at least 200" */
     uint64_t leaves = (nblocks + 4095) / 4096;
-    return 31 * used + (nblocks > 4096 ? (27 * leaves + 1) / 2 + 192 : 0);
+    return 31 * used + (nblocks > 4096 ? (55 * leaves + 3) / 4 + 200 : 0);
 }
 
 int t_device_measurable(const bf_auto_device *d)
