@@ -3,7 +3,7 @@
 # Idempotent: packages already present are left as they are.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config liblz4-dev libzstd-dev zlib1g-dev libjemalloc-dev
-      libcmocka-dev sqlite3 python3 python3-matplotlib lz4 zstd gzip clang libclang-rt-14-dev)
+      libcmocka-dev sqlite3 libsqlite3-dev python3 python3-matplotlib lz4 zstd gzip clang libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
