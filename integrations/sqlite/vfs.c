@@ -53,6 +53,7 @@ typedef struct bfs_file {
     bfs_vfs *vfs;
     bf_file *bf;         /* temp file */
     int lock;            /* temp file: the lock level SQLite asked for */
+    sqlite3_int64 mmap_limit; /* temp file: the mmap limit SQLite set (it is never used) */
     sqlite3_file *real;  /* pass-through: the parent's file, after this struct */
 } bfs_file;
 
@@ -291,10 +292,15 @@ static int tmp_file_control(sqlite3_file *pf, int op, void *pArg)
     case SQLITE_FCNTL_LOCKSTATE:
         *(int *)pArg = f->lock;
         return SQLITE_OK;
-    case SQLITE_FCNTL_MMAP_SIZE:
-        /* Never mapped: blocks are compressed (xFetch declines). */
-        *(sqlite3_int64 *)pArg = 0;
+    case SQLITE_FCNTL_MMAP_SIZE: {
+        /* Kept and reported as the unix VFS does (PRAGMA mmap_size reads it back), though
+           nothing is ever mapped: blocks are compressed, and xFetch declines. */
+        sqlite3_int64 limit = *(sqlite3_int64 *)pArg;
+        *(sqlite3_int64 *)pArg = f->mmap_limit;
+        if (limit >= 0)
+            f->mmap_limit = limit;
         return SQLITE_OK;
+    }
     case SQLITE_FCNTL_SIZE_HINT:
     case SQLITE_FCNTL_CHUNK_SIZE:
         /* Blocks take room as they are written; nothing to reserve. */

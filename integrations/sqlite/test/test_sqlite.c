@@ -272,6 +272,12 @@ static void test_vfs_methods(void **state)
         assert_int_equal(b->pMethods->xSectorSize(b), u->pMethods->xSectorSize(u));
         assert_int_equal(b->pMethods->xDeviceCharacteristics(b),
                          u->pMethods->xDeviceCharacteristics(u));
+        sqlite3_int64 mmap = 512000;
+        assert_int_equal(b->pMethods->xFileControl(b, SQLITE_FCNTL_MMAP_SIZE, &mmap), SQLITE_OK);
+        assert_int_equal(mmap, 0);
+        mmap = -1;
+        assert_int_equal(b->pMethods->xFileControl(b, SQLITE_FCNTL_MMAP_SIZE, &mmap), SQLITE_OK);
+        assert_int_equal(mmap, 512000);
         int64_t hint = 1 << 20;
         assert_int_equal(b->pMethods->xFileControl(b, SQLITE_FCNTL_SIZE_HINT, &hint), SQLITE_OK);
         char *name = NULL;
