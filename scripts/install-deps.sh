@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install the build and test dependencies from Debian's packages.
+# Install the build and test dependencies from Debian's packages, and the
+# packages named as arguments (scripts that need more: scripts/sqlite-test.sh).
 # Idempotent: packages already present are left as they are.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config liblz4-dev libzstd-dev zlib1g-dev libjemalloc-dev
       libcmocka-dev sqlite3 libsqlite3-dev python3 python3-matplotlib lz4 zstd gzip clang libclang-rt-14-dev)
+PKGS+=("$@")
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
