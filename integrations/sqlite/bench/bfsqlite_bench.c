@@ -353,6 +353,12 @@ static double mib(uint64_t b)
     return (double)b / (1024.0 * 1024.0);
 }
 
+/* "1.234 [1.100, 1.380]", with " ~" when the interval holds 1.0 (no measurable difference). */
+static void format_ratio(pd_interval iv, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.3f [%.3f, %.3f]%s", iv.est, iv.lo, iv.hi, pd_holds_one(&iv) ? " ~" : "");
+}
+
 static void report(const char *file)
 {
     static result rs[MAXRESULTS];
@@ -386,15 +392,16 @@ static void report(const char *file)
     int bad = 0;
     for (int op = 0; op < NOPS; op++) {
         printf("### %s\n\n", op_names[op]);
-        printf("| config | runs | median s | CPU s | time / stock [95%% CI] | temp files | "
-               "written MiB (SQLite) | written MiB (disk) | peak MiB (disk) | fewer bytes |\n");
-        printf("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+        printf("| config | runs | median s | time / stock [95%% CI] | CPU s | CPU / stock [95%% CI] "
+               "| temp files | written MiB (SQLite) | written MiB (disk) | peak MiB (SQLite) | "
+               "peak MiB (disk) | fewer bytes |\n");
+        printf("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
         const result *ref = NULL;
         for (int i = 0; i < n && ref == NULL; i++)
             if (rs[i].op == op && strcmp(rs[i].conf, "stock") == 0)
                 ref = &rs[i];
         for (int c = 0; c < nc; c++) {
-            double wall[256], cpu[256], num[256], den[256];
+            double wall[256], cpu[256], num[256], den[256], cnum[256], cden[256];
             int k = 0, m = 0;
             const result *last = NULL;
             for (int round = 0; round < rounds && k < 256; round++) {
@@ -413,24 +420,29 @@ static void report(const char *file)
                 const result *s = find(rs, n, round, op, "stock");
                 if (s != NULL) {
                     num[m] = r->wall;
-                    den[m++] = s->wall;
+                    den[m] = s->wall;
+                    cnum[m] = r->cpu;
+                    cden[m++] = s->cpu;
                 }
             }
             if (last == NULL)
                 continue;
-            pd_interval iv = pd_ratio(num, den, m);
-            char ratio[64] = "reference";
-            if (c != stock)
-                snprintf(ratio, sizeof ratio, "%.3f [%.3f, %.3f]%s", iv.est, iv.lo, iv.hi,
-                         pd_holds_one(&iv) ? " ~" : "");
+            char ratio[64] = "reference", cratio[64] = "reference";
+            if (c != stock) {
+                format_ratio(pd_ratio(num, den, m), ratio, sizeof ratio);
+                format_ratio(pd_ratio(cnum, cden, m), cratio, sizeof cratio);
+            }
             double med = median(wall, k), cmed = median(cpu, k);
             if (c == stock) {
-                printf("| stock | %d | %.2f | %.2f | %s | | | | | |\n", k, med, cmed, ratio);
+                printf("| stock | %d | %.2f | %s | %.2f | %s | | | | | | |\n", k, med, ratio, cmed,
+                       cratio);
                 continue;
             }
-            printf("| %s | %d | %.2f | %.2f | %s | %" PRIu64 " | %.1f | %.1f | %.1f | %.2fx |\n",
-                   confs[c], k, med, cmed, ratio, last->temp_files, mib(last->logical_written),
-                   mib(last->physical_written), mib(last->physical_peak),
+            printf("| %s | %d | %.2f | %s | %.2f | %s | %" PRIu64
+                   " | %.1f | %.1f | %.1f | %.1f | %.2fx |\n",
+                   confs[c], k, med, ratio, cmed, cratio, last->temp_files,
+                   mib(last->logical_written), mib(last->physical_written),
+                   mib(last->logical_peak), mib(last->physical_peak),
                    last->physical_written ? (double)last->logical_written /
                                                 (double)last->physical_written
                                           : 0.0);
