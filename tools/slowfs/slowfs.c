@@ -28,7 +28,9 @@
 #include <unistd.h>
 
 #include "device.h"
-#include "options.h"
+#include "options.h" /* FUSE_USE_VERSION, before any other libfuse header */
+
+#include <fuse_lowlevel.h>
 
 #define CONTROL_FH (1ull << 63)
 #define CONTROL_PATH "/" SF_CONTROL_NAME
@@ -444,6 +446,47 @@ static const struct fuse_operations ops = {
     .destroy = sf_destroy,
 };
 
+/*
+ * Mount and serve until unmounted, as fuse_main would, but with the thread
+ * limit applied: libfuse 3.14's fuse_main drops max_threads (leaving 10
+ * threads, each held by a request the model delays) and warns about an
+ * unset idle-thread count.
+ */
+static int serve(struct fuse_args *args)
+{
+    struct fuse_cmdline_opts opts;
+    if (fuse_parse_cmdline(args, &opts) != 0)
+        return 1;
+    int rc = 1;
+    struct fuse *f = fuse_new(args, &ops, sizeof ops, NULL);
+    if (f == NULL)
+        goto out;
+    if (fuse_mount(f, opts.mountpoint) != 0)
+        goto destroy;
+    struct fuse_session *se = fuse_get_session(f);
+    if (fuse_daemonize(opts.foreground) != 0 || fuse_set_signal_handlers(se) != 0)
+        goto unmount;
+    if (opts.singlethread) {
+        rc = fuse_loop(f) != 0;
+    } else {
+        struct fuse_loop_config *loop = fuse_loop_cfg_create();
+        if (loop != NULL) {
+            fuse_loop_cfg_set_clone_fd(loop, (unsigned)opts.clone_fd);
+            fuse_loop_cfg_set_max_threads(loop, opts.max_threads);
+            rc = fuse_loop_mt(f, loop) != 0;
+            fuse_loop_cfg_destroy(loop);
+        }
+    }
+    fuse_remove_signal_handlers(se);
+unmount:
+    fuse_unmount(f);
+destroy:
+    fuse_destroy(f);
+out:
+    free(opts.mountpoint);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     sf_config cfg;
@@ -488,7 +531,7 @@ int main(int argc, char **argv)
     umask(0);
     /* Wake-ups within a microsecond of the model's deadlines; threads inherit this. */
     prctl(PR_SET_TIMERSLACK, 1000ul);
-    rc = fuse_main(args.argc, args.argv, &ops, NULL);
+    rc = serve(&args);
     sf_device_destroy(&fs.dev);
 out:
     if (fs.stats_to && fs.stats_to != stderr)

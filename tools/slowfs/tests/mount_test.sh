@@ -108,9 +108,10 @@ if [ "$(id -u)" -eq 0 ]; then
   echo "ok: files are created as their caller; modes are enforced for other users"
 fi
 
-# The library's own tests, their temp parent on the mount.
+# The library's own tests, their temp parent on the mount (the model test with 3
+# sequences of each kind instead of 12: the library's own ctest runs them all).
 for t in "$@"; do
-  "$t" >"$work/lib-test.log" 2>&1 || { cat "$work/lib-test.log" >&2; fail "$(basename "$t") on the mount"; }
+  BF_MODEL_SEQS=3 "$t" >"$work/lib-test.log" 2>&1 || { cat "$work/lib-test.log" >&2; fail "$(basename "$t") on the mount"; }
   tail -1 "$work/lib-test.log" | sed "s|^|ok: $(basename "$t") on the mount: |"
 done
 if [ -n "$spillbench" ]; then
