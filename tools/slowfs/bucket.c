@@ -5,16 +5,17 @@
  * transferred at the bucket's rate, with idle time forfeited: a reservation
  * starts its transfer at max(tat_ns, arrival). Holding the schedule instead
  * of a token count keeps one comparison and one addition under the lock, and
- * a request larger than the burst still goes through (it simply waits its
- * whole transfer less the credit).
+ * a request larger than the burst still goes through (it simply waits for
+ * its transfer less the resume backlog).
  */
 #include "bucket.h"
 
-void sf_bucket_init(sf_bucket *b, uint64_t rate, uint64_t burst_ns)
+void sf_bucket_init(sf_bucket *b, uint64_t rate, uint64_t burst_ns, uint64_t resume_ns)
 {
     pthread_mutex_init(&b->lock, NULL);
     b->rate = rate;
     b->burst_ns = burst_ns;
+    b->resume_ns = resume_ns;
     b->tat_ns = 0;
 }
 
@@ -37,8 +38,7 @@ uint64_t sf_bucket_reserve(sf_bucket *b, uint64_t arrival_ns, uint64_t bytes)
     b->tat_ns = start + cost;
     uint64_t done = b->tat_ns;
     pthread_mutex_unlock(&b->lock);
-    /* The credit lets a request finish up to burst_ns ahead of the schedule. */
-    if (done < arrival_ns + b->burst_ns)
+    if (done <= arrival_ns + b->burst_ns)
         return arrival_ns;
-    return done - b->burst_ns;
+    return done - b->resume_ns;
 }

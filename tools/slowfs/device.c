@@ -22,9 +22,9 @@ uint64_t sf_now_ns(void)
 void sf_device_init(sf_device *d, const sf_model *m, uint64_t now_ns)
 {
     d->model = *m;
-    sf_bucket_init(&d->shared, m->rate, m->burst_ns);
+    sf_bucket_init(&d->shared, m->rate, m->burst_ns, m->resume_ns);
     for (int i = 0; i < 2; i++) {
-        sf_bucket_init(&d->dir[i], m->dir_rate[i], m->burst_ns);
+        sf_bucket_init(&d->dir[i], m->dir_rate[i], m->burst_ns, m->resume_ns);
         atomic_init(&d->count[i].requests, 0);
         atomic_init(&d->count[i].bytes, 0);
         atomic_init(&d->count[i].wait_ns, 0);
@@ -93,6 +93,7 @@ int sf_device_format(sf_device *d, uint64_t now_ns, char *buf, size_t len)
         {"read_rate", m->dir_rate[SF_READ]},
         {"write_rate", m->dir_rate[SF_WRITE]},
         {"burst_ns", m->burst_ns},
+        {"resume_ns", m->resume_ns},
         {"latency_ns", m->latency_ns},
         {"uptime_ns", now_ns - d->started_ns},
         {"read_requests", load(&r->requests)},

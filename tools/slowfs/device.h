@@ -22,7 +22,8 @@ enum { SF_READ = 0, SF_WRITE = 1 };
 typedef struct sf_model {
     uint64_t rate;        /* shared by reads and writes, bytes/s */
     uint64_t dir_rate[2]; /* SF_READ, SF_WRITE: bytes/s */
-    uint64_t burst_ns;    /* each bucket's credit */
+    uint64_t burst_ns;    /* each bucket's credit (bucket.h) */
+    uint64_t resume_ns;   /* the backlog a held request is released at (bucket.h) */
     uint64_t latency_ns;  /* added to every read and write request */
 } sf_model;
 

@@ -18,7 +18,7 @@ enum { KEY_HELP, KEY_VERSION };
 
 /* Raw option values as given; each is parsed and checked after fuse_opt_parse. */
 typedef struct raw {
-    char *rate, *read_rate, *write_rate, *latency_us, *burst_us, *stats_file;
+    char *rate, *read_rate, *write_rate, *latency_us, *burst_us, *resume_us, *stats_file;
 } raw;
 
 /* fuse_opt_parse hands its data pointer both to the templates and to on_arg: one struct serves. */
@@ -40,6 +40,7 @@ static const struct fuse_opt templates[] = {
     OPT("--write-rate=%s", write_rate),
     OPT("--latency-us=%s", latency_us),
     OPT("--burst-us=%s", burst_us),
+    OPT("--resume-us=%s", resume_us),
     OPT("--stats-file=%s", stats_file),
     FUSE_OPT_KEY("-h", KEY_HELP),
     FUSE_OPT_KEY("--help", KEY_HELP),
@@ -136,6 +137,12 @@ static void check_values(parse *p, const raw *r)
     if (r->burst_us && parse_us(r->burst_us, 10000000u, &m->burst_ns) != 0)
         fail(p, "--burst-us: '%s' is not a whole number of microseconds up to 10000000",
              r->burst_us);
+    m->resume_ns = m->burst_ns / 2;
+    if (r->resume_us && parse_us(r->resume_us, 10000000u, &m->resume_ns) != 0)
+        fail(p, "--resume-us: '%s' is not a whole number of microseconds up to 10000000",
+             r->resume_us);
+    if (m->resume_ns > m->burst_ns)
+        fail(p, "--resume-us: '%s' is more than --burst-us", r->resume_us);
     if (r->stats_file && r->stats_file[0] == '\0')
         fail(p, "--stats-file: %s", "empty path");
 }
@@ -177,6 +184,7 @@ int sf_parse_args(int argc, char **argv, sf_config *cfg, struct fuse_args *fuse_
     free(r->write_rate);
     free(r->latency_us);
     free(r->burst_us);
+    free(r->resume_us);
 
     /* Our defaults go first, so that a -o of the caller's overrides them. */
     *fuse_args = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
@@ -216,8 +224,11 @@ void sf_usage(FILE *to)
             "  --read-rate=RATE    reads alone (on top of --rate, if both are given)\n"
             "  --write-rate=RATE   writes alone (likewise)\n"
             "  --latency-us=N      added to every read and write request (default 0)\n"
-            "  --burst-us=N        credit each bucket may hold, in microseconds of transfer\n"
-            "                      (default %u)\n"
+            "  --burst-us=N        how far callers may run ahead of the device, in\n"
+            "                      microseconds of transfer (default %u)\n"
+            "  --resume-us=N       a caller held back is released this far ahead\n"
+            "                      (default half of --burst-us; = --burst-us: every\n"
+            "                      request waits just its own transfer)\n"
             "  --stats-file=FILE   write the stats there at unmount (default: stderr)\n"
             "  -f                  stay in the foreground\n"
             "  -o OPT[,OPT...]     mount options for libfuse, e.g. allow_other\n"

@@ -16,7 +16,7 @@
 /* How a stats file at the mount's root is named; it is not listed in readdir. */
 #define SF_CONTROL_NAME ".slowfs-stats"
 
-/* The default credit of each bucket (--burst-us). */
+/* How far callers may run ahead of the device by default (--burst-us; --resume-us is half). */
 #define SF_DEFAULT_BURST_NS 4000000u
 
 typedef struct sf_config {

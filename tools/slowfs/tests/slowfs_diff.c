@@ -542,7 +542,8 @@ int main(int argc, char **argv)
         die("out of memory");
     t_rng r = {seed};
     for (size_t i = 0; i < COUNT(dirs); i++)
-        same("mkdir", outcome(mkdir(at(MNT, dirs[i], 0), 0755)), outcome(mkdir(at(REF, dirs[i], 0), 0755)));
+        same("mkdir", outcome(mkdir(at(MNT, dirs[i], 0), 0755)),
+             outcome(mkdir(at(REF, dirs[i], 0), 0755)));
     for (step = 0; step < steps; step++) {
         switch (t_below(&r, 10)) {
         case 0:

@@ -35,7 +35,7 @@ static void test_queueing_without_burst(void **state)
 {
     (void)state;
     sf_bucket b;
-    sf_bucket_init(&b, MIB, 0);
+    sf_bucket_init(&b, MIB, 0, 0);
     /* Requests arriving together complete one transfer after another. */
     assert_int_equal(sf_bucket_reserve(&b, 1000, MIB), 1000 + SEC);
     assert_int_equal(sf_bucket_reserve(&b, 1000, MIB / 2), 1000 + SEC + SEC / 2);
@@ -48,12 +48,13 @@ static void test_queueing_without_burst(void **state)
     sf_bucket_destroy(&b);
 }
 
+/* resume = burst: every request past the credit waits just its own share. */
 static void test_burst_credit(void **state)
 {
     (void)state;
     const uint64_t burst = SEC / 4; /* a quarter second: 256 KiB at 1 MiB/s */
     sf_bucket b;
-    sf_bucket_init(&b, MIB, burst);
+    sf_bucket_init(&b, MIB, burst, burst);
     /* An idle bucket lets 256 KiB through at once, then runs at its rate. */
     for (int i = 0; i < 4; i++)
         assert_int_equal(sf_bucket_reserve(&b, SEC, 64 * 1024), SEC);
@@ -66,10 +67,45 @@ static void test_burst_credit(void **state)
     assert_int_equal(done, SEC + (70 * SEC) / 16 - burst);
     /* A request larger than the credit waits its transfer less the credit. */
     sf_bucket_destroy(&b);
-    sf_bucket_init(&b, MIB, burst);
+    sf_bucket_init(&b, MIB, burst, burst);
     assert_int_equal(sf_bucket_reserve(&b, 5 * SEC, MIB), 5 * SEC + SEC - burst);
     /* The credit never exceeds the burst, however long the bucket was idle. */
     assert_int_equal(sf_bucket_reserve(&b, 100 * SEC, MIB), 100 * SEC + SEC - burst);
+    sf_bucket_destroy(&b);
+}
+
+/* resume < burst: callers run ahead until the backlog passes the burst, then pause until it is
+   down to resume; the long-run rate is the same. */
+static void test_hysteresis(void **state)
+{
+    (void)state;
+    const uint64_t cost = SEC / 16; /* 64 KiB at 1 MiB/s */
+    sf_bucket b;
+    sf_bucket_init(&b, MIB, 4 * cost, 2 * cost);
+    /* The first four leave at most the burst: they complete on arrival. */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(sf_bucket_reserve(&b, SEC, 64 * 1024), SEC);
+    /* The fifth would leave five transfers' backlog: held until two remain. */
+    assert_int_equal(sf_bucket_reserve(&b, SEC, 64 * 1024), SEC + 3 * cost);
+    /* Released, the caller runs ahead again: two more leave four, at once. */
+    assert_int_equal(sf_bucket_reserve(&b, SEC + 3 * cost, 64 * 1024), SEC + 3 * cost);
+    assert_int_equal(sf_bucket_reserve(&b, SEC + 3 * cost, 64 * 1024), SEC + 3 * cost);
+    /* The next leaves five: held until two remain, three transfers after the last release. */
+    assert_int_equal(sf_bucket_reserve(&b, SEC + 3 * cost, 64 * 1024), SEC + 6 * cost);
+    /* A caller that comes back at once: two requests pass, the third pauses, at the rate. */
+    uint64_t now = SEC + 6 * cost, pauses = 0;
+    for (int i = 0; i < 64; i++) {
+        uint64_t done = sf_bucket_reserve(&b, now, 64 * 1024);
+        if (done > now) {
+            assert_int_equal(done - now, 3 * cost);
+            pauses++;
+        }
+        now = done;
+    }
+    /* 72 transfers end at SEC + 72 x cost; the caller is three ahead of that (two at the last
+       release, one since). */
+    assert_int_equal(pauses, 21);
+    assert_int_equal(now, SEC + 69 * cost);
     sf_bucket_destroy(&b);
 }
 
@@ -99,7 +135,7 @@ static void test_concurrent_slots(void **state)
     (void)state;
     /* 100 bytes at 1e9 B/s is 100 ns: every slot k*100 must be handed out exactly once. */
     sf_bucket b;
-    sf_bucket_init(&b, SEC, 0);
+    sf_bucket_init(&b, SEC, 0, 0);
     worker *w = calloc(THREADS, sizeof *w);
     assert_non_null(w);
     pthread_t t[THREADS];
@@ -129,7 +165,7 @@ static void test_device_buckets_and_latency(void **state)
 {
     (void)state;
     /* Shared 2 MiB/s, reads alone 1 MiB/s, writes unlimited alone; 50 us latency. */
-    sf_model m = {.rate = 2 * MIB, .dir_rate = {MIB, 0}, .burst_ns = 0, .latency_ns = 50000};
+    sf_model m = {.rate = 2 * MIB, .dir_rate = {MIB, 0}, .latency_ns = 50000};
     sf_device d;
     sf_device_init(&d, &m, 0);
     /* A read pays the slower of its buckets (its own), plus the latency. */
@@ -175,11 +211,9 @@ static void test_device_unlimited(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transfer_time),
-        cmocka_unit_test(test_queueing_without_burst),
-        cmocka_unit_test(test_burst_credit),
-        cmocka_unit_test(test_concurrent_slots),
-        cmocka_unit_test(test_device_buckets_and_latency),
+        cmocka_unit_test(test_transfer_time),    cmocka_unit_test(test_queueing_without_burst),
+        cmocka_unit_test(test_burst_credit),     cmocka_unit_test(test_hysteresis),
+        cmocka_unit_test(test_concurrent_slots), cmocka_unit_test(test_device_buckets_and_latency),
         cmocka_unit_test(test_device_unlimited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,7 @@ static void test_full_line(void **state)
                     "--write-rate=50MB/s",
                     "--latency-us=150",
                     "--burst-us=0",
+                    "--resume-us=0",
                     "-f",
                     "-o",
                     "allow_other",
@@ -96,6 +97,7 @@ static void test_full_line(void **state)
     assert_true(cfg.model.dir_rate[SF_WRITE] == 50 * MIB);
     assert_true(cfg.model.latency_ns == 150000);
     assert_true(cfg.model.burst_ns == 0);
+    assert_true(cfg.model.resume_ns == 0);
     /* libfuse sees the mount point and its own options, never the backing directory or ours. */
     assert_true(has_arg(&fa, "/mnt/slow"));
     assert_true(has_arg(&fa, "-f"));
@@ -121,6 +123,7 @@ static void test_defaults(void **state)
     assert_true(cfg.model.rate == 0 && cfg.model.dir_rate[0] == 0 && cfg.model.dir_rate[1] == 0);
     assert_true(cfg.model.latency_ns == 0);
     assert_true(cfg.model.burst_ns == SF_DEFAULT_BURST_NS);
+    assert_true(cfg.model.resume_ns == SF_DEFAULT_BURST_NS / 2);
     assert_null(cfg.stats_file);
     assert_false(cfg.help || cfg.version);
     fuse_opt_free_args(&fa);
@@ -146,6 +149,8 @@ static void test_bad_lines(void **state)
         {"--latency-us=1.5", "--latency-us: '1.5' is not a whole number"},
         {"--latency-us=-1", "--latency-us: '-1' is not a whole number"},
         {"--burst-us=20000000", "--burst-us: '20000000' is not a whole number"},
+        {"--resume-us=5000", "--resume-us: '5000' is more than --burst-us"},
+        {"--resume-us=x", "--resume-us: 'x' is not a whole number"},
         {"--stats-file=", "--stats-file: empty path"},
         {"--rates=1M", "unknown option '--rates=1M'"},
         {"--rate", "unknown option '--rate'"},
