@@ -61,33 +61,13 @@ done
 mkdir -p "$dir"
 dir=$(realpath "$dir")
 back=$dir/back mnt=$dir/mnt raw=$dir/results.tsv
-pid=
-cleanup() {
-  if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" || true; fi
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid" || true; fi
-}
-trap cleanup EXIT
-cleanup
+. tools/slowfs/mount.bash
+trap 'slowfs_cleanup "$mnt"' EXIT
+slowfs_cleanup "$mnt"
 rm -rf "$back"
 mkdir -p "$back" "$mnt"
 : >"$raw"
 
-mount_at() { # rate
-  "$slowfs" "$back" "$mnt" -f --rate="$1" 2>"$dir/slowfs.err" &
-  pid=$!
-  for _ in $(seq 100); do
-    mountpoint -q "$mnt" && return 0
-    kill -0 "$pid" 2>/dev/null || { echo "slowfs-validate.sh: slowfs did not mount: $(cat "$dir/slowfs.err")" >&2; exit 1; }
-    sleep 0.1
-  done
-  echo "slowfs-validate.sh: slowfs did not mount $mnt within 10 s" >&2
-  exit 1
-}
-unmount() {
-  fusermount3 -u "$mnt"
-  wait "$pid" || { echo "slowfs-validate.sh: slowfs failed: $(cat "$dir/slowfs.err")" >&2; exit 1; }
-  pid=
-}
 stat_of() { # name: the device's counter, from the mount's stats file
   sed -n "s/^$1 //p" "$mnt/.slowfs-stats"
 }
@@ -126,7 +106,7 @@ started=$(date +%s)
 for round in $(seq "$rounds"); do
   t_round=$(date +%s)
   for r in "${rate_list[@]}"; do
-    mount_at "$r"
+    slowfs_mount "$slowfs" "$back" "$mnt" "$dir/slowfs.err" --rate="$r"
     set_rate=$(stat_of rate) # bytes/s as slowfs took it; 0 = unlimited
     for rw in write read; do
       for bs in 8k 1m; do
@@ -144,7 +124,7 @@ for round in $(seq "$rounds"); do
       record "$round" "$r" "$set_rate" "dd $rw 1m x1" "$(dd_run "$rw" "$mib")" 0 0
     done
     rm -f "$mnt"/seqwrite.* "$mnt/dd"
-    unmount
+    slowfs_unmount "$mnt"
   done
   for rw in write read; do
     for bs in 8k 1m; do

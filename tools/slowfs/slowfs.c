@@ -266,13 +266,20 @@ static int sf_create(const char *path, mode_t mode, struct fuse_file_info *fi)
     return 0;
 }
 
-static int sf_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+/*
+ * A read or a write, looped until all of it moved, end of file, or an error
+ * after some bytes (which then counts as a short transfer, as pread and
+ * pwrite report it); then the device holds it. Returns bytes or -errno.
+ */
+static int transfer(int dir, struct fuse_file_info *fi, char *buf, size_t size, off_t off)
 {
-    (void)path;
     uint64_t arrival = sf_now_ns();
+    int fd = fh_fd(fi);
     size_t done = 0;
     while (done < size) {
-        ssize_t n = pread(fh_fd(fi), buf + done, size - done, off + (off_t)done);
+        off_t at = off + (off_t)done;
+        ssize_t n = dir == SF_READ ? pread(fd, buf + done, size - done, at)
+                                   : pwrite(fd, buf + done, size - done, at);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && done == 0)
@@ -282,28 +289,22 @@ static int sf_read(const char *path, char *buf, size_t size, off_t off, struct f
         done += (size_t)n;
     }
     if (!(fi->fh & CONTROL_FH))
-        sf_sleep_until(sf_device_charge(&fs.dev, SF_READ, arrival, sf_now_ns(), done));
+        sf_sleep_until(sf_device_charge(&fs.dev, dir, arrival, sf_now_ns(), done));
     return (int)done;
+}
+
+static int sf_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)path;
+    return transfer(SF_READ, fi, buf, size, off);
 }
 
 static int sf_write(const char *path, const char *buf, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
     (void)path;
-    uint64_t arrival = sf_now_ns();
-    size_t done = 0;
-    while (done < size) {
-        ssize_t n = pwrite(fh_fd(fi), buf + done, size - done, off + (off_t)done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && done == 0)
-            return -errno;
-        if (n <= 0)
-            break;
-        done += (size_t)n;
-    }
-    sf_sleep_until(sf_device_charge(&fs.dev, SF_WRITE, arrival, sf_now_ns(), done));
-    return (int)done;
+    /* transfer() only reads from buf when writing. */
+    return transfer(SF_WRITE, fi, (char *)buf, size, off);
 }
 
 static int sf_statfs(const char *path, struct statvfs *st)

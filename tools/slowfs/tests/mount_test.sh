@@ -46,13 +46,9 @@ if [ ! -c /dev/fuse ]; then
 fi
 
 back=$work/back mnt=$work/mnt ref=$work/ref
-pid=
-cleanup() {
-  if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" || true; fi
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid" || true; fi
-}
-trap cleanup EXIT
-cleanup
+. "$(dirname "$0")/../mount.bash"
+trap 'slowfs_cleanup "$mnt"; slowfs_cleanup "$work/self"' EXIT
+slowfs_cleanup "$mnt"
 rm -rf "$back" "$ref" "$work/stats" "$work/self"
 mkdir -p "$back" "$mnt" "$ref"
 
@@ -61,23 +57,7 @@ other=()
 mount_slowfs() { # backing mountpoint stats-file options...
   local b=$1 m=$2 s=$3
   shift 3
-  "$slowfs" "$b" "$m" -f --stats-file="$s" "${other[@]}" "$@" 2>"$work/slowfs.err" &
-  pid=$!
-  for _ in $(seq 100); do
-    mountpoint -q "$m" && return 0
-    kill -0 "$pid" 2>/dev/null || fail "slowfs exited before mounting: $(cat "$work/slowfs.err")"
-    sleep 0.1
-  done
-  fail "slowfs did not mount $m within 10 s"
-}
-unmount_slowfs() { # mountpoint
-  kill -0 "$pid" 2>/dev/null || fail "slowfs died while mounted: $(cat "$work/slowfs.err")"
-  fusermount3 -u "$1" || fail "fusermount3 -u $1 failed"
-  local rc=0
-  wait "$pid" || rc=$?
-  pid=
-  [ "$rc" -eq 0 ] || fail "slowfs exited $rc after unmount: $(cat "$work/slowfs.err")"
-  ! mountpoint -q "$1" || fail "$1 is still mounted"
+  slowfs_mount "$slowfs" "$b" "$m" "$work/slowfs.err" --stats-file="$s" "${other[@]}" "$@"
 }
 
 # A fast rate and a small latency: every request goes through the model's
@@ -129,7 +109,7 @@ if [ -n "$spillbench" ]; then
 fi
 
 grep -q '^write_bytes [1-9]' "$mnt/.slowfs-stats" || fail "the stats file counted no writes"
-unmount_slowfs "$mnt"
+slowfs_unmount "$mnt"
 grep -q '^read_bytes [1-9]' "$work/stats" || fail "no stats written at unmount: $(cat "$work/stats")"
 echo "ok: clean unmount; the stats at unmount: $(grep -E '^(read|write)_bytes' "$work/stats" | tr '\n' ' ')"
 
@@ -140,7 +120,7 @@ mount_slowfs "$work/self" "$work/self" "$work/stats"
 [ "$(cat "$work/self/old")" = before ] || fail "the mount over itself does not show the old file"
 echo through >"$work/self/new"
 grep -q '^write_bytes 8$' "$work/self/.slowfs-stats" || fail "the write did not go through slowfs"
-unmount_slowfs "$work/self"
+slowfs_unmount "$work/self"
 [ "$(cat "$work/self/new")" = through ] || fail "a file written over the mount is not in the directory"
 rm -rf "$work/self" "$back" "$ref"
 echo "ok: a mount over its own backing directory"
