@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,10 +449,66 @@ static const struct fuse_operations ops = {
 };
 
 /*
+ * The kernel starts the mount's root with the mounting user as owner and no
+ * mode bits, and chmod and chown check the owner without asking the file
+ * system (PostgreSQL's CREATE TABLESPACE chmods its location first). One
+ * stat through the mount, answered by the loop, gives the root the backing
+ * directory's attributes; only then is the mount ready. `fd` (or -1) is the
+ * pipe to the waiting parent: one byte, 0 when ready.
+ */
+typedef struct root_refresh {
+    char *mountpoint;
+    int fd;
+} root_refresh;
+
+static void *refresh_root(void *arg)
+{
+    root_refresh *r = arg;
+    struct stat st;
+    char status = stat(r->mountpoint, &st) == 0 ? 0 : 1;
+    if (r->fd >= 0) {
+        if (write(r->fd, &status, 1) != 1)
+            status = 1; /* the parent is gone: nobody left to tell */
+        close(r->fd);
+    }
+    return NULL;
+}
+
+/*
+ * Into the background, as fuse_daemonize does, except that the parent exits
+ * only once the child says the mount is ready (refresh_root): a script's next
+ * command meets the root as it is. Returns the pipe's write end in the child.
+ */
+static int daemonize(void)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid > 0) {
+        close(p[1]);
+        char status = 1;
+        _exit(read(p[0], &status, 1) == 1 && status == 0 ? 0 : 1);
+    }
+    close(p[0]);
+    int null = open("/dev/null", O_RDWR);
+    if (setsid() < 0 || chdir("/") != 0 || null < 0)
+        return -1;
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    if (null > STDERR_FILENO)
+        close(null);
+    return p[1];
+}
+
+/*
  * Mount and serve until unmounted, as fuse_main would, but with the thread
- * limit applied: libfuse 3.14's fuse_main drops max_threads (leaving 10
- * threads, each held by a request the model delays) and warns about an
- * unset idle-thread count.
+ * limit applied (libfuse 3.14's fuse_main drops max_threads, leaving 10
+ * threads, each held by a request the model delays, and warns about an unset
+ * idle-thread count) and the root made ready before anyone is told.
  */
 static int serve(struct fuse_args *args)
 {
@@ -459,13 +516,18 @@ static int serve(struct fuse_args *args)
     if (fuse_parse_cmdline(args, &opts) != 0)
         return 1;
     int rc = 1;
+    root_refresh refresh = {realpath(opts.mountpoint, NULL), -1};
+    pthread_t refresher;
     struct fuse *f = fuse_new(args, &ops, sizeof ops, NULL);
-    if (f == NULL)
-        goto out;
+    if (f == NULL || refresh.mountpoint == NULL)
+        goto destroy;
     if (fuse_mount(f, opts.mountpoint) != 0)
         goto destroy;
     struct fuse_session *se = fuse_get_session(f);
-    if (fuse_daemonize(opts.foreground) != 0 || fuse_set_signal_handlers(se) != 0)
+    if (!opts.foreground && (refresh.fd = daemonize()) < 0)
+        goto unmount;
+    if (fuse_set_signal_handlers(se) != 0 ||
+        pthread_create(&refresher, NULL, refresh_root, &refresh) != 0)
         goto unmount;
     if (opts.singlethread) {
         rc = fuse_loop(f) != 0;
@@ -478,12 +540,14 @@ static int serve(struct fuse_args *args)
             fuse_loop_cfg_destroy(loop);
         }
     }
+    pthread_join(refresher, NULL);
     fuse_remove_signal_handlers(se);
 unmount:
     fuse_unmount(f);
 destroy:
-    fuse_destroy(f);
-out:
+    if (f != NULL)
+        fuse_destroy(f);
+    free(refresh.mountpoint);
     free(opts.mountpoint);
     return rc;
 }

@@ -47,7 +47,7 @@ fi
 
 back=$work/back mnt=$work/mnt ref=$work/ref
 . "$(dirname "$0")/../mount.bash"
-trap 'slowfs_cleanup "$mnt"; slowfs_cleanup "$work/self"' EXIT
+trap 'slowfs_cleanup "$mnt"; slowfs_cleanup "$work/self"; slowfs_cleanup "$work/pgts"' EXIT
 slowfs_cleanup "$mnt"
 rm -rf "$back" "$ref" "$work/stats" "$work/self"
 mkdir -p "$back" "$mnt" "$ref"
@@ -86,6 +86,19 @@ if [ "$(id -u)" -eq 0 ]; then
   as 65534 rm -r "$mnt/ts/pgsql_tmp"
   rmdir "$mnt/ts"
   echo "ok: files are created as their caller; modes are enforced for other users"
+
+  # The root of a fresh mount, the moment slowfs (in the background) returns: chmod(2)
+  # with no stat before it, as PostgreSQL's CREATE TABLESPACE does, must find the
+  # directory's own owner (the kernel starts a root as the mounting user's).
+  mkdir -p "$work/pgts"
+  chown 65534:65534 "$work/pgts"
+  "$slowfs" "$work/pgts" "$work/pgts" -o allow_other || fail "slowfs did not mount $work/pgts"
+  rc=0
+  as 65534 perl -e 'chmod(0700, $ARGV[0]) or die "chmod: $!\n"' "$work/pgts" || rc=$?
+  fusermount3 -u "$work/pgts"
+  [ "$rc" -eq 0 ] || fail "the owner of a fresh mount's root could not chmod it"
+  rmdir "$work/pgts"
+  echo "ok: the owner chmods a fresh mount's root at once (CREATE TABLESPACE's first call)"
 fi
 
 # The library's own tests, their temp parent on the mount (the model test with 3
