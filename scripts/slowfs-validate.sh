@@ -6,6 +6,7 @@
 #
 #   scripts/slowfs-validate.sh [--rates=50MB,100MB,200MB,400MB,unlimited]
 #       [--rounds=3] [--runtime=4] [--size=256M] [--dir=DIR] [--out=FILE]
+#       [--slowfs-opts='--burst-us=N --resume-us=N ...']
 #
 # Cases: fio (ioengine=psync, direct=1) sequential write and read, 8 KiB and
 # 1 MiB requests, 1 and 4 jobs; dd of 1 MiB blocks (oflag/iflag=direct). The
@@ -20,12 +21,14 @@
 #   --size     each fio job's file (default 256M)
 #   --dir      where the backing directory and mount point go (default build/slowfs-validate)
 #   --out      also write the report (Markdown) to FILE
+#   --slowfs-opts  more options for every mount (split at spaces), e.g. a larger burst
 # BF_BUILD_DIR: build directory with slowfs (default build; built there if missing).
 set -euo pipefail
 self=$(realpath "$0")
 cd "$(dirname "$self")/.."
 
 rates=50MB,100MB,200MB,400MB,unlimited rounds=3 runtime=4 size=256M dir=build/slowfs-validate out=
+opts=
 for arg in "$@"; do
   case "$arg" in
     --rates=*) rates=${arg#*=} ;;
@@ -34,7 +37,8 @@ for arg in "$@"; do
     --size=*) size=${arg#*=} ;;
     --dir=*) dir=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
-    -h|--help) sed -n '2,23p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --slowfs-opts=*) opts=${arg#*=} ;;
+    -h|--help) sed -n '2,25p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "slowfs-validate.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -106,7 +110,8 @@ started=$(date +%s)
 for round in $(seq "$rounds"); do
   t_round=$(date +%s)
   for r in "${rate_list[@]}"; do
-    slowfs_mount "$slowfs" "$back" "$mnt" "$dir/slowfs.err" --rate="$r"
+    # shellcheck disable=SC2086 # --slowfs-opts is a list of options
+    slowfs_mount "$slowfs" "$back" "$mnt" "$dir/slowfs.err" --rate="$r" $opts
     set_rate=$(stat_of rate) # bytes/s as slowfs took it; 0 = unlimited
     for rw in write read; do
       for bs in 8k 1m; do
@@ -140,9 +145,9 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 rm -rf "$back"
 
 report=$(python3 - "$raw" "$rates" "$rounds" "$runtime" "$size" "$load_start" "$load_end" \
-  "$(($(date +%s) - started))" <<'EOF'
+  "$(($(date +%s) - started))" "${opts:-none}" <<'EOF'
 import statistics, sys
-raw, rates, rounds, runtime, size, load0, load1, secs = sys.argv[1:]
+raw, rates, rounds, runtime, size, load0, load1, secs, opts = sys.argv[1:]
 rows = [l.rstrip("\n").split("\t") for l in open(raw)]
 ROUND, RATE, SET, CASE, BW, REQS, BYTES = range(7)
 cols = rates.split(",") + ["backing"]
@@ -155,7 +160,8 @@ def runs(case, col):
     return [r for r in rows if r[CASE] == case and r[RATE] == col]
 
 print(f"Median of {rounds} interleaved rounds; fio runs {runtime} s after 1 s of ramp, "
-      f"{size} per job. MiB/s achieved; in parentheses, the share of the setting.")
+      f"{size} per job; more slowfs options: {opts}. MiB/s achieved; in parentheses, the share "
+      "of the setting.")
 print(f"Load average (1, 5, 15 min) at the start: {load0}; at the end: {load1}. "
       f"Took {secs} s.\n")
 print("| case | " + " | ".join(c if c in ("unlimited", "backing") else c + "/s" for c in cols) + " |")
