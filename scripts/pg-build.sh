@@ -99,7 +99,7 @@ step "source ready in $SRC"
 
 # --- libbuffile --------------------------------------------------------------
 cmake -S "$TOP" -B "$PGB/lib-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TPCH=OFF \
-  -DBF_BUILD_TESTS=OFF >/dev/null
+  -DBF_BUILD_TESTS=OFF -DBF_BUILD_SQLITE=OFF >/dev/null
 cmake --build "$PGB/lib-build" -j"$PG_JOBS" >/dev/null
 cmake --install "$PGB/lib-build" --prefix "$PGB/libbuffile" >/dev/null
 step "libbuffile built and installed in $PGB/libbuffile"

@@ -37,13 +37,15 @@ expect() {
   fi
 }
 append_field() { # a field appended to bf_space_options behind struct_size
-  sub include/buffile.h '                                          measured give BF_EINVAL); NULL: from nothing */
-} bf_space_options;' '                                          measured give BF_EINVAL); NULL: from nothing */
-    void *io_hook;
+  sub include/buffile.h '} bf_space_options;' '    void *io_hook;
 } bf_space_options;'
-  sub src/abi.c 'BF_ENDS_AT(bf_space_options, auto_device);' 'BF_ENDS_AT(bf_space_options, io_hook);'
+  sed -i -E 's/BF_ENDS_AT\(bf_space_options, [a-z_]+\);/BF_ENDS_AT(bf_space_options, io_hook);/' src/abi.c
 }
-minor() { sub include/buffile.h '#define BF_VERSION_MINOR 0' '#define BF_VERSION_MINOR 1'; }
+# The tree's version, and the next minor and major versions.
+ver() { sed -nE 's/^#define BF_VERSION_(MAJOR|MINOR) ([0-9]+)$/\2/p' include/buffile.h | paste -sd' '; }
+read -r MAJ MIN < <(cd "$work/base" && ver)
+NEXT=$MAJ.$((MIN + 1)).0
+minor() { sub include/buffile.h "#define BF_VERSION_MINOR $MIN" "#define BF_VERSION_MINOR $((MIN + 1))"; }
 # unreleased VERSION: debian/changelog gets a newest entry, not released yet.
 unreleased() {
   printf 'buffile (%s) UNRELEASED; urgency=medium\n\n  * Work in progress.\n\n -- t <t@example.org>  Tue, 01 Dec 2026 00:00:00 +0000\n\n' "$1" |
@@ -57,7 +59,7 @@ reorder() {
 
 fresh reorder
 reorder
-expect "two fields of bf_space_options swapped" 1 "breaks the ABI of libbuffile.so.1"
+expect "two fields of bf_space_options swapped" 1 "breaks the ABI of libbuffile.so.$MAJ"
 cp abi/libbuffile-*.abi before.abi
 expect "--update of that break" 1 "breaks the ABI" --update
 if ! cmp -s before.abi abi/libbuffile-*.abi; then
@@ -84,6 +86,8 @@ sub src/alloc.c 'libc_free, NULL}' 'libc_free, NULL, NULL}'
 expect "field appended to bf_allocator (not behind a size)" 1 "breaks the ABI"
 
 fresh grow
+# The tree's own version counts as released here, whatever debian/changelog says of it.
+sed -i '1s/UNRELEASED/unstable/' debian/changelog
 append_field
 sub include/buffile.h 'BF_API int bf_sweep(const char *parent);' 'BF_API int bf_sweep(const char *parent);
 BF_API int bf_sweep_count(const char *parent);'
@@ -92,25 +96,26 @@ sub include/buffile.h '#define BF_SEEK_END 2' '#define BF_SEEK_END 2
 #define BF_SEEK_HOLE 3'
 expect "additions without a new minor version" 1 "additions need a newer minor version"
 minor
-unreleased 1.1.0
-expect "additions in 1.1.0 not recorded" 1 "record them with --update"
-expect "additions recorded" 0 "recorded the ABI of 1.1.0" --update
+unreleased "$NEXT"
+expect "additions in $NEXT not recorded" 1 "record them with --update"
+expect "additions recorded" 0 "recorded the ABI of $NEXT" --update
 expect "after --update" 0 "is the baseline's"
-# Another addition to 1.1.0 (another branch's, merged) while 1.1.0 is unreleased: recorded
-# without a version of its own; once 1.1.0 is released, the next one needs 1.2.0.
+# Another addition to $NEXT (another branch's, merged) while it is unreleased: recorded
+# without a version of its own; once it is released, the next one needs a newer minor version.
 sub include/buffile.h '#define BF_SEEK_HOLE 3' '#define BF_SEEK_HOLE 3
 #define BF_SEEK_DATA 4'
-expect "addition to the unreleased 1.1.0" 0 "recorded the ABI of 1.1.0" --update
+expect "addition to the unreleased "$NEXT"" 0 "recorded the ABI of $NEXT" --update
 sed -i '1s/UNRELEASED/unstable/' debian/changelog
 sub include/buffile.h '#define BF_SEEK_DATA 4' '#define BF_SEEK_DATA 4
 #define BF_SEEK_NEXT 5'
-expect "addition to the released 1.1.0" 1 "additions need a newer minor version"
+expect "addition to the released $NEXT" 1 "additions need a newer minor version"
 
 fresh soname
 reorder
-sub include/buffile.h '#define BF_VERSION_MAJOR 1' '#define BF_VERSION_MAJOR 2'
-expect "break with a new soname, not recorded" 1 "the soname moved from libbuffile.so.1 to libbuffile.so.2"
-expect "break with a new soname, recorded" 0 "recorded the ABI of 2.0.0" --update
+sub include/buffile.h "#define BF_VERSION_MAJOR $MAJ" "#define BF_VERSION_MAJOR $((MAJ + 1))"
+[ "$MIN" -eq 0 ] || sub include/buffile.h "#define BF_VERSION_MINOR $MIN" "#define BF_VERSION_MINOR 0"
+expect "break with a new soname, not recorded" 1 "the soname moved from libbuffile.so.$MAJ to libbuffile.so.$((MAJ + 1))"
+expect "break with a new soname, recorded" 0 "recorded the ABI of $((MAJ + 1)).0.0" --update
 expect "after --update" 0 "is the baseline's"
 
 [ "$failed" -eq 0 ] && echo "abi-check self-test: every case as expected"
