@@ -188,8 +188,11 @@ build_pg() {
 
 mkdir -p "$PGB/inst-patched" && chown "$PG_USER": "$PGB/inst-patched"
 build_pg "$PAT" "$PGB/build-patched" "$PGB/inst-patched" "${BUFFILE_FLAGS[@]}"
-ldd "$PGB/inst-patched/bin/postgres" | grep -q "libbuffile.so.*$PGB/libbuffile/lib" \
-  || die "the patched postgres is not linked with libbuffile"
+# ldd's output is kept whole before it is searched: grep -q quitting at the
+# first match would kill ldd by SIGPIPE, and pipefail would report that.
+linked=$(ldd "$PGB/inst-patched/bin/postgres")
+grep -q "libbuffile.so.*$PGB/libbuffile/lib" <<< "$linked" \
+  || die "the patched postgres is not linked with libbuffile: $(grep libbuffile <<< "$linked" || echo none)"
 step "patched PostgreSQL built and installed in $PGB/inst-patched"
 
 if [ "${PG_BUILD_STOCK:-0}" = 1 ]; then

@@ -27,7 +27,7 @@ for exe in "$work/cmake-build/consumer" "$work/pc-consumer"; do
   esac
   "${run_env[@]}" "$exe"
 done
-if ldd "$work/cmake-build/consumer_static" | grep -q libbuffile; then
+if grep -q libbuffile <<< "$(ldd "$work/cmake-build/consumer_static")"; then
   echo "consume.sh: consumer_static links libbuffile.so"; exit 1
 fi
 "$work/cmake-build/consumer_static"
