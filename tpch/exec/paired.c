@@ -63,7 +63,7 @@ pd_interval pd_suite(const double *t, int rounds, int nq, int nc, int c, const u
     for (int q = 0; q < nq; q++)
         used += use[q] != 0;
     if (used == 0 || rounds > PD_MAX)
-        return from_logs(lr, 0);
+        return from_logs(NULL, 0);
     for (int r = 0; r < rounds; r++) {
         double sum = 0;
         for (int q = 0; q < nq; q++) {
