@@ -163,7 +163,8 @@ typedef struct bf_stats {
     uint64_t logical_bytes;      /* current logical size */
     uint64_t logical_peak;       /* peak of logical_bytes */
     uint64_t physical_bytes;     /* bytes the file holds on disk: the sizes of its segment files
-                                    (dead bytes included) and, for a named file, its index */
+                                    (dead bytes included; a named file's head and index lie
+                                    inside them) */
     uint64_t physical_peak;      /* peak of physical_bytes */
     uint64_t dead_bytes;         /* of the segment bytes, those not holding a live extent */
     uint64_t logical_written;    /* bytes passed to write calls that succeeded */
@@ -551,8 +552,9 @@ BF_API bf_space *bf_file_space(const bf_file *file);
 /*
  * Write into buf (len bytes, NUL-terminated, truncated like snprintf) the
  * path its segment files start with: "<space dir>/<id>" for an anonymous
- * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>", a
- * named file's index that + ".idx". For log lines that name the file, as
+ * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>" (a
+ * named file's index lies inside its segments). For log lines that name
+ * the file, as
  * PostgreSQL's log_temp_files does. Returns the length of the whole path.
  */
 BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
@@ -561,9 +563,11 @@ BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
  * File sets: named files that several spaces - in other threads or other
  * processes - can open, as PostgreSQL's parallel hash join and parallel
  * sort hand spill files from workers to the leader. A set is a directory;
- * a named file is stored there as "<name>.<segment>" plus, once exported
- * or closed, an index "<name>.idx" (docs/format.md) that holds the block
- * map, so any opener seeks at the same cost as the writer.
+ * a named file is stored there as its segments "<name>.<segment>" alone
+ * (one file-system object per segment, as PostgreSQL's own temporary files
+ * are): once exported or closed, segment 0's head names an index inside
+ * the file (docs/format.md) that holds the block map, so any opener seeks
+ * at the same cost as the writer.
  *
  * Names are 1..128 characters from [A-Za-z0-9_.-], not starting with '.'.
  * A file is its set and its name, whatever handle or path reaches it. All
@@ -623,9 +627,10 @@ BF_API int bf_file_export(bf_file *file);
  * append at the end and truncate; closing one persists the new index (see
  * bf_file_close for a close that fails). A read-write handle counts the
  * file against this space's temp limit; a read-only one does not.
- * Errors: BF_ENOENT (no index: never exported/closed, or deleted),
- * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
- * segment files), BF_EINVAL (bad name or mode, a space whose segment size
+ * Errors: BF_ENOENT (no such file, or never exported/closed: its head
+ * names no index), BF_ECORRUPT (head or index damaged, truncated, checksum
+ * wrong, or not matching the segment files, as after a delete that failed
+ * half way), BF_EINVAL (bad name or mode, a space whose segment size
  * differs from the file's, or a read-write open of a file whose index is
  * at the last generation, UINT32_MAX: no generation is left for another
  * session; read-only opens still work), BF_EBUSY (read-write open of a
@@ -638,14 +643,15 @@ BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name
                               bf_file **out);
 
 /*
- * Delete the named file's index and its own segments (also segments
+ * Delete the named file's own segments, from the last down (also segments
  * without an index, left by a writer that died or whose close failed
  * before its first persist). Segments that other files spliced in with
  * bf_file_append stay until the set is destroyed.
  * Errors: BF_ENOENT when nothing by that name exists, BF_EBUSY for a file
  * that was appended to another (its bytes are that file's now), BF_EIO. A
- * failed delete may have removed the index already (the name no longer
- * opens); deleting again, or destroying the set, removes the rest.
+ * failed delete may have removed the last segments already, the index's
+ * end with them (the name then opens as BF_ECORRUPT but stays taken);
+ * deleting again, or destroying the set, removes the rest.
  */
 BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *name);
 

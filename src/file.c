@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "codec.h"
 #include "extent.h"
+#include "index.h"
 
 static unsigned shift_of(uint32_t block_size)
 {
@@ -67,8 +68,7 @@ void bf_file_set_physical(bf_file *f, uint64_t end, uint64_t idx)
 {
     bf_space *sp = f->seg.space;
     uint64_t old_idx = index_bytes(f);
-    track(f, f->phys_end + old_idx, end + idx, &f->c.physical_peak, &sp->physical_now,
-          &sp->c.physical_peak);
+    track(f, f->phys_end, end, &f->c.physical_peak, &sp->physical_now, &sp->c.physical_peak);
     if (f->counted)
         sp->index_now = sp->index_now - old_idx + idx;
     f->phys_end = end;
@@ -100,7 +100,7 @@ static uint64_t live_bytes(const bf_file *f)
 
 uint64_t bf_file_live_end(const bf_file *f)
 {
-    uint64_t end = 0;
+    uint64_t end = f->named != NULL ? BF_HEAD_BYTES : 0;
     const bf_map_entry *e;
     for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
         if (bf_map_part(e) == 0 && bf_map_off(e) + e->cap > end)
@@ -134,9 +134,11 @@ void bf_file_shrink_tail(bf_file *f)
 {
     bf_space *sp = f->seg.space;
     uint64_t end = bf_free_tail_start(&f->free, f->phys_end);
-    uint64_t floor = f->named != NULL ? f->named->kept_end : 0;
+    uint64_t floor = 0;
+    if (f->named != NULL) /* the head, and the bytes the persisted version still needs */
+        floor = f->named->kept_end > BF_HEAD_BYTES ? f->named->kept_end : BF_HEAD_BYTES;
     if (end < floor)
-        end = floor; /* the persisted index still needs those bytes */
+        end = floor;
     if (end >= f->phys_end)
         return;
     if (bf_seg_resize(&f->seg, end) != BF_OK) {
@@ -1055,7 +1057,7 @@ uint64_t bf_file_memory(const bf_file *f)
 void bf_file_stats_sized(const bf_file *f, bf_stats *out, size_t size)
 {
     bf_stats st;
-    bf_stats_fill(&st, &f->c, f->size, f->phys_end + index_bytes(f), f->phys_end - live_bytes(f));
+    bf_stats_fill(&st, &f->c, f->size, f->phys_end, f->phys_end - index_bytes(f) - live_bytes(f));
     st.memory_bytes = bf_file_memory(f);
     bf_abi_write(out, size, &st, sizeof(st));
 }

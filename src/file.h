@@ -11,8 +11,9 @@
  *    in a spliced part.
  *  - phys_end is the end of the file's own segments and the sum of their
  *    sizes (a gap left at a segment's end is in the file, as free space);
- *    the bytes below it are live part-0 extents, free chunks, or extents
- *    kept for the last persisted index. Only part-0 extents without
+ *    the bytes below it are live part-0 extents, free chunks, extents
+ *    kept for the last persisted index, and for a named file its head
+ *    (the first BF_HEAD_BYTES) and that index. Only part-0 extents without
  *    BF_MAP_KEPT are ever freed or reused: spliced parts are read-only.
  *  - named == NULL for an anonymous temp file (deleted on close).
  *  - counted: the file's bytes are the space's (it was created here or
@@ -60,13 +61,16 @@ typedef struct bf_named {
     char *prefix;   /* "<dir>/<name>": the prefix of the file's own segments */
     bf_part *parts; /* parts[i] is part i + 1 of the block map */
     uint32_t nparts;
-    uint32_t gen;       /* this handle's generation */
-    uint64_t dev, ino;  /* the set directory's identity: a file is (set, name) */
-    uint64_t kept_end;  /* physical end of the last persisted index (0: never persisted) */
-    uint64_t idx_bytes; /* size of the file's index on disk */
-    uint8_t persisted;  /* an index of this file exists */
-    uint32_t kept_parts; /* parts[0..kept_parts) are the last persisted index's; the rest were
-                            spliced in since, and their sources' consumption is this session's */
+    uint32_t gen;          /* this handle's generation */
+    uint64_t kept_end;     /* physical end of the last persisted version, its index included
+                              (0: never persisted) */
+    uint64_t kept_extents; /* where the last persisted version's extents end */
+    uint64_t idx_off;      /* where the last persisted index lies (with persisted), */
+    uint64_t idx_len;      /* and its length */
+    uint64_t idx_bytes;    /* the head and the last persisted index: metadata, not dead bytes */
+    uint8_t persisted;     /* an index of this file exists */
+    uint32_t kept_parts;   /* parts[0..kept_parts) are the last persisted index's; the rest were
+                              spliced in since, and their sources' consumption is this session's */
 } bf_named;
 
 struct bf_file {
@@ -99,7 +103,11 @@ int bf_file_new(struct bf_space *space, const bf_file_options *opts, struct bf_f
 /* Set the logical size, keeping the space's totals and peaks. */
 void bf_file_set_logical(struct bf_file *f, uint64_t size);
 
-/* Set the physical end and the index bytes, keeping the space's totals and peaks. */
+/*
+ * Set the physical end (everything on disk, a named file's head and index
+ * included) and the metadata bytes among it, keeping the space's totals
+ * and peaks.
+ */
 void bf_file_set_physical(struct bf_file *f, uint64_t phys_end, uint64_t idx_bytes);
 
 /* Account a file whose map, segments and physical end were just filled from an index. */

@@ -1,10 +1,16 @@
 /*
  * fileset.c - named files shared between spaces: create, export, open,
- * append (extent splicing), delete, and the index files behind them.
+ * append (extent splicing), delete, and the index inside each file.
  *
- * Invariants: a named file's own segments are "<dir>/<name>.<n>"; its
- * index "<dir>/<name>.idx" is replaced atomically (write "<name>.idx.tmp",
- * rename), so an opener sees the old index or the new one, never a mix.
+ * Invariants: a named file is its segments "<dir>/<name>.<n>" alone, one
+ * inode each, as PostgreSQL's own temporary files are (file creation is
+ * what a parallel hash join of many batches spends its time on). Segment
+ * 0 starts with the head (index.h): two slots, each naming an index
+ * inside the file. A session writes its index where neither the version
+ * it started from (extents and index) nor its own live extents lie, and
+ * only then its slot, the one the previous session did not write: an
+ * opener sees the old version or the new one, never a mix, and a crash
+ * at any point leaves the old one whole.
  * Spliced parts are only ever read: their extents are never freed into the
  * target's free list, and their segments are never truncated by it. A file
  * spliced into a writable target is marked consumed ("<name>.consumed"):
@@ -107,24 +113,16 @@ int bf_fileset_destroy(bf_space *sp, const char *dir)
     return status;
 }
 
-/* Give `f` its named state: set dir (and its identity), name, and the prefix of its segments. */
+/* Give `f` its named state: set dir, name, and the prefix of its segments. */
 static int attach_named(bf_file *f, const char *dir, const char *name)
 {
     const bf_allocator *a = &f->seg.space->alloc;
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        int e = errno;
-        return bf_fail(f->seg.space, e == ENOENT ? BF_ENOENT : BF_EIO, "open", dir, e,
-                       "file set directory");
-    }
     bf_named *nm = bf_calloc(a, 1, sizeof(*nm));
     if (nm == NULL)
         return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
     nm->dir = str_dup(a, dir, strlen(dir));
     nm->name = str_dup(a, name, strlen(name));
     nm->prefix = join(a, dir, name, strlen(name));
-    nm->dev = (uint64_t)st.st_dev;
-    nm->ino = (uint64_t)st.st_ino;
     f->named = nm;
     if (nm->dir == NULL || nm->name == NULL || nm->prefix == NULL)
         return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
@@ -192,8 +190,7 @@ static int refuse_consumed(bf_space *sp, const char *op, const char *dir, const 
  * O_EXCL and flagged `marked`; on failure the ones this call created are
  * removed (and unflagged) again.
  */
-static int mark_consumed(bf_space *sp, const char *dir, bf_part *parts, uint32_t n,
-                         const char *op)
+static int mark_consumed(bf_space *sp, const char *dir, bf_part *parts, uint32_t n, const char *op)
 {
     int rc = BF_OK;
     char path[4096];
@@ -264,6 +261,13 @@ int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
     if ((rc = attach_named(f, dir, name)) == BF_OK) {
         f->named->gen = 1;
         rc = bf_seg_reserve(&f->seg); /* takes the name at once, O_EXCL */
+        if (rc != BF_OK && sp->errnum == ENOENT)
+            rc = bf_fail(sp, BF_ENOENT, "create", dir, ENOENT, "file set directory");
+        /* The head's bytes are the file's from the start: its extents follow them. */
+        else if (rc == BF_OK && (rc = bf_seg_resize(&f->seg, BF_HEAD_BYTES)) != BF_OK)
+            bf_seg_remove(&f->seg); /* the name was ours: give it back */
+        else if (rc == BF_OK)
+            bf_file_set_physical(f, BF_HEAD_BYTES, BF_HEAD_BYTES);
     }
     if (rc != BF_OK) {
         f->readonly = 1; /* nothing to persist, and never delete a name someone else holds */
@@ -283,11 +287,50 @@ static uint32_t segs_for(const bf_space *sp, uint64_t bytes)
     return n > 0 ? (uint32_t)n : 1;
 }
 
+/* Read or write `len` bytes at physical offset `off` of a row, across segment boundaries. */
+static int span_io(bf_seg *seg, uint64_t off, unsigned char *buf, uint64_t len, int write)
+{
+    uint64_t ss = seg->space->segment_size;
+    while (len > 0) {
+        uint64_t n = ss - off % ss;
+        if (n > len)
+            n = len;
+        struct iovec v = {buf, (size_t)n};
+        int rc = write ? bf_seg_write(seg, off, &v, 1, (size_t)n) : bf_seg_read(seg, off, buf, n);
+        if (rc != BF_OK)
+            return rc;
+        off += n;
+        buf += n;
+        len -= n;
+    }
+    return BF_OK;
+}
+
 /*
- * Flush a named file and write its index, recording the extents as they
- * are: physical end = where the live extents end. On success the index on
- * disk is this one (bf_named.persisted); on failure the previous index, if
- * any, is untouched.
+ * Where a session's index of `len` bytes goes, its live extents ending at
+ * `end`: not over the version it started from (kept extents all lie below
+ * that version's extent end, its index at idx_off) - just past the live
+ * extents when it fits below the old index, else past the old index. So
+ * the file stays within its live extents and two indexes, and the next
+ * session places its index low again once the old one is out of the way.
+ */
+static uint64_t index_place(const bf_file *f, uint64_t end, uint64_t len)
+{
+    const bf_named *nm = f->named;
+    if (!nm->persisted)
+        return end;
+    uint64_t old_end = nm->idx_off + nm->idx_len;
+    if (end >= nm->kept_extents && end + len <= nm->idx_off)
+        return end;
+    return end > old_end ? end : old_end;
+}
+
+/*
+ * Flush a named file and write its index into the file, then the slot of
+ * its generation in the head, recording the extents as they are: physical
+ * end = where the live extents end. On success the file's version is this
+ * one (bf_named.persisted); on failure the previous version, if any, is
+ * untouched (its slot, index and extents were not written).
  */
 int bf_named_persist(bf_file *f)
 {
@@ -300,8 +343,8 @@ int bf_named_persist(bf_file *f)
        sources are consumed from now on (made sure of again: another target's rollback may
        have taken a marker back that this one shares). */
     if (nm->nparts > nm->kept_parts &&
-        (rc = mark_consumed(sp, nm->dir, nm->parts + nm->kept_parts,
-                            nm->nparts - nm->kept_parts, "export")) != BF_OK)
+        (rc = mark_consumed(sp, nm->dir, nm->parts + nm->kept_parts, nm->nparts - nm->kept_parts,
+                            "export")) != BF_OK)
         return rc;
     uint64_t end = bf_file_live_end(f);
     bf_index idx;
@@ -312,7 +355,6 @@ int bf_named_persist(bf_file *f)
     idx.size = f->size;
     idx.segment_size = sp->segment_size;
     idx.phys_end = end;
-    idx.nsegs = segs_for(sp, end);
     idx.nparts = nm->nparts;
     idx.nblocks = f->map.n;
     idx.gen = nm->gen;
@@ -329,15 +371,14 @@ int bf_named_persist(bf_file *f)
     }
     idx.parts = parts;
     size_t len = bf_index_size(&idx, &f->map);
-    size_t pl = strlen(nm->prefix);
-    char tmp[4096], final[4096];
-    snprintf(tmp, sizeof(tmp), "%.*s.idx.tmp", (int)pl, nm->prefix);
-    snprintf(final, sizeof(final), "%.*s.idx", (int)pl, nm->prefix);
-    /* The index is on disk like the segments: it counts against the temp limit. */
-    if (f->counted && sp->temp_limit != 0 &&
-        sp->physical_now - nm->idx_bytes + len > sp->temp_limit) {
+    idx.idx_off = index_place(f, end, len);
+    idx.nsegs = segs_for(sp, idx.idx_off + len);
+    uint64_t file_end = idx.idx_off + len;
+    /* The index is on disk like the extents: it counts against the temp limit. */
+    uint64_t grow = file_end > f->phys_end ? file_end - f->phys_end : 0;
+    if (f->counted && sp->temp_limit != 0 && sp->physical_now + grow > sp->temp_limit) {
         bf_free(&sp->alloc, parts);
-        return bf_fail(sp, BF_ELIMIT, "export", final, 0,
+        return bf_fail(sp, BF_ELIMIT, "export", nm->prefix, 0,
                        "temp limit of %llu bytes reached (%llu in use, index of %zu bytes)",
                        (unsigned long long)sp->temp_limit, (unsigned long long)sp->physical_now,
                        len);
@@ -349,49 +390,45 @@ int bf_named_persist(bf_file *f)
     }
     bf_index_encode(&idx, &f->map, buf);
     bf_free(&sp->alloc, parts);
-
-    /* O_EXCL: never write through something planted at that name (a link to another
-       file); a stale temp index left by a crash is removed first. */
-    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = sp->io.open(sp->io.ctx, tmp, flags, S_IRUSR | S_IWUSR);
-    if (fd < 0 && errno == EEXIST && sp->io.unlink(sp->io.ctx, tmp) == 0)
-        fd = sp->io.open(sp->io.ctx, tmp, flags, S_IRUSR | S_IWUSR);
-    if (fd < 0) {
-        int e = errno;
-        bf_free(&sp->alloc, buf);
-        return bf_fail(sp, bf_status_from_errno(e), "export", tmp, e, NULL);
-    }
-    size_t done = 0;
-    rc = BF_OK;
-    while (done < len && rc == BF_OK) {
-        struct iovec v = {buf + done, len - done};
-        ssize_t w = sp->io.pwritev(sp->io.ctx, fd, &v, 1, (off_t)done);
-        if (w <= 0) {
-            int e = w < 0 ? errno : EIO;
-            rc = bf_fail(sp, bf_status_from_errno(e), "export", tmp, e, "writing the index");
-        } else {
-            done += (size_t)w;
+    rc = span_io(&f->seg, idx.idx_off, buf, len, 1);
+    bf_free(&sp->alloc, buf);
+    if (rc == BF_OK) {
+        unsigned char slot[BF_HEAD_SLOT];
+        bf_head_encode(&(bf_head_slot){nm->gen, idx.idx_off, len}, slot);
+        struct iovec v = {slot, sizeof(slot)};
+        rc = bf_seg_write(&f->seg, bf_head_slot_at(nm->gen), &v, 1, sizeof(slot));
+        /* A slot written in part beside no valid one would read as a damaged head, not as a
+           file never persisted: the first session's slot goes back to zeros (best effort; a
+           later session's torn slot is ignored beside the previous one). */
+        if (rc != BF_OK && !nm->persisted) {
+            char why[sizeof(sp->errmsg)];
+            int e = sp->errnum;
+            memcpy(why, sp->errmsg, sizeof(why)); /* the failure the caller is told of */
+            memset(slot, 0, sizeof(slot));
+            bf_seg_write(&f->seg, bf_head_slot_at(nm->gen), &v, 1, sizeof(slot));
+            memcpy(sp->errmsg, why, sizeof(why));
+            sp->errnum = e;
         }
     }
-    sp->io.close(sp->io.ctx, fd);
-    bf_free(&sp->alloc, buf);
-    if (rc == BF_OK && sp->io.rename(sp->io.ctx, tmp, final) != 0)
-        rc = bf_fail(sp, BF_EIO, "export", final, errno, "renaming the index into place");
     if (rc != BF_OK) {
-        sp->io.unlink(sp->io.ctx, tmp);
+        if (grow > 0)
+            bf_seg_resize(&f->seg, f->phys_end); /* best effort: what the index write added */
         return rc;
     }
     nm->persisted = 1;
     nm->kept_parts = nm->nparts;
-    bf_file_set_physical(f, f->phys_end, len);
+    nm->idx_off = idx.idx_off;
+    nm->idx_len = len;
+    nm->kept_extents = end;
+    bf_file_set_physical(f, f->phys_end + grow, BF_HEAD_BYTES + len);
     return BF_OK;
 }
 
 /*
- * After a new index is durable, nothing needs the bytes past its physical
- * end: give them back, unless the file was consumed by an append, whose
- * target may point at extents this session no longer has. A failure here
- * leaves dead bytes that the set's removal takes; it is not the caller's.
+ * After a new version is durable, nothing needs the bytes past its index:
+ * give them back, unless the file was consumed by an append, whose target
+ * may point at extents this session no longer has. A failure here leaves
+ * dead bytes that the set's removal takes; it is not the caller's.
  */
 static void trim_after_persist(bf_file *f)
 {
@@ -399,7 +436,7 @@ static void trim_after_persist(bf_file *f)
     if (consumed(f->seg.space, nm->dir, nm->name) != 0)
         return;
     nm->kept_end = 0;
-    uint64_t end = bf_file_live_end(f);
+    uint64_t end = nm->idx_off + nm->idx_len;
     if (end < f->phys_end && bf_seg_resize(&f->seg, end) == BF_OK) {
         bf_free_drop_beyond(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, end);
         bf_file_set_physical(f, end, nm->idx_bytes);
@@ -480,46 +517,50 @@ int bf_named_abort(bf_file *f)
     return rc;
 }
 
-/* Read the whole index file of `prefix` into an allocated buffer. */
-static int read_index(bf_space *sp, const char *prefix, unsigned char **out, size_t *len)
+/*
+ * Read the head of the named file `seg` (a named row, its segment count
+ * not known yet) and the index its newest slot names, into an allocated
+ * buffer. Afterwards `seg` counts the segments up to the index's end, with
+ * segment 0 open.
+ */
+static int read_index(bf_seg *seg, unsigned char **out, size_t *len, bf_head_slot *slot)
 {
+    bf_space *sp = seg->space;
+    unsigned char head[BF_HEAD_BYTES];
+    size_t got = 0;
+    const char *why = NULL;
+    int rc = bf_seg_read_head(seg, head, sizeof(head), &got);
+    if (rc != BF_OK)
+        return rc;
     char path[4096];
-    if (snprintf(path, sizeof(path), "%s.idx", prefix) >= (int)sizeof(path))
-        return bf_fail(sp, BF_EINVAL, "open", prefix, 0, "path too long");
-    int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-    if (fd < 0) {
-        int e = errno;
-        return bf_fail(sp, e == ENOENT ? BF_ENOENT : BF_EIO, "open", path, e,
-                       e == ENOENT ? "no index: the file was never exported or closed" : NULL);
-    }
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = bf_malloc(&sp->alloc, cap);
-    int rc = buf ? BF_OK : bf_fail(sp, BF_ENOMEM, "open", path, 0, "index buffer");
-    while (rc == BF_OK) {
-        if (n == cap) {
-            unsigned char *b = bf_realloc(&sp->alloc, buf, cap * 2);
-            if (b == NULL) {
-                rc = bf_fail(sp, BF_ENOMEM, "open", path, 0, "index buffer");
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        ssize_t r = sp->io.pread(sp->io.ctx, fd, buf + n, cap - n, (off_t)n);
-        if (r < 0)
-            rc = bf_fail(sp, BF_EIO, "open", path, errno, "reading the index");
-        else if (r == 0)
-            break;
-        else
-            n += (size_t)r;
-    }
-    sp->io.close(sp->io.ctx, fd);
-    if (rc != BF_OK) {
+    bf_seg_path(seg, 0, path, sizeof(path));
+    rc = bf_head_decode(head, got, slot, &why);
+    if (rc == BF_ENOENT)
+        return bf_fail(sp, BF_ENOENT, "open", path, ENOENT,
+                       "no index: the file was never exported or closed");
+    if (rc != BF_OK)
+        return bf_fail(sp, rc, "open", path, 0, "%s", why);
+    uint64_t ss = sp->segment_size, end = slot->off + slot->len;
+    if (slot->len > SIZE_MAX || (end + ss - 1) / ss > UINT32_MAX)
+        return bf_fail(sp, BF_ECORRUPT, "open", path, 0, "index of %llu bytes at %llu",
+                       (unsigned long long)slot->len, (unsigned long long)slot->off);
+    seg->nsegs = (uint32_t)((end + ss - 1) / ss);
+    /* A large index's last byte first: a damaged slot must not make us allocate its length. */
+    unsigned char last;
+    if (slot->len > (1u << 20) && (rc = bf_seg_read(seg, end - 1, &last, 1)) != BF_OK)
+        return rc == BF_ECORRUPT
+                   ? bf_fail(sp, rc, "open", path, 0, "the head names an index past the file's end")
+                   : rc;
+    unsigned char *buf = bf_malloc(&sp->alloc, (size_t)slot->len);
+    if (buf == NULL)
+        return bf_fail(sp, BF_ENOMEM, "open", path, 0, "index of %llu bytes",
+                       (unsigned long long)slot->len);
+    if ((rc = span_io(seg, slot->off, buf, slot->len, 0)) != BF_OK) {
         bf_free(&sp->alloc, buf);
         return rc;
     }
     *out = buf;
-    *len = n;
+    *len = (size_t)slot->len;
     return BF_OK;
 }
 
@@ -643,7 +684,7 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
         it.sorted = sorted;
     }
     int rc = BF_OK;
-    uint64_t pos = 0;
+    uint64_t pos = BF_HEAD_BYTES; /* the head is never free */
     for (;;) {
         int more = own_next(&it, &ch);
         uint64_t next = more ? ch.off : phys_end;
@@ -767,7 +808,8 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
     if (bf_index_each(idx, buf, len, load_entry, &l) != BF_OK)
         return bf_fail(sp, BF_ENOMEM, "open", nm->prefix, 0, "block map of %u blocks",
                        idx->nblocks);
-    int rc = check_segments(&f->seg, idx->phys_end);
+    /* The file's own segments were read to the index's end, the file's last byte. */
+    int rc = BF_OK;
     for (uint32_t i = 0; rc == BF_OK && i < nm->nparts; i++)
         rc = check_segments(&nm->parts[i].seg, nm->parts[i].bytes);
     return rc;
@@ -786,30 +828,42 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         return bf_fail(sp, BF_EINVAL, "open", name, 0, "path too long");
     if (mode == BF_OPEN_READWRITE && (rc = refuse_consumed(sp, "open", dir, name)) != BF_OK)
         return rc;
+    /* Segment 0's descriptor, opened to read the index, goes on to the file. */
+    bf_seg head;
+    bf_seg_init(&head, sp, 0, prefix);
     unsigned char *buf = NULL;
     size_t len = 0;
-    if ((rc = read_index(sp, prefix, &buf, &len)) != BF_OK)
-        return rc;
+    bf_head_slot slot;
     bf_index idx = {0};
     const char *why = NULL;
     bf_index_part *parts = NULL;
-    rc = bf_index_decode(buf, len, &idx, &why);
+    rc = read_index(&head, &buf, &len, &slot);
     if (rc == BF_OK) {
-        parts = bf_calloc(&sp->alloc, idx.nparts ? idx.nparts : 1, sizeof(*parts));
-        idx.parts = parts;
-        rc = parts ? bf_index_decode_body(buf, len, &idx, &why) : BF_ENOMEM;
+        rc = bf_index_decode(buf, len, &idx, &why);
+        if (rc == BF_OK && (idx.gen != slot.gen || idx.idx_off != slot.off)) {
+            rc = BF_ECORRUPT;
+            why = "index does not match the head's slot";
+        }
+        if (rc == BF_OK) {
+            parts = bf_calloc(&sp->alloc, idx.nparts ? idx.nparts : 1, sizeof(*parts));
+            idx.parts = parts;
+            rc = parts ? bf_index_decode_body(buf, len, &idx, &why) : BF_ENOMEM;
+        }
+        if (rc == BF_ENOMEM)
+            rc = bf_fail(sp, rc, "open", prefix, 0, "index parts");
+        else if (rc != BF_OK)
+            rc = bf_fail(sp, rc, "open", prefix, 0, "index at %llu: %s",
+                         (unsigned long long)slot.off, why);
+        else if (idx.segment_size != sp->segment_size)
+            rc =
+                bf_fail(sp, BF_EINVAL, "open", prefix, 0,
+                        "file has %llu-byte segments, this space uses %llu",
+                        (unsigned long long)idx.segment_size, (unsigned long long)sp->segment_size);
+        else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
+            rc =
+                bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     }
     bf_file *f = NULL;
-    if (rc == BF_OK && idx.segment_size != sp->segment_size)
-        rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0,
-                     "file has %llu-byte segments, this space uses %llu",
-                     (unsigned long long)idx.segment_size, (unsigned long long)sp->segment_size);
-    else if (rc == BF_ENOMEM)
-        rc = bf_fail(sp, rc, "open", prefix, 0, "index parts");
-    else if (rc != BF_OK)
-        rc = bf_fail(sp, rc, "open", prefix, 0, "%s.idx: %s", name, why);
-    else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
-        rc = bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
     if (rc == BF_OK) {
         bf_file_options fo;
         bf_file_options_init(&fo);
@@ -818,10 +872,14 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         fo.block_size = idx.block_size;
         rc = bf_file_new(sp, &fo, &f);
     }
-    if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK)
+    if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK) {
+        bf_seg_move(&f->seg, &head);
         rc = load_index(f, &idx, buf, len, mode);
-    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = cut_to_index(f, idx.phys_end)) == BF_OK)
-        rc = rebuild_free(f, idx.phys_end);
+    }
+    uint64_t file_end = idx.idx_off + len;
+    if (rc == BF_OK && mode == BF_OPEN_READWRITE && (rc = cut_to_index(f, file_end)) == BF_OK)
+        rc = rebuild_free(f, idx.idx_off);
+    bf_seg_close(&head);
     bf_free(&sp->alloc, parts);
     bf_free(&sp->alloc, buf);
     if (rc != BF_OK) {
@@ -835,12 +893,15 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     }
     bf_named *nm = f->named;
     nm->persisted = 1;
+    nm->idx_off = idx.idx_off;
+    nm->idx_len = len;
+    nm->kept_extents = idx.phys_end;
     f->readonly = mode == BF_OPEN_READONLY;
     /* A writer's bytes are its space's; a reader's are not (the writer's space counted them). */
     f->counted = mode == BF_OPEN_READWRITE;
     nm->gen = f->readonly ? idx.gen : idx.gen + 1;
-    nm->kept_end = f->readonly ? 0 : idx.phys_end;
-    bf_file_adopt(f, idx.size, idx.phys_end, len);
+    nm->kept_end = f->readonly ? 0 : file_end;
+    bf_file_adopt(f, idx.size, file_end, BF_HEAD_BYTES + len);
     *out = f;
     return BF_OK;
 }
@@ -853,17 +914,13 @@ int bf_file_delete_named(bf_space *sp, const char *dir, const char *name)
     if (rc != BF_OK)
         return rc;
     char path[4096];
-    int index = 0, segments;
-    snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
-    if (sp->io.unlink(sp->io.ctx, path) == 0)
-        index = 1;
-    else if (errno != ENOENT)
-        return bf_fail(sp, BF_EIO, "delete", path, errno, NULL);
-    /* Segment 0 holds the name: it goes last, so a failed delete leaves a name to retry. */
+    int segments;
+    /* Segment 0 holds the name and the head: it goes last, so a failed delete leaves a name to
+       retry. */
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     if ((rc = remove_segments(sp, path, 0, "delete", NULL, &segments)) != BF_OK)
         return rc;
-    if (!index && !segments)
+    if (!segments)
         return bf_fail(sp, BF_ENOENT, "delete", name, 0, "no such file in set %s", dir);
     return BF_OK;
 }
@@ -892,23 +949,32 @@ static int still_current(bf_space *sp, const char *dir, const char *name, uint32
 {
     char prefix[4096];
     snprintf(prefix, sizeof(prefix), "%s/%s", dir, name);
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    bf_index idx = {0};
+    bf_seg seg;
+    bf_seg_init(&seg, sp, 0, prefix);
+    unsigned char head[BF_HEAD_BYTES];
+    size_t got = 0;
+    bf_head_slot slot = {0};
     const char *why = NULL;
-    int rc = read_index(sp, prefix, &buf, &len);
-    if (rc == BF_OK) {
-        rc = bf_index_decode(buf, len, &idx, &why);
-        bf_free(&sp->alloc, buf);
-        if (rc != BF_OK)
-            return bf_fail(sp, rc, "append", prefix, 0, "%s.idx: %s", name, why);
-    }
-    if (rc == BF_ENOENT || (rc == BF_OK && idx.gen != gen))
+    int rc = bf_seg_read_head(&seg, head, sizeof(head), &got);
+    bf_seg_close(&seg);
+    if (rc == BF_OK && (rc = bf_head_decode(head, got, &slot, &why)) == BF_ECORRUPT)
+        return bf_fail(sp, rc, "append", prefix, 0, "%s", why);
+    if (rc == BF_ENOENT || (rc == BF_OK && slot.gen != gen))
         return bf_fail(sp, BF_EINVAL, "append", prefix, 0,
                        "the source is an outdated handle: it reads version %u of %s, which a "
                        "later read-write session replaced%s; reopen it",
                        gen, name, rc == BF_ENOENT ? " (or the file was deleted)" : "");
     return rc;
+}
+
+/* Whether two set directories are one: a file is (set, name), whatever path reaches it. */
+static int same_set(bf_space *sp, const char *a, const char *b, int *same)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return bf_fail(sp, BF_EIO, "append", a, errno, "examining the set directories");
+    *same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return BF_OK;
 }
 
 int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
@@ -917,9 +983,12 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
     const bf_allocator *a = &sp->alloc;
     bf_named *tn = target->named, *sn = source->named;
     const char *why = NULL;
+    int one_set = 0;
+    if (tn != NULL && sn != NULL && same_set(sp, tn->dir, sn->dir, &one_set) != BF_OK)
+        return BF_EIO;
     if (tn == NULL || sn == NULL)
         why = "both files must belong to a file set";
-    else if (tn->dev != sn->dev || tn->ino != sn->ino)
+    else if (!one_set)
         why = "the files belong to different sets";
     else if (same_file(tn, sn))
         why = "a file cannot be appended to itself (the source is, or holds, the target)";
@@ -984,7 +1053,8 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
     }
     /* A writable target persists the splice: the source's bytes are the target's from now
        on. A read-only target is a view for this handle alone. */
-    if (!target->readonly && (rc = mark_consumed(sp, tn->dir, parts + first, add, "append")) != BF_OK) {
+    if (!target->readonly &&
+        (rc = mark_consumed(sp, tn->dir, parts + first, add, "append")) != BF_OK) {
         for (uint32_t j = 0; j < add; j++) {
             bf_free(a, parts[first + j].name);
             bf_free(a, parts[first + j].prefix);

@@ -1,12 +1,13 @@
 /*
  * index.c - encode and validate the persisted block index.
  *
- * Layout (docs/format.md): a 64-byte header, the spliced parts (28 bytes +
+ * Layout (docs/format.md): a 72-byte header, the spliced parts (28 bytes +
  * name, padded to 8), runs of used map entries (first block, count, count
  * 16-byte entries; holes are not stored), and a CRC-32C of all preceding
  * bytes. Decoding checks lengths before reading, the CRC before
  * interpreting, then every run and entry against the header and the parts
- * it names; only then are entries handed out.
+ * it names; only then are entries handed out. The head's slots carry a
+ * CRC of their own, so a slot is whole or ignored.
  */
 #include "index.h"
 
@@ -18,6 +19,7 @@
 #include "le.h"
 
 static const char magic[8] = {'B', 'F', 'I', 'N', 'D', 'E', 'X', '1'};
+static const char head_magic[3] = {'B', 'F', 'H'};
 
 #define RUN_HDR 8u
 #define ENTRY 16u
@@ -64,6 +66,7 @@ void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char 
     bf_put32(out + 52, idx->nparts);
     bf_put32(out + 56, idx->nblocks);
     bf_put32(out + 60, idx->gen);
+    bf_put64(out + 64, idx->idx_off);
     unsigned char *p = out + BF_INDEX_HDR;
     for (uint32_t i = 0; i < idx->nparts; i++) {
         const bf_index_part *pt = &idx->parts[i];
@@ -98,15 +101,10 @@ static int bad(const char **why, const char *reason)
     return BF_ECORRUPT;
 }
 
-/*
- * Segments a writer can leave for `bytes` physical bytes: the ones the
- * bytes need, and one more when a write that opened a new segment failed
- * (or a named file's reserved segment 0 is still empty).
- */
-static int segs_match(uint64_t bytes, uint32_t nsegs, uint64_t segment_size)
+/* The segments that hold `bytes` physical bytes: a named file's own, or a part's. */
+static uint64_t segs_for(uint64_t bytes, uint64_t segment_size)
 {
-    uint64_t need = (bytes + segment_size - 1) / segment_size;
-    return nsegs >= need && nsegs <= need + 1;
+    return (bytes + segment_size - 1) / segment_size;
 }
 
 int bf_name_valid(const char *s, size_t n)
@@ -142,21 +140,72 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     idx->nparts = bf_get32(buf + 52);
     idx->nblocks = bf_get32(buf + 56);
     idx->gen = bf_get32(buf + 60);
+    idx->idx_off = bf_get64(buf + 64);
     uint32_t bs = idx->block_size;
     if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
         return bad(why, "bad block size in index");
     if (bf_codec_name((bf_codec)idx->codec) == NULL)
         return bad(why, "unknown codec in index");
-    /* Every product below stays far from 2^64 once these bounds hold. */
+    /* Every product below stays far from 2^64 once these bounds hold. The file's own
+       segments are exactly those that reach the index's end, the file's last byte. */
     /* nblocks counts blocks 0..BF_MAP_MAX_BLOCK at most (any 32-bit count), and no more than
        the size covers. */
     if (idx->segment_size == 0 || idx->segment_size % 4096 != 0 ||
         idx->segment_size > (UINT64_C(1) << 40) || idx->nparts >= BF_MAP_MAX_PARTS ||
         idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
-        (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs || idx->phys_end > BF_MAP_OFF_MASK ||
-        !segs_match(idx->phys_end, idx->nsegs, idx->segment_size))
+        (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs || idx->phys_end < BF_HEAD_BYTES ||
+        idx->idx_off < idx->phys_end || idx->idx_off > BF_MAP_OFF_MASK - len ||
+        idx->nsegs != segs_for(idx->idx_off + len, idx->segment_size))
         return bad(why, "inconsistent sizes in index header");
     return BF_OK;
+}
+
+void bf_head_encode(const bf_head_slot *slot, unsigned char *out)
+{
+    memset(out, 0, BF_HEAD_SLOT);
+    memcpy(out, head_magic, 3);
+    out[3] = (unsigned char)BF_INDEX_VERSION;
+    bf_put32(out + 4, slot->gen);
+    bf_put64(out + 8, slot->off);
+    bf_put64(out + 16, slot->len);
+    bf_put32(out + 28, bf_crc32c(0, out, 28));
+}
+
+/* 1 and *slot if the BF_HEAD_SLOT bytes at p are a whole slot of a plausible index, else 0. */
+static int slot_valid(const unsigned char *p, bf_head_slot *slot)
+{
+    if (memcmp(p, head_magic, 3) != 0 || p[3] != BF_INDEX_VERSION || bf_get32(p + 24) != 0 ||
+        bf_crc32c(0, p, 28) != bf_get32(p + 28))
+        return 0;
+    slot->gen = bf_get32(p + 4);
+    slot->off = bf_get64(p + 8);
+    slot->len = bf_get64(p + 16);
+    return slot->gen != 0 && slot->off >= BF_HEAD_BYTES && slot->len >= BF_INDEX_HDR + 4 &&
+           slot->off <= BF_MAP_OFF_MASK - slot->len;
+}
+
+int bf_head_decode(const unsigned char *buf, size_t n, bf_head_slot *slot, const char **why)
+{
+    unsigned char head[BF_HEAD_BYTES] = {0};
+    memcpy(head, buf, n < BF_HEAD_BYTES ? n : BF_HEAD_BYTES);
+    int found = 0, written = 0;
+    for (uint32_t i = 0; i < 2; i++) {
+        const unsigned char *p = head + i * BF_HEAD_SLOT;
+        bf_head_slot s;
+        for (uint32_t k = 0; k < BF_HEAD_SLOT; k++)
+            written |= p[k] != 0;
+        /* A session writes the slot its generation names: one found elsewhere was not. */
+        if (slot_valid(p, &s) && bf_head_slot_at(s.gen) == i * BF_HEAD_SLOT &&
+            (!found || s.gen > slot->gen)) {
+            *slot = s;
+            found = 1;
+        }
+    }
+    if (found)
+        return BF_OK;
+    if (!written)
+        return BF_ENOENT;
+    return bad(why, "no valid slot in the file's head (corrupt)");
 }
 
 /* Check one used entry against the header and the parts. */
@@ -169,7 +218,8 @@ static int entry_ok(const bf_index *idx, const bf_map_entry *e)
     uint32_t elen = bf_map_len(e);
     uint64_t off = bf_map_off(e);
     return elen >= BF_EXTENT_HDR && elen <= idx->block_size + BF_EXTENT_HDR && elen <= e->cap &&
-           off + e->cap <= limit && off % idx->segment_size + e->cap <= idx->segment_size;
+           off >= BF_HEAD_BYTES && off + e->cap <= limit &&
+           off % idx->segment_size + e->cap <= idx->segment_size;
 }
 
 static void entry_at(const unsigned char *p, bf_map_entry *e)
@@ -228,7 +278,7 @@ int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, co
         pt->name = (const char *)p + 28;
         /* A part can start just past the largest block: a source of holes only. */
         if (!bf_name_valid(pt->name, pt->name_len) || pt->bytes > BF_MAP_OFF_MASK ||
-            !segs_match(pt->bytes, pt->nsegs, idx->segment_size) ||
+            pt->bytes < BF_HEAD_BYTES || pt->nsegs != segs_for(pt->bytes, idx->segment_size) ||
             pt->blk_delta > (uint64_t)BF_MAP_MAX_BLOCK + 1)
             return bad(why, "bad part in index");
         p += part_size(pt->name_len);

@@ -1,5 +1,14 @@
 /*
- * index.h - the persisted block index of a named file (format in docs/format.md).
+ * index.h - the persisted block index of a named file and the head that
+ * finds it (format in docs/format.md).
+ *
+ * A named file keeps its index inside its own segments: segment 0 starts
+ * with a head of two slots, and the slot of the newest generation names
+ * where that session's index lies. A session writes its index where the
+ * previous one's extents and index are not, then its slot (the one the
+ * previous session did not use): a crash before the slot is written leaves
+ * the previous slot, index and extents whole. So a named file is one inode
+ * per segment, as PostgreSQL's own temporary files are.
  *
  * Encoding is a pure function of a file's state; decoding validates every
  * field and the CRC before anything is trusted, so a truncated, corrupt or
@@ -15,8 +24,40 @@
 
 #include "blockmap.h"
 
-#define BF_INDEX_VERSION 2u
-#define BF_INDEX_HDR 64u
+#define BF_INDEX_VERSION 3u
+#define BF_INDEX_HDR 72u
+
+/* The head: two slots at the start of a named file's segment 0, before its first extent. */
+#define BF_HEAD_SLOT 32u
+#define BF_HEAD_BYTES (2 * BF_HEAD_SLOT)
+
+/* One slot: the session `gen` persisted the index of `len` bytes at physical offset `off`. */
+typedef struct bf_head_slot {
+    uint32_t gen;
+    uint64_t off;
+    uint64_t len;
+} bf_head_slot;
+
+/* The physical offset of the slot a session of generation `gen` writes (they alternate). */
+static inline uint64_t bf_head_slot_at(uint32_t gen)
+{
+    return (uint64_t)((gen - 1) & 1) * BF_HEAD_SLOT;
+}
+
+/* Encode a slot into BF_HEAD_SLOT bytes. */
+void bf_head_encode(const bf_head_slot *slot, unsigned char *out);
+
+/*
+ * From the first `n` bytes of segment 0 (a never-persisted file may have
+ * fewer than BF_HEAD_BYTES), the valid slot of the newest generation.
+ * Returns BF_OK, BF_ENOENT when no slot was ever written (every byte 0:
+ * the file was never exported or closed), or BF_ECORRUPT with *why when
+ * no slot is valid but the head is not empty. A damaged slot beside a
+ * valid one counts as absent: the valid one's version is whole (a session
+ * writes its slot last), and an older version's reads of blocks a newer
+ * session rewrote fail on their generation, never give other bytes.
+ */
+int bf_head_decode(const unsigned char *buf, size_t n, bf_head_slot *slot, const char **why);
 
 typedef struct bf_index_part {
     const char *name; /* points into the decoded buffer; not NUL-terminated */
@@ -38,6 +79,7 @@ typedef struct bf_index {
     uint32_t nparts;
     uint32_t nblocks;     /* the map covers blocks 0..nblocks-1 */
     uint32_t gen;         /* the session that wrote the index: its extents are this old or older */
+    uint64_t idx_off;     /* where the index itself lies, past phys_end */
     bf_index_part *parts; /* nparts entries (caller-provided storage on decode) */
     const unsigned char *runs; /* decoded: the runs of used entries, up to the CRC */
 } bf_index;
@@ -50,8 +92,10 @@ void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char 
 
 /*
  * Validate `len` bytes as an index - magic, version, CRC of everything,
- * header fields - and fill the header fields of *idx (nparts tells how many
- * parts to allocate). Returns BF_OK or BF_ECORRUPT with a reason in *why.
+ * header fields, its own place (idx_off: past the extents, and the
+ * segments counted reach its end) - and fill the header fields of *idx
+ * (nparts tells how many parts to allocate). Returns BF_OK or BF_ECORRUPT
+ * with a reason in *why.
  */
 int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const char **why);
 

@@ -1,7 +1,7 @@
 /*
  * io.h - the I/O seam: the only way the library touches the file system.
  *
- * Every open/pwrite/pread/ftruncate/unlink/rename/close goes through a bf_io
+ * Every open/pwrite/pread/ftruncate/unlink/close goes through a bf_io
  * table held by the space. Production uses bf_posix_io; tests install
  * tables that fail at the Nth call (ENOSPC, EIO, short transfers) and,
  * later, a throttle can model a slow disk. Functions follow POSIX: -1 and
@@ -20,7 +20,6 @@ typedef struct bf_io {
     ssize_t (*pread)(void *ctx, int fd, void *buf, size_t len, off_t off);
     int (*ftruncate)(void *ctx, int fd, off_t len);
     int (*unlink)(void *ctx, const char *path);
-    int (*rename)(void *ctx, const char *from, const char *to);
     void *ctx;
 } bf_io;
 

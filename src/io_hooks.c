@@ -102,12 +102,6 @@ static int hk_unlink(void *ctx, const char *path)
     return h->inner.unlink(h->inner.ctx, path);
 }
 
-static int hk_rename(void *ctx, const char *from, const char *to)
-{
-    hooked *h = ctx;
-    return h->inner.rename(h->inner.ctx, from, to);
-}
-
 int bf_hooks_wrap(struct bf_space *sp, const bf_io_hooks *hooks)
 {
     sp->hooks = *hooks;
@@ -119,8 +113,7 @@ int bf_hooks_wrap(struct bf_space *sp, const bf_io_hooks *hooks)
         return BF_ENOMEM;
     h->inner = sp->io;
     h->space = sp;
-    sp->io =
-        (bf_io){hk_open, hk_close, hk_pwritev, hk_pread, hk_ftruncate, hk_unlink, hk_rename, h};
+    sp->io = (bf_io){hk_open, hk_close, hk_pwritev, hk_pread, hk_ftruncate, hk_unlink, h};
     sp->hooked = h;
     return BF_OK;
 }

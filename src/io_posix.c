@@ -62,11 +62,5 @@ static int posix_unlink(void *ctx, const char *path)
     return unlink(path);
 }
 
-static int posix_rename(void *ctx, const char *from, const char *to)
-{
-    (void)ctx;
-    return rename(from, to);
-}
-
 const bf_io bf_posix_io = {posix_open,      posix_close,  posix_pwritev, posix_pread,
-                           posix_ftruncate, posix_unlink, posix_rename,  NULL};
+                           posix_ftruncate, posix_unlink, NULL};

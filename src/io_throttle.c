@@ -91,12 +91,6 @@ static int th_unlink(void *ctx, const char *path)
     return t->inner.unlink(t->inner.ctx, path);
 }
 
-static int th_rename(void *ctx, const char *from, const char *to)
-{
-    throttle *t = ctx;
-    return t->inner.rename(t->inner.ctx, from, to);
-}
-
 int bf_throttle_wrap(const bf_allocator *a, const bf_io *inner, uint64_t bytes_per_sec, bf_io *out,
                      void **state)
 {
@@ -105,7 +99,7 @@ int bf_throttle_wrap(const bf_allocator *a, const bf_io *inner, uint64_t bytes_p
         return BF_ENOMEM;
     t->inner = *inner;
     t->rate = bytes_per_sec;
-    *out = (bf_io){th_open, th_close, th_pwritev, th_pread, th_ftruncate, th_unlink, th_rename, t};
+    *out = (bf_io){th_open, th_close, th_pwritev, th_pread, th_ftruncate, th_unlink, t};
     *state = t;
     return BF_OK;
 }

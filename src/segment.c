@@ -272,6 +272,46 @@ int bf_seg_resize(bf_seg *seg, uint64_t end)
     return BF_OK;
 }
 
+int bf_seg_read_head(bf_seg *seg, void *buf, size_t len, size_t *got)
+{
+    struct bf_space *sp = seg->space;
+    seg->nsegs = 1;
+    int rc = seg_open(seg, 0, 0);
+    if (rc != BF_OK) {
+        seg->nsegs = 0;
+        if (sp->errnum == ENOENT)
+            rc = bf_fail(sp, BF_ENOENT, "open", seg->prefix, ENOENT, "no such file in its set");
+        return rc;
+    }
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)done);
+        if (r < 0) {
+            char path[4096];
+            bf_seg_path(seg, 0, path, sizeof(path));
+            return bf_fail(sp, BF_EIO, "read", path, errno, "the file's head");
+        }
+        if (r == 0)
+            break;
+        done += (size_t)r;
+    }
+    *got = done;
+    return BF_OK;
+}
+
+void bf_seg_move(bf_seg *to, bf_seg *from)
+{
+    forget_readahead(from);
+    to->nsegs = from->nsegs;
+    if (from->fd >= 0) {
+        lru_unlink(from);
+        to->fd = from->fd;
+        to->segno = from->segno;
+        lru_push(to);
+        from->fd = -1;
+    }
+}
+
 int bf_seg_reserve(bf_seg *seg)
 {
     return seg_open(seg, 0, 1);

@@ -51,6 +51,18 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len);
  */
 int bf_seg_resize(bf_seg *seg, uint64_t end);
 
+/*
+ * Read up to `len` bytes at the start of segment 0 of a named row opened
+ * by name (its segment count not known yet): *got is how many it holds,
+ * fewer at its end. Afterwards the row counts segment 0, with its
+ * descriptor open for the reads that follow. BF_ENOENT when segment 0 does
+ * not exist.
+ */
+int bf_seg_read_head(bf_seg *seg, void *buf, size_t len, size_t *got);
+
+/* Hand `from`'s segment count and open descriptor to `to` (same space); `from` ends closed. */
+void bf_seg_move(bf_seg *to, bf_seg *from);
+
 /* Create segment 0 now (O_EXCL), so a name is taken at once; BF_EEXIST if it exists. */
 int bf_seg_reserve(bf_seg *seg);
 

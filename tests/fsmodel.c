@@ -76,7 +76,6 @@ enum {
     A_READ = 2,
     A_OPEN = 4,
     A_TRUNC = 8, /* ftruncate, unlink */
-    A_RENAME = 16,
     A_ALLOC = 32,
     A_LIMIT = 64,
     A_ALL = 127
@@ -347,9 +346,9 @@ static int open_fds(void)
 }
 
 /*
- * Bytes of "<name>.<digits>" and "<name>.idx" in the set; returns how many
- * such files there are, and with `seg0` whether "<name>.0" is one of them.
- * Other "<name>.*" entries (a temporary index) are listed in g_other.
+ * Bytes of the segments "<name>.<digits>" in the set (the index lies inside
+ * them); returns how many there are, and with `seg0` whether "<name>.0" is
+ * one of them. Other "<name>.*" entries are listed in g_other.
  */
 static char g_other[256];
 
@@ -372,7 +371,7 @@ static int name_files(const fsm *m, int ni, uint64_t *bytes, int *seg0)
             continue;
         const char *rest = de->d_name + pl;
         int digits = *rest != '\0' && strspn(rest, "0123456789") == strlen(rest);
-        if (!digits && strcmp(rest, "idx") != 0) {
+        if (!digits) {
             size_t ol = strlen(g_other), dl = strlen(de->d_name);
             if (ol + dl + 2 < sizeof(g_other)) {
                 g_other[ol] = ' ';
@@ -447,11 +446,10 @@ static void arm(fsm *m, int spi)
         f->fail_read_at = 1 + pick(m, 4);
         f->fail_errno = EIO;
     } else if (k < 23) {
-        static const unsigned kinds[5] = {0, T_META_OPEN, T_META_FTRUNCATE, T_META_UNLINK,
-                                          T_META_RENAME};
+        static const unsigned kinds[4] = {0, T_META_OPEN, T_META_FTRUNCATE, T_META_UNLINK};
         m->fk = F_META;
-        f->meta_mask = kinds[pick(m, 5)];
-        m->fmeta = f->meta_mask ? f->meta_mask : 15u;
+        f->meta_mask = kinds[pick(m, 4)];
+        m->fmeta = f->meta_mask ? f->meta_mask : 7u;
         f->fail_meta_at = 1 + pick(m, 3);
     } else if (k < 29) {
         m->fk = F_ALLOC;
@@ -499,8 +497,6 @@ static unsigned causes(fsm *m, int spi, unsigned what, uint64_t need)
             /* A write may ftruncate too: it extends a segment over the gap an extent
                skips, and cuts (or unlinks) what a failed write at the end left. */
             if ((m->fmeta & (T_META_FTRUNCATE | T_META_UNLINK)) && (what & (A_TRUNC | A_WRITE)))
-                st |= ST(BF_EIO) | ST(BF_ENOSPC);
-            if ((m->fmeta & T_META_RENAME) && (what & A_RENAME))
                 st |= ST(BF_EIO) | ST(BF_ENOSPC);
         }
         if (m->fk == F_ALLOC && (what & A_ALLOC))
@@ -1541,7 +1537,7 @@ static void op_delete(fsm *m)
     int left = name_files(m, ni, &bytes, NULL);
     CHECK(m, "delete-leftover", left == 0, "delete of %s left %d file(s) of that name", sname(ni),
           left);
-    CHECK(m, "tmp-index-left", g_other[0] == '\0', "%s: left in the set:%s", m->op, g_other);
+    CHECK(m, "other-left", g_other[0] == '\0', "%s: left in the set:%s", m->op, g_other);
 }
 
 /* A failed append left target `t` (size `old`, position `oldpos` before it) as it was. */

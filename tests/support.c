@@ -7,6 +7,8 @@
  */
 #include "support.h"
 
+#include "index.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -243,14 +245,9 @@ static int f_unlink(void *ctx, const char *path)
     return meta_fails(ctx, T_META_UNLINK, "unlink") ? -1 : bf_posix_io.unlink(NULL, path);
 }
 
-static int f_rename(void *ctx, const char *from, const char *to)
-{
-    return meta_fails(ctx, T_META_RENAME, "rename") ? -1 : bf_posix_io.rename(NULL, from, to);
-}
-
 bf_io t_fault_io(t_faults *f)
 {
-    bf_io io = {f_open, f_close, f_pwritev, f_pread, f_ftruncate, f_unlink, f_rename, f};
+    bf_io io = {f_open, f_close, f_pwritev, f_pread, f_ftruncate, f_unlink, f};
     return io;
 }
 
@@ -283,6 +280,64 @@ int t_write_file(const char *path, const void *data, size_t len)
         return -1;
     int ok = len == 0 || write(fd, data, len) == (ssize_t)len;
     return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/* Move `len` bytes at physical offset `off` of the segments of `prefix`: write if `w`. */
+static int phys_io(const char *prefix, uint64_t ss, uint64_t off, unsigned char *buf, size_t len,
+                   int w)
+{
+    while (len > 0) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s.%llu", prefix, (unsigned long long)(off / ss));
+        size_t n = ss - off % ss < len ? (size_t)(ss - off % ss) : len;
+        int fd = w ? open(path, O_WRONLY | O_CREAT, 0600) : open(path, O_RDONLY);
+        if (fd < 0)
+            return -1;
+        ssize_t r =
+            w ? pwrite(fd, buf, n, (off_t)(off % ss)) : pread(fd, buf, n, (off_t)(off % ss));
+        close(fd);
+        if (r != (ssize_t)n)
+            return -1;
+        off += n;
+        buf += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int t_phys_read(const char *prefix, uint64_t segment_size, uint64_t off, void *buf, size_t len)
+{
+    return phys_io(prefix, segment_size, off, buf, len, 0);
+}
+
+int t_phys_write(const char *prefix, uint64_t segment_size, uint64_t off, const void *buf,
+                 size_t len)
+{
+    return phys_io(prefix, segment_size, off, (unsigned char *)buf, len, 1);
+}
+
+unsigned char *t_index_read(const char *prefix, uint64_t segment_size, size_t *len, uint64_t *off)
+{
+    unsigned char head[BF_HEAD_BYTES] = {0};
+    char path[4200];
+    snprintf(path, sizeof(path), "%s.0", prefix);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    ssize_t got = pread(fd, head, sizeof(head), 0);
+    close(fd);
+    bf_head_slot slot;
+    const char *why;
+    if (got < 0 || bf_head_decode(head, (size_t)got, &slot, &why) != BF_OK)
+        return NULL;
+    unsigned char *b = malloc((size_t)slot.len);
+    if (b == NULL || t_phys_read(prefix, segment_size, slot.off, b, (size_t)slot.len) != 0) {
+        free(b);
+        return NULL;
+    }
+    *len = (size_t)slot.len;
+    *off = slot.off;
+    return b;
 }
 
 unsigned char *t_read_file(const char *path, size_t *len)

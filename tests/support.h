@@ -50,13 +50,13 @@ void t_counting_init(t_counting *c);
  * EIO), or, when `short_write` is set, by writing half the bytes first
  * (the retry then fails with fail_errno). Likewise `fail_read_at` for
  * pread, and `fail_meta_at` for the calls that change or reach files
- * rather than bytes: open, ftruncate, unlink and rename (counted in `metas`;
+ * rather than bytes: open, ftruncate and unlink (counted in `metas`;
  * when `meta_mask` is not 0, only the kinds it names, T_META_*, are counted
  * and can fail). When `kill_at` is N > 0, the process SIGKILLs itself just
  * before its N-th pwritev or metadata call (counted in `calls`): a crash at
  * a chosen point.
  */
-enum { T_META_OPEN = 1, T_META_FTRUNCATE = 2, T_META_UNLINK = 4, T_META_RENAME = 8 };
+enum { T_META_OPEN = 1, T_META_FTRUNCATE = 2, T_META_UNLINK = 4 };
 
 typedef struct t_faults {
     uint64_t writes, reads, metas;
@@ -82,6 +82,25 @@ int t_write_file(const char *path, const void *data, size_t len);
 
 /* Read a whole file into a malloc'ed buffer (the caller frees it); NULL if it cannot be read. */
 unsigned char *t_read_file(const char *path, size_t *len);
+
+/*
+ * A named file's physical bytes, as the library lays them out: `prefix` is
+ * "<set>/<name>", the bytes are its segments "<prefix>.<n>" of
+ * `segment_size` bytes (BF_SEGMENT_SIZE_DEFAULT unless the space set
+ * another). t_phys_read and t_phys_write move `len` bytes at physical offset
+ * `off` across segment boundaries, creating segments a write reaches (0
+ * on success, -1 on failure, short reads included).
+ */
+int t_phys_read(const char *prefix, uint64_t segment_size, uint64_t off, void *buf, size_t len);
+int t_phys_write(const char *prefix, uint64_t segment_size, uint64_t off, const void *buf,
+                 size_t len);
+
+/*
+ * The index the head of named file `prefix` names (its newest valid slot):
+ * a malloc'ed copy, its length in *len and its physical offset in *off;
+ * NULL when the head names none or the bytes cannot be read.
+ */
+unsigned char *t_index_read(const char *prefix, uint64_t segment_size, size_t *len, uint64_t *off);
 
 /* Remove a directory tree made by a test (regular files and empty dirs only). */
 void t_rm_rf(const char *path);

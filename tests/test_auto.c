@@ -452,12 +452,6 @@ static int dev_unlink(void *ctx, const char *path)
     return bf_posix_io.unlink(NULL, path);
 }
 
-static int dev_rename(void *ctx, const char *from, const char *to)
-{
-    (void)ctx;
-    return bf_posix_io.rename(NULL, from, to);
-}
-
 /* A space on the fake device, started from `seed` (NULL: nothing), its clock at `clock0`. */
 /* A space of `codec` on the fake device (auto started from `seed`), its clock at `clock0`. */
 static bf_space *codec_space(bf_codec codec, double ns_per_byte, const bf_auto_device *seed,
@@ -470,8 +464,7 @@ static bf_space *codec_space(bf_codec codec, double ns_per_byte, const bf_auto_d
     o.auto_device = seed;
     bf_space *sp = t_space_opts(&o);
     dev = (fake_device){clock0, ns_per_byte};
-    bf_io io = {dev_open,      dev_close,  dev_pwritev, dev_pread,
-                dev_ftruncate, dev_unlink, dev_rename,  &dev};
+    bf_io io = {dev_open, dev_close, dev_pwritev, dev_pread, dev_ftruncate, dev_unlink, &dev};
     bf_space_set_io(sp, &io);
     bf_space_set_io_clock(sp, dev_clock, &dev);
     return sp;

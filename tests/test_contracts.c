@@ -35,6 +35,7 @@
 #include "buffile.h"
 #include "crc32c.h"
 #include "extent.h"
+#include "index.h"
 #include "segment.h"
 #include "space.h"
 #include "support.h"
@@ -341,11 +342,11 @@ static void test_d5_killed_session_old_index(void **state)
     assert_int_equal(bf_file_write_block(f, 1, n1), BF_OK);
     assert_int_equal(bf_file_write_block(f, 1, n2), BF_OK);
     assert_int_equal(bf_file_write_block(f, 7, n2), BF_OK); /* and grow it */
-    flt.metas = 0;
-    flt.fail_meta_at = 1; /* creating the new index */
+    flt.writes = 0;
+    flt.fail_write_at = 1; /* writing the new index */
     flt.fail_errno = EIO;
     assert_int_equal(bf_file_close(f), BF_EIO);
-    flt.fail_meta_at = 0;
+    flt.fail_write_at = 0;
     f = open_named(sp, "f", BF_OPEN_READONLY);
     assert_contents(f, d, 4 * BS);
     bf_file_close(f);
@@ -518,7 +519,7 @@ static bf_file *export_with_tail(bf_space *sp, t_faults *flt, const char *name,
     bf_stats st;
     bf_file_stats(f, &st);
     assert_int_equal(st.physical_bytes, bytes_on_disk(set, name));
-    assert_true(st.dead_bytes >= 3 * EXT); /* the tail is there */
+    assert_true(st.dead_bytes >= 2 * EXT); /* the tail is there (the index took its start) */
     return f;
 }
 
@@ -533,7 +534,7 @@ static unsigned char *closed_with_tail(bf_space *sp, t_faults *flt, uint64_t see
 /*
  * A read-write open of "n" cuts what lies past the index in its last
  * segment: the writer's physical bytes are the sizes of its files and
- * segment 0 holds the three live extents only.
+ * segment 0 holds the head, the three live extents and the index only.
  */
 static void readwrite_open_cuts(bf_space *sp, const unsigned char *d)
 {
@@ -545,7 +546,14 @@ static void readwrite_open_cuts(bf_space *sp, const unsigned char *d)
     struct stat sb;
     snprintf(path, sizeof(path), "%s/n.0", set);
     assert_int_equal(stat(path, &sb), 0);
-    assert_int_equal(sb.st_size, 3 * EXT); /* the tail went */
+    size_t ilen;
+    uint64_t ioff;
+    snprintf(path, sizeof(path), "%s/n", set);
+    unsigned char *index = t_index_read(path, BF_SEGMENT_SIZE_DEFAULT, &ilen, &ioff);
+    assert_non_null(index);
+    free(index);
+    assert_int_equal(ioff, BF_HEAD_BYTES + 3 * EXT); /* the index follows the live extents */
+    assert_int_equal(sb.st_size, ioff + ilen);       /* and the tail went */
     assert_contents(w, d, 3 * BS);
     assert_int_equal(bf_file_close(w), BF_OK);
 }
@@ -1096,7 +1104,7 @@ static void test_i23_3_retried_open_removes_leftovers(void **state)
     assert_null(w);
     flt.fail_meta_at = 0;
     w = open_named(sp, "n", BF_OPEN_READWRITE);
-    assert_int_equal(t_dir_entries(set), 2); /* n.0 and n.idx */
+    assert_int_equal(t_dir_entries(set), 1); /* n.0, holding the index */
     assert_int_equal(bf_file_seek(w, BS, BF_SEEK_SET), BF_OK);
     int rc = bf_file_write(w, d + BS, 7 * BS); /* segments 1..3 */
     if (rc != BF_OK)
@@ -1236,20 +1244,25 @@ static void test_i23_6_sparse_map_memory(void **state)
     assert_int_equal(cnt.live_bytes, 0);
 }
 
-/* Index of named file `name`: its generation set to `gen`, the CRC made right again. */
+/* Index of named file `name`: its generation set to `gen`, the CRC made right again, and the
+   head holding the slot of that generation alone. */
 static void set_index_gen(const char *name, uint32_t gen)
 {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s.idx", set, name);
+    char prefix[4096];
+    snprintf(prefix, sizeof(prefix), "%s/%s", set, name);
     size_t len;
-    unsigned char *b = t_read_file(path, &len);
+    uint64_t off;
+    unsigned char *b = t_index_read(prefix, BF_SEGMENT_SIZE_DEFAULT, &len, &off);
     assert_non_null(b);
     for (int k = 0; k < 4; k++)
         b[60 + k] = (unsigned char)(gen >> (8 * k));
     uint32_t crc = bf_crc32c(0, b, len - 4);
     for (int k = 0; k < 4; k++)
         b[len - 4 + k] = (unsigned char)(crc >> (8 * k));
-    assert_int_equal(t_write_file(path, b, len), 0);
+    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, off, b, len), 0);
+    unsigned char head[BF_HEAD_BYTES] = {0};
+    bf_head_encode(&(bf_head_slot){gen, off, len}, head + bf_head_slot_at(gen));
+    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, head, sizeof(head)), 0);
     free(b);
 }
 

@@ -299,34 +299,45 @@ static void test_bad_index(void **state)
     assert_int_equal(bf_fileset_create(sp, set), BF_OK);
     size_t size = 200000;
     unsigned char *d = make_data(5, size);
-    char idx[700], seg[700], copy[2000];
-    snprintf(idx, sizeof(idx), "%s/f.idx", set);
+    char seg[700], prefix[700], copy[2000];
     snprintf(seg, sizeof(seg), "%s/f.0", set);
-    snprintf(copy, sizeof(copy), "cp %s %s/good.idx", idx, set);
+    snprintf(prefix, sizeof(prefix), "%s/f", set);
+    snprintf(copy, sizeof(copy), "cp %s %s/good.0", seg, set);
     bf_file *f;
     write_named(sp, "f", d, size);
-    assert_int_equal(system(copy), 0);
-    snprintf(copy, sizeof(copy), "cp %s/good.idx %s", set, idx);
+    assert_int_equal(system(copy), 0); /* a named file is its segments: a copy is a file */
+    snprintf(copy, sizeof(copy), "cp %s/good.0 %s", set, seg);
+    size_t ilen;
+    uint64_t ioff;
+    unsigned char *index = t_index_read(prefix, BF_SEGMENT_SIZE_DEFAULT, &ilen, &ioff);
+    assert_non_null(index);
+    free(index);
 
     assert_int_equal(bf_file_create_named(sp, set, "f", NULL, &f), BF_EEXIST);
     assert_int_equal(bf_file_open_named(sp, set, "nope", BF_OPEN_READONLY, &f), BF_ENOENT);
-    assert_non_null(strstr(bf_space_errmsg(sp), "nope.idx"));
+    assert_non_null(strstr(bf_space_errmsg(sp), "nope"));
     assert_int_equal(bf_file_open_named(sp, set, "../f", BF_OPEN_READONLY, &f), BF_EINVAL);
     assert_int_equal(bf_file_open_named(sp, set, "f", 5, &f), BF_EINVAL);
 
-    corrupt_file(idx, 0, 40); /* truncated index */
+    corrupt_file(seg, 0, (int)(ioff + 40)); /* truncated index */
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
-    assert_non_null(strstr(bf_space_errmsg(sp), "f.idx"));
+    assert_non_null(strstr(bf_space_errmsg(sp), "f.0"));
     assert_int_equal(system(copy), 0);
-    corrupt_file(idx, 100, -1); /* flipped byte in the map */
+    corrupt_file(seg, (long)ioff + 100, -1); /* flipped byte in the map */
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
     assert_non_null(strstr(bf_space_errmsg(sp), "checksum"));
     assert_int_equal(system(copy), 0);
-    corrupt_file(seg, 0, 1000); /* segments shorter than the index says */
+    corrupt_file(seg, 3, -1); /* flipped byte in the head's only slot */
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
-    assert_non_null(strstr(bf_space_errmsg(sp), "do not match"));
+    assert_non_null(strstr(bf_space_errmsg(sp), "head"));
+    assert_int_equal(system(copy), 0);
+    corrupt_file(seg, 0, 1000); /* segments shorter than the head says */
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+    assert_non_null(strstr(bf_space_errmsg(sp), "truncated"));
+    corrupt_file(seg, 0, 0); /* a head never written: the file was never persisted */
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ENOENT);
     unlink(seg);
-    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ENOENT);
 
     /* A space with another segment size cannot read the file's layout. */
     bf_space_options o;
@@ -342,16 +353,18 @@ static void test_bad_index(void **state)
     free(d);
 }
 
-/* Set a 64-bit field of an index and fix its checksum, as a forger (or a bug) would. */
-static void forge_index(const char *path, long off, uint64_t val)
+/* Set a 64-bit field of named file `prefix`'s index and fix its checksum, as a forger (or a bug)
+   would. */
+static void forge_index(const char *prefix, long off, uint64_t val)
 {
     size_t len;
-    unsigned char *b = t_read_file(path, &len);
+    uint64_t at;
+    unsigned char *b = t_index_read(prefix, BF_SEGMENT_SIZE_DEFAULT, &len, &at);
     assert_non_null(b);
     assert_true(len >= (size_t)off + 8 + 4);
     bf_put64(b + off, val);
     bf_put32(b + len - 4, bf_crc32c(0, b, len - 4));
-    t_write_file(path, b, len);
+    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, at, b, len), 0);
     free(b);
 }
 
@@ -371,22 +384,27 @@ static void test_forged_index(void **state)
     unsigned char *d = make_data(6, size);
     write_named(sp, "f", d, size);
     char idx[700];
-    snprintf(idx, sizeof(idx), "%s/f.idx", set);
+    snprintf(idx, sizeof(idx), "%s/f", set);
     size_t len;
-    unsigned char *good = t_read_file(idx, &len); /* written back after each forgery */
+    uint64_t at;
+    /* written back after each forgery */
+    unsigned char *good = t_index_read(idx, BF_SEGMENT_SIZE_DEFAULT, &len, &at);
     assert_non_null(good);
     bf_file *f;
 
-    /* Header: 64 bytes, segment count at 48 (a u32; the u64 write also keeps parts = 0). */
-    forge_index(idx, 48, 9);
-    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
-    assert_non_null(strstr(bf_space_errmsg(sp), "inconsistent sizes"));
-    assert_int_equal(t_write_file(idx, good, len), 0);
-    /* One segment more than the bytes need is what a failed write leaves, if it exists. */
-    forge_index(idx, 48, 2);
+    /* Header: 72 bytes, segment count at 48 (a u32; the u64 write also keeps parts = 0). The
+       file's segments are exactly those its index's end needs: one here. */
+    for (uint64_t nsegs = 0; nsegs < 3; nsegs += 2) {
+        forge_index(idx, 48, nsegs);
+        assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
+        assert_non_null(strstr(bf_space_errmsg(sp), "inconsistent sizes"));
+        assert_int_equal(t_phys_write(idx, BF_SEGMENT_SIZE_DEFAULT, at, good, len), 0);
+    }
+    /* The index's own place, at 64, must be the one the head names. */
+    forge_index(idx, 64, at + 1);
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_ECORRUPT);
-    assert_non_null(strstr(bf_space_errmsg(sp), "f.1"));
-    assert_int_equal(t_write_file(idx, good, len), 0);
+    assert_non_null(strstr(bf_space_errmsg(sp), "head's slot"));
+    assert_int_equal(t_phys_write(idx, BF_SEGMENT_SIZE_DEFAULT, at, good, len), 0);
 
     /* Segment files after the ones the index counts, as a session killed before its index
        was durable leaves them: readers ignore them, a writer removes them (it creates its
@@ -403,10 +421,13 @@ static void test_forged_index(void **state)
     assert_int_equal(access(extra, F_OK), -1);
     assert_int_equal(access(extra2, F_OK), -1);
     assert_int_equal(bf_file_close(f), BF_OK);
+    free(good); /* that session persisted the file anew: its index is the one to keep */
+    good = t_index_read(idx, BF_SEGMENT_SIZE_DEFAULT, &len, &at);
+    assert_non_null(good);
 
-    /* One run of entries from offset 64 (first block, count, then 16 bytes per block): block 1
+    /* One run of entries from offset 72 (first block, count, then 16 bytes per block): block 1
        mapped onto block 0's extent. */
-    forge_index(idx, 64 + 8 + 16, bf_get64(good + 64 + 8));
+    forge_index(idx, 72 + 8 + 16, bf_get64(good + 72 + 8));
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
     assert_non_null(strstr(bf_space_errmsg(sp), "two extents"));
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
@@ -416,7 +437,7 @@ static void test_forged_index(void **state)
     assert_int_equal(bf_file_close(f), BF_OK);
 
     /* The untouched index still opens read-write, writes and persists. */
-    assert_int_equal(t_write_file(idx, good, len), 0);
+    assert_int_equal(t_phys_write(idx, BF_SEGMENT_SIZE_DEFAULT, at, good, len), 0);
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_OK);
     assert_int_equal(bf_file_seek(f, 5000, BF_SEEK_SET), BF_OK);
     assert_int_equal(bf_file_write(f, d, 20000), BF_OK);
@@ -436,10 +457,10 @@ static void test_forged_index(void **state)
 
 /*
  * Export and open under I/O faults: the N-th pwritev, pread or metadata
- * call (open, unlink, rename) fails, for every N the clean run makes. A
- * failed export says so (status, path, errno text), leaves no index and no
- * temporary index, and the handle can export again once the fault is gone;
- * a failed open says so and leaks nothing; in the end a reader gets the
+ * call (open, ftruncate, unlink) fails, for every N the clean run makes. A
+ * failed export says so (status, path, errno text), leaves the head naming
+ * no index, and the handle can export again once the fault is gone; a
+ * failed open says so and leaks nothing; in the end a reader gets the
  * exact bytes.
  */
 static void test_export_and_open_faults(void **state)
@@ -447,9 +468,8 @@ static void test_export_and_open_faults(void **state)
     (void)state;
     size_t size = 70000;
     unsigned char *d = make_data(8, size);
-    char idx[700], tmp[700];
-    snprintf(idx, sizeof(idx), "%s/f.idx", set);
-    snprintf(tmp, sizeof(tmp), "%s/f.idx.tmp", set);
+    char prefix[700];
+    snprintf(prefix, sizeof(prefix), "%s/f", set);
     static const int errs[] = {ENOSPC, EIO};
     int injected = 0;
     for (int what = 0; what < 3; what++) { /* 0 pwritev, 1 metadata, 2 pread */
@@ -479,8 +499,9 @@ static void test_export_and_open_faults(void **state)
                 if (strstr(msg, set) == NULL || strstr(msg, strerror(err)) == NULL)
                     fail_msg("export fault %d at %llu: message \"%s\"", what, (unsigned long long)n,
                              msg);
-                assert_int_equal(access(idx, F_OK), -1);
-                assert_int_equal(access(tmp, F_OK), -1);
+                size_t ilen;
+                uint64_t ioff;
+                assert_null(t_index_read(prefix, BF_SEGMENT_SIZE_DEFAULT, &ilen, &ioff));
                 flt.fail_write_at = flt.fail_meta_at = 0;
                 assert_int_equal(bf_file_export(f), BF_OK);
             }
@@ -508,7 +529,9 @@ static void test_export_and_open_faults(void **state)
                 break; /* N went past the calls the operation makes */
         }
     }
-    assert_true(injected >= 6);
+    /* export: the last block, the index and the head's slot (three pwritev); open: the head and
+       the index (two preads); no metadata call can fail either (a file of one segment). */
+    assert_int_equal(injected, 5);
     print_message("export/open faults injected: %d\n", injected);
     free(d);
 }
@@ -528,12 +551,15 @@ static void test_segments_and_cost(void **state)
     size_t size = 2 * 1024 * 1024;
     unsigned char *d = make_data(9, size);
     write_named(sp, "big", d, size);
-    char idx[800];
-    snprintf(idx, sizeof(idx), "%s/big.idx", set);
-    struct stat st;
-    assert_int_equal(stat(idx, &st), 0);
-    /* 64 + one run (8 + 16 bytes per block) + 4: 2 MiB / 8 KiB = 256 blocks. */
-    assert_int_equal(st.st_size, 64 + 8 + 256 * 16 + 4);
+    char prefix[800];
+    snprintf(prefix, sizeof(prefix), "%s/big", set);
+    size_t ilen;
+    uint64_t ioff;
+    unsigned char *index = t_index_read(prefix, o.segment_size, &ilen, &ioff);
+    assert_non_null(index);
+    free(index);
+    /* 72 + one run (8 + 16 bytes per block) + 4: 2 MiB / 8 KiB = 256 blocks. */
+    assert_int_equal(ilen, 72 + 8 + 256 * 16 + 4);
     assert_true(t_dir_entries(set) > 10);
     bf_file *f;
     assert_int_equal(bf_file_open_named(sp, set, "big", BF_OPEN_READONLY, &f), BF_OK);

@@ -697,12 +697,12 @@ static void test_d05_failed_session_old_index(void **state)
     assert_int_equal(bf_file_write_block(f, 1, nw), BF_OK); /* copy at the end */
     fill(8, nw, sizeof(nw));
     assert_int_equal(bf_file_write_block(f, 1, nw), BF_OK); /* best fit: the original extent */
-    flt.meta_mask = T_META_RENAME;
-    flt.metas = 0;
-    flt.fail_meta_at = 1;
+    /* The close writes the new index, then its slot: fail the slot (the last write). */
+    flt.writes = 0;
+    flt.fail_write_at = 2;
     flt.fail_errno = EIO;
     assert_int_equal(bf_file_close(f), BF_EIO);
-    flt.fail_meta_at = 0;
+    flt.fail_write_at = 0;
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
     expect_contents(f, d, sizeof(d), "d05: the persisted version after a failed session close");
     bf_file_close(f);

@@ -212,8 +212,8 @@ static void test_fileset_plants(void **state)
     assert_true(is_symlink(path));
     assert_victim_intact();
 
-    /* A symlinked index is not followed: open refuses. */
-    set_path(path, sizeof(path), "h.idx");
+    /* A symlinked segment 0, which holds the head and index, is not followed: open refuses. */
+    set_path(path, sizeof(path), "h.0");
     plant(path, 1);
     assert_true(bf_file_open_named(sp, set, "h", BF_OPEN_READONLY, &f) < 0);
     assert_null(f);
@@ -253,12 +253,12 @@ static void test_fileset_plants(void **state)
 }
 
 /*
- * A file planted at "<name>.idx.tmp" - here a hard link to the victim, as
- * a same-user attacker or a stale file from a crash would leave - must not
- * be truncated and overwritten by export: the index is a file the library
- * creates, so O_EXCL (after removing a stale entry) is due as for segments.
+ * Files planted at the names an index file once had, "<name>.idx" and
+ * "<name>.idx.tmp" - here hard links to the victim, as a same-user
+ * attacker would leave - are never written: the index goes into the file's
+ * own segments, which the library created itself with O_EXCL.
  */
-static void test_index_tmp_not_reused(void **state)
+static void test_index_only_in_own_segments(void **state)
 {
     (void)state;
     put_victim();
@@ -268,16 +268,23 @@ static void test_index_tmp_not_reused(void **state)
     assert_int_equal(bf_fileset_create(sp, set), BF_OK);
     set_path(tmp, sizeof(tmp), "f.idx.tmp");
     assert_int_equal(link(victim, tmp), 0);
+    set_path(tmp, sizeof(tmp), "f.idx");
+    assert_int_equal(link(victim, tmp), 0);
     bf_file *f;
     assert_int_equal(bf_file_create_named(sp, set, "f", NULL, &f), BF_OK);
     unsigned char blk[BS];
     memset(blk, 'c', sizeof(blk));
     assert_int_equal(bf_file_write_block(f, 0, blk), BF_OK);
-    int rc = bf_file_export(f);
+    assert_int_equal(bf_file_export(f), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_victim_intact();
+    assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
+    unsigned char got[BS];
+    assert_int_equal(bf_file_read_block(f, 0, got), BF_OK);
+    assert_memory_equal(got, blk, BS);
     assert_int_equal(bf_file_close(f), BF_OK);
     assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
     bf_space_destroy(sp);
-    (void)rc; /* refusing or exporting through a fresh file are both fine; the victim is not */
     assert_victim_intact();
 }
 
@@ -407,7 +414,7 @@ int main(void)
         cmocka_unit_test(test_symlink_at_segment),
         cmocka_unit_test(test_foreign_file_at_segment),
         cmocka_unit_test(test_fileset_plants),
-        cmocka_unit_test(test_index_tmp_not_reused),
+        cmocka_unit_test(test_index_only_in_own_segments),
         cmocka_unit_test(test_every_open_is_nofollow_exclusive),
         cmocka_unit_test(test_space_names_unguessable),
     };

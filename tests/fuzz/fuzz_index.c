@@ -1,15 +1,20 @@
 /*
- * fuzz_index.c - arbitrary bytes as the persisted index of a named file.
+ * fuzz_index.c - arbitrary bytes as the persisted index of a named file,
+ * and as the head that names it.
  *
- * Input: a flag byte, then the bytes that replace "<set>/f.idx".
+ * Input: a flag byte, then the bytes written where f's index lies (inside
+ * its segments), and a head whose one slot names them.
  *   bits 0-1  codec (index into the codecs built in)
- *   bit 2     fix the trailing CRC first, so forged fields get past the
- *             checksum and reach the field checks, the map and the reads
+ *   bit 2     fix the trailing CRC (and the index's own offset) first, so
+ *             forged fields get past the checksum and reach the field
+ *             checks, the map and the reads
  *   bit 3     open read-write (else read-only)
- *   bits 4-7  where the read-write run writes
+ *   bits 4-6  where the read-write run writes
+ *   bit 7     the first 64 bytes are the head itself (both slots), the
+ *             rest the index
  * Each run builds a set: "g" (3 blocks, exported) appended onto "f"
  * (6.5 blocks), so f's index has a spliced part; f is closed, its index
- * replaced by the input and f opened. Properties: open succeeds or says
+ * and head replaced by the input and f opened. Properties: open succeeds or says
  * BF_ECORRUPT/BF_EINVAL with a message; the unmodified index opens and
  * reads back exactly; blocks of an accepted index read back or report
  * BF_ECORRUPT; a read-write handle can write, truncate and close, and the
@@ -22,6 +27,7 @@
 
 #include "crc32c.h"
 #include "fuzz.h"
+#include "index.h"
 #include "le.h"
 #include "support.h"
 
@@ -47,8 +53,8 @@ static bf_codec codec_of(uint8_t flags)
     return codecs[(flags & 3) % n];
 }
 
-/* Build the set in `set` and return the bytes of f's index (malloc'ed). */
-static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len)
+/* Build the set in `set` and return the bytes of f's index (malloc'ed) and where they lie. */
+static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len, uint64_t *idx_off)
 {
     memset(expect, 0, sizeof(expect));
     fuzz_data(11, expect, F_SIZE);
@@ -65,10 +71,10 @@ static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len)
     FUZZ_CHECK(start == START, "append started at %llu", (unsigned long long)start);
     must(sp, bf_file_close(f), "close f");
     must(sp, bf_file_close(g), "close g");
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/f.idx", set);
-    unsigned char *idx = t_read_file(path, idx_len);
-    FUZZ_CHECK(idx != NULL, "no index at %s", path);
+    char prefix[4096];
+    snprintf(prefix, sizeof(prefix), "%s/f", set);
+    unsigned char *idx = t_index_read(prefix, SEG, idx_len, idx_off);
+    FUZZ_CHECK(idx != NULL, "no index in %s.0's head", prefix);
     return idx;
 }
 
@@ -98,7 +104,7 @@ static void rewrite(bf_space *sp, const char *set, bf_file *f, uint8_t flags)
     static unsigned char data[2 * BS], got[2 * BS];
     uint32_t bs = bf_file_block_size(f);
     uint64_t size = bf_file_size(f);
-    uint64_t pos = size == 0 ? 0 : (size / 16) * (flags >> 4) % size;
+    uint64_t pos = size == 0 ? 0 : (size / 16) * ((flags >> 4) & 7) % size;
     if (pos > 64ull * bs)
         pos = 64ull * bs;
     fuzz_data(flags, data, sizeof(data));
@@ -135,21 +141,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     t_counting cnt;
     t_counting_init(&cnt);
     bf_space *sp = fuzz_space(codec_of(flags), BS, SEG, &cnt.hooks);
-    char set[4096], path[4200];
+    char set[4096], prefix[4200];
     snprintf(set, sizeof(set), "%s/set", fuzz_parent());
+    snprintf(prefix, sizeof(prefix), "%s/f", set);
     size_t orig_len;
-    unsigned char *orig = build(sp, set, &orig_len);
+    uint64_t off;
+    unsigned char *orig = build(sp, set, &orig_len, &off);
 
-    size_t len = size - 1;
+    unsigned char head[BF_HEAD_BYTES] = {0};
+    data++;
+    size--;
+    if ((flags & 0x80) && size >= BF_HEAD_BYTES) {
+        memcpy(head, data, BF_HEAD_BYTES);
+        data += BF_HEAD_BYTES;
+        size -= BF_HEAD_BYTES;
+    }
+    size_t len = size;
     unsigned char *idx = malloc(len ? len : 1);
     FUZZ_CHECK(idx != NULL, "out of memory");
     if (len > 0)
-        memcpy(idx, data + 1, len);
+        memcpy(idx, data, len);
+    if ((flags & 4) && len >= BF_INDEX_HDR + 4)
+        bf_put64(idx + 64, off); /* the index's own place too, past the head's cross-check */
     if ((flags & 4) && len >= 4)
         bf_put32(idx + len - 4, bf_crc32c(0, idx, len - 4));
-    int exact = len == orig_len && memcmp(idx, orig, len) == 0;
-    snprintf(path, sizeof(path), "%s/f.idx", set);
-    FUZZ_CHECK(t_write_file(path, idx, len) == 0, "cannot write %s", path);
+    if (!(flags & 0x80)) { /* the slot of the index's own generation names the input */
+        uint32_t gen = bf_get32(orig + 60);
+        bf_head_encode(&(bf_head_slot){gen, off, len}, head + bf_head_slot_at(gen));
+    }
+    int exact = len == orig_len && memcmp(idx, orig, len) == 0 && !(flags & 0x80);
+    FUZZ_CHECK(t_phys_write(prefix, SEG, off, idx, len) == 0 &&
+                   t_phys_write(prefix, SEG, 0, head, sizeof(head)) == 0,
+               "cannot write %s", prefix);
 
     int mode = flags & 8 ? BF_OPEN_READWRITE : BF_OPEN_READONLY;
     bf_file *f = NULL;
@@ -157,7 +180,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (exact)
         must(sp, rc, "open with the unmodified index");
     if (rc != BF_OK) {
-        FUZZ_CHECK(rc == BF_ECORRUPT || rc == BF_EINVAL, "open: %d %s", rc, bf_space_errmsg(sp));
+        int empty_head = 1; /* a head never written is a file never persisted */
+        for (size_t i = 0; i < sizeof(head); i++)
+            empty_head &= head[i] == 0;
+        FUZZ_CHECK(rc == BF_ECORRUPT || rc == BF_EINVAL || (rc == BF_ENOENT && empty_head),
+                   "open: %d %s", rc, bf_space_errmsg(sp));
         FUZZ_CHECK(bf_space_errmsg(sp)[0] != '\0', "refusal %d without a message", rc);
         FUZZ_CHECK(f == NULL, "failed open returned a handle");
     } else {
@@ -191,7 +218,8 @@ int fuzz_write_seeds(const char *dir)
     for (int c = 0; c < n; c++) {
         bf_space *sp = fuzz_space(codecs[c], BS, SEG, NULL);
         size_t len;
-        unsigned char *idx = build(sp, set, &len);
+        uint64_t off;
+        unsigned char *idx = build(sp, set, &len, &off);
         for (int v = 0; v < 2; v++) {
             char name[64];
             snprintf(name, sizeof(name), "%s-%s", bf_codec_name(codecs[c]), v ? "rw" : "ro");
