@@ -10,7 +10,7 @@
 #                   only what changed
 #   build-patched/  VPATH build of patched-<ver>;  inst-patched/ its install
 #   build-stock/    VPATH build of src-<ver> (only with PG_BUILD_STOCK=1)
-#   libbuffile/     libbuffile installed (static library linked into postgres)
+#   libbuffile/     libbuffile installed (postgres links its shared library by rpath)
 #   run/            data directories and logs of pg-test.sh
 #   pg-version      the Debian version whose source is used
 #   stock-bin       bin directory of the stock reference (Debian's binary of

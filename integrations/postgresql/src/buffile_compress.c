@@ -23,8 +23,8 @@
  *   crash removes it; its segments are "<name>.0", "<name>.1", ... and it
  *   never has an index: closing it removes it.  A file of a FileSet lives
  *   in the "compressed" subdirectory of the FileSet's directory for its
- *   name, as the library's named file, index "<name>.idx" included; that
- *   subdirectory is how other backends know the file is ours, and removing
+ *   name, as the library's named file (its segments, which hold its index);
+ *   that subdirectory is how other backends know the file is ours, and removing
  *   the FileSet removes it.  A missing temporary directory is re-created,
  *   as stock does.
  *
@@ -813,8 +813,8 @@ CompressedBufFileCreateFileSet(FileSet *fileset, const char *name)
 }
 
 /*
- * Whether the file "name" of a FileSet is ours: its index exists, which it
- * does once it was exported or closed, the only time it may be opened.
+ * Whether the file "name" of a FileSet is ours: its first segment, which
+ * holds its index once it was exported or closed, exists.
  */
 bool
 CompressedBufFileExists(FileSet *fileset, const char *name)
@@ -824,7 +824,7 @@ CompressedBufFileExists(FileSet *fileset, const char *name)
 	struct stat st;
 
 	CompressedBufFileSetDirectory(fileset, name, dir, false);
-	snprintf(path, sizeof(path), "%s/%s.idx", dir, name);
+	snprintf(path, sizeof(path), "%s/%s.0", dir, name);
 	return stat(path, &st) == 0;
 }
 
