@@ -17,11 +17,12 @@ from .matrix import size_label  # noqa: E402
 
 DPI = 110
 CODEC_COLOURS = {
+    "off": "#404040", "stock": "#000000", "pglz": "#9467bd",
     "none": "#7f7f7f", "lz4": "#2ca02c",
     "zstd-1": "#9ecae1", "zstd-3": "#4292c6", "zstd-9": "#08519c",
     "zlib-1": "#fdae6b", "zlib-6": "#d94801", "auto": "#d62728",
 }
-FALLBACK = ["#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
+FALLBACK = ["#8c564b", "#e377c2", "#bcbd22", "#17becf"]
 BLOCK_MARKERS = ["o", "s", "^", "D", "v", "P"]
 KINDS = {"wall": "wall-clock time", "cpu": "CPU time (user + system)"}
 KIND_SHORT = {"wall": "wall", "cpu": "CPU"}
@@ -88,28 +89,38 @@ def time_ratio_chart(res, path):
     its interval; plus the suite geomean and the control geomean over the queries that spill
     nothing (the noise yardstick)."""
     queries = res.suite_queries("spilling")
-    groups = queries + ["geomean", "control"]
     series = res.labels[1:]
-    fig, axes = plt.subplots(2, 1, figsize=(12, 8.4), sharex=True)
-    for ax, kind in zip(axes, KINDS):
-        values = {}
+    values = {}
+    for kind in KINDS:
+        v = values[kind] = {}
         for i, s in enumerate(series, 1):
             for q in queries:
-                values[(q, s)] = res.ratio(q, i, kind)
-            values[("geomean", s)] = res.suite("spilling", i, kind)
-            values[("control", s)] = res.suite("control", i, kind)
-        _grouped_bars(ax, groups, series, values)
+                v[(q, s)] = res.ratio(q, i, kind)
+            v[("geomean", s)] = res.suite("spilling", i, kind)
+            v[("control", s)] = res.suite("control", i, kind)
+    ratio_chart(queries + ["geomean", "control"], series, values, "none", len(queries),
+                "query (only queries that spill); geomean over them; control = geomean over the "
+                "queries that spill nothing (machine noise)",
+                f"Paired time ratios, {_setting_text(res)}, {res.run.rounds} rounds", path)
+
+
+def ratio_chart(groups, series, values, ref, split, xlabel, suptitle, path):
+    """Wall (top) and CPU (bottom) time of each series relative to ref, per group, with
+    error bars: values[kind][(group, series)] is an Interval or None (no bar). A dotted line
+    before groups[split] sets the suite figures apart."""
+    fig, axes = plt.subplots(2, 1, figsize=(12, 8.4), sharex=True)
+    for ax, kind in zip(axes, KINDS):
+        _grouped_bars(ax, groups, series, values[kind])
         ax.axhline(1.0, color="black", linewidth=0.9)
-        ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_ylabel(f"{KIND_SHORT[kind]} time / none")
-        ax.set_title(f"{KINDS[kind]} relative to no compression, 95% intervals "
-                     "(below 1 = faster)")
-        tops = [v.hi for v in values.values() if v is not None] + [1.2]
+        ax.axvline(split - 0.5, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_ylabel(f"{KIND_SHORT[kind]} time / {ref}")
+        ax.set_title(f"{KINDS[kind]} relative to {'no compression' if ref == 'none' else ref}, "
+                     "95% intervals (below 1 = faster)")
+        tops = [v.hi for v in values[kind].values() if v is not None] + [1.2]
         ax.set_ylim(0, max(tops) * 1.2)
         _codec_legend(ax, series, loc="upper left")
-    axes[1].set_xlabel("query (only queries that spill); geomean over them; control = geomean "
-                       "over the queries that spill nothing (machine noise)")
-    fig.suptitle(f"Paired time ratios, {_setting_text(res)}, {res.run.rounds} rounds")
+    axes[1].set_xlabel(xlabel)
+    fig.suptitle(suptitle)
     _finish(fig, path)
 
 
