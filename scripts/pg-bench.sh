@@ -1,70 +1,87 @@
 #!/usr/bin/env bash
-# TPC-H in PostgreSQL 15 on libbuffile against stock PostgreSQL 15: temp bytes
-# and time, query by query (issue 13). Results: docs/results/postgresql.md.
+# TPC-H in PostgreSQL 15 with temp_file_compression: temp bytes, wall and CPU time,
+# query by query (issues 13 and 26). Results: docs/results/postgresql.md (SF 1,
+# stock binary against the patched one) and docs/results/postgresql-scale.md (SF 10,
+# one server).
 #
-#   scripts/pg-bench.sh [--sf=1] [--rounds=3] [--workers=0,2]
-#       [--configs=stock,none,lz4,zstd,auto] [--io-limit=200MB] [--timeout=300]
-#       [--queries=1-22] [--seed=N] [--out=DIR] [--report-only] [--plan]
+#   scripts/pg-bench.sh [--sf=1] [--rounds=3] [--workers=0,2] [--work-mem=4MB]
+#       [--configs=off,lz4,zstd:1,auto] [--devices=page] [--timeout=300] [--fuse-timeout=N]
+#       [--queries=1-22] [--seed=N] [--out=DIR] [--check-cpu] [--report-only] [--plan]
 #
-# What it does (as root: it installs packages and runs PostgreSQL as pgbuf):
-#   1. scripts/pg-build.sh with PG_BUILD_STOCK=1: patched PostgreSQL and stock
-#      PostgreSQL built from the same source with the same compiler and flags
-#      (build/pg/inst-patched, build/pg/inst-stock). PG_STOCK_BIN picks another
-#      stock bin directory (e.g. Debian's /usr/lib/postgresql/15/bin).
-#   2. TPC-H tables from tpch/gen at --sf, loaded once by stock PostgreSQL
-#      (integrations/postgresql/tpch/schema.sql: the spec's primary keys and no
-#      other index), VACUUM (FREEZE, ANALYZE), then the data directory is
-#      copied for the patched server: both read the same pages with the same
-#      statistics, so both plan alike. Cached in OUT/cluster-*.
-#   3. Both servers started with the same settings (OUT/bench.conf, listed in
-#      the report); pgbuf runs them; they are stopped on exit.
-#   4. scripts/pg_bench.py runs the phases and writes OUT/report.md and
-#      OUT/results.json:
-#        w<N>       for each --workers N (max_parallel_workers_per_gather):
-#                   per query a warm-up run of stock (the reference answer;
-#                   a query that hits statement_timeout there is left out and
-#                   named), then --rounds rounds running every configuration
-#                   once in an order shuffled per round and query;
-#        (--io-limit must be 0: the throttled phase went with the GUC
-#        temp_file_io_limit; a slow temp device is issue 26's FUSE mount)
-#      Every run is cached (OUT/runs/...): a second invocation resumes.
+# --configs: the configurations compared, the first being the reference. `stock`
+#   is the stock binary's server (on a copy of the cluster); every other name is a
+#   value of temp_file_compression set per session in ONE patched server: `off`
+#   (PostgreSQL's own BufFile code), none, lz4, zstd:1 (or zstd:level=1), zlib,
+#   auto, and any method the server takes (e.g. pglz once the library has it; the
+#   server checks each value before anything runs). One server: caches, plans and
+#   data are the same for all of them. `--configs=stock,off` checks that off is stock.
+# --devices: page (temp files in the data directory: the page cache over the VM's
+#   disk) and fuse:RATE (e.g. fuse:200MB: a temp tablespace on tools/slowfs at that
+#   rate, which stock's files and ours share). A fuse phase runs the queries its page
+#   phase (same work_mem and workers) found spilling, once that phase has run.
+# Phases: every (work_mem, device, workers), in that nesting order.
+# --timeout: statement_timeout in seconds for page phases, --fuse-timeout for fuse
+#   phases (default 4 x --timeout); a query whose warm-up (the reference) times out is
+#   left out of its phase and named. Not part of a run's identity in the cache: a run
+#   that timed out under a shorter timeout is run again.
 #
-# --plan prints the phases, the runs cached and an estimate of the time left
-# (from the times measured so far) and runs nothing. --report-only rewrites the
-# report from the cached runs.
+# What it does (as root: it installs packages, mounts slowfs and runs PostgreSQL as
+# pgbuf):
+#   1. scripts/pg-build.sh with PG_BUILD_STOCK=1: patched PostgreSQL and stock built
+#      from the same source, compiler and flags (PG_STOCK_BIN picks another stock).
+#   2. TPC-H tables from tpch/gen at --sf, loaded once by the patched server
+#      (integrations/postgresql/tpch/schema.sql: the spec's primary keys, no other
+#      index), VACUUM (FREEZE, ANALYZE); with `stock` in --configs the data directory
+#      is copied for the stock server (same pages, same statistics). Cached in
+#      OUT/cluster-*; the load's time and size are in OUT/load-info.txt.
+#   3. The servers started with the same settings (scripts/pg-server.sh, checked
+#      equal), on ports 5450 (stock) and 5451 (patched); stopped on exit.
+#   4. scripts/pg_bench.py runs the phases and writes OUT/report.md,
+#      OUT/results.json and OUT/charts/. Every run is cached (OUT/runs/...): a second
+#      invocation resumes. --check-cpu first checks the CPU accounting against a CPU
+#      burner (OUT/cpu-check.json).
+#
+# --plan prints the phases, the runs left and an estimate of their time (from the
+# times measured so far) and runs nothing. --report-only rewrites the report from
+# the cached runs.
 set -euo pipefail
 . "$(dirname "$0")/pg-common.sh"
+. "$(dirname "$0")/pg-server.sh"
 
 bad() { printf 'pg-bench.sh: %s (--help lists the flags)\n' "$1" >&2; exit 2; }
 
-SF=1 ROUNDS=3 WORKERS=0,2 CONFIGS=stock,none,lz4,zstd,auto IO_LIMIT=0 TIMEOUT=300
-QUERIES=1-22 SEED=20260413 OUT="" MODE=run
+SF=1 ROUNDS=3 WORKERS=0,2 WORK_MEM=4MB CONFIGS=off,lz4,zstd:1,auto DEVICES=page TIMEOUT=300 FUSE_TIMEOUT=""
+QUERIES=1-22 SEED=20260413 OUT="" MODE=run CHECK_CPU=""
 RUN_ARGS=()   # the flags that shape the results, for the report's command line
 for a in "$@"; do
-  case $a in --report-only|--plan) ;; *) RUN_ARGS+=("$a") ;; esac
+  case $a in --report-only|--plan|--check-cpu) ;; *) RUN_ARGS+=("$a") ;; esac
   case "$a" in
     --sf=*) SF=${a#*=}; [[ $SF =~ ^(0\.01|0\.1|1|3|10)$ ]] || bad "--sf: '$SF' is not one of 0.01 0.1 1 3 10" ;;
     --rounds=*) ROUNDS=${a#*=}; [[ $ROUNDS =~ ^[0-9]{1,2}$ ]] || bad "--rounds: '$ROUNDS' is not a number from 0 (warm-ups only) to 99" ;;
     --workers=*) WORKERS=${a#*=}; [[ $WORKERS =~ ^[0-8](,[0-8])*$ ]] || bad "--workers: '$WORKERS' is not a list of worker counts 0..8 (e.g. 0,2)" ;;
+    --work-mem=*) WORK_MEM=${a#*=}; [[ $WORK_MEM =~ ^[1-9][0-9]*(kB|MB|GB)(,[1-9][0-9]*(kB|MB|GB))*$ ]] \
+        || bad "--work-mem: '$WORK_MEM' is not a list of sizes such as 4MB,64MB" ;;
     --configs=*) CONFIGS=${a#*=}
-      [[ $CONFIGS =~ ^stock(,(none|lz4|zstd|zlib|auto))+$ ]] \
-        || bad "--configs: '$CONFIGS' must be stock followed by some of none,lz4,zstd,zlib,auto" ;;
-    --io-limit=*) IO_LIMIT=${a#*=}; IO_LIMIT=${IO_LIMIT%/s}
-      [[ $IO_LIMIT =~ ^(0|[1-9][0-9]*(kB|MB|GB))$ ]] || bad "--io-limit: '$IO_LIMIT' is not 0 or a rate such as 200MB (per second)" ;;
-    --timeout=*) TIMEOUT=${a#*=}; TIMEOUT=${TIMEOUT%s}; [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || bad "--timeout: '$TIMEOUT' is not a number of seconds" ;;
+      [[ $CONFIGS =~ ^[a-z0-9]+(:[a-z=0-9-]+)?(,[a-z0-9]+(:[a-z=0-9-]+)?)+$ ]] \
+        || bad "--configs: '$CONFIGS' is not a list of two or more configurations such as off,lz4,zstd:1" ;;
+    --devices=*) DEVICES=${a#*=}; [[ $DEVICES =~ ^(page|fuse:[1-9][0-9]*(MB|GB))(,(page|fuse:[1-9][0-9]*(MB|GB)))*$ ]] \
+        || bad "--devices: '$DEVICES' is not a list of page and fuse:RATE (e.g. page,fuse:200MB)" ;;
+    --io-limit=*) bad "--io-limit: temp_file_io_limit is gone; a slow device is --devices=fuse:RATE" ;;
+    --fuse-timeout=*) FUSE_TIMEOUT=${a#*=}; FUSE_TIMEOUT=${FUSE_TIMEOUT%s}; [[ $FUSE_TIMEOUT =~ ^[1-9][0-9]*$ ]] || bad "--fuse-timeout: '$FUSE_TIMEOUT' is not a number of seconds" ;;
     --queries=*) QUERIES=${a#*=}; [[ $QUERIES =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] || bad "--queries: '$QUERIES' is not a list such as 1-22 or 3,9,18" ;;
-    --seed=*) SEED=${a#*=}; [[ $SEED =~ ^[0-9]+$ ]] || bad "--seed: '$SEED' is not a number" ;;
-    --out=*) OUT=${a#*=}; [ -n "$OUT" ] || bad "--out: empty" ;;
-    --report-only) MODE=report ;;
-    --plan) MODE=plan ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) bad "unknown flag '$a'" ;;
+    --check-cpu) CHECK_CPU=--check-cpu ;;
+    *) bench_flag "$a" || bad "unknown flag '$a'" ;;
   esac
 done
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and runs PostgreSQL as $PG_USER"
 OUT=${OUT:-$PGB/bench/sf$SF}
+FUSE_TIMEOUT=${FUSE_TIMEOUT:-$((4 * TIMEOUT))}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+WITH_STOCK=0
+[[ ,$CONFIGS, == *,stock,* ]] && WITH_STOCK=1
+WITH_FUSE=0
+[[ $DEVICES == *fuse:* ]] && WITH_FUSE=1
 
 # The queries: ../shared/tpch/queries beside a clone or beside the worktrees.
 QDIR=${TPCH_QUERIES:-}
@@ -73,28 +90,32 @@ for d in "$TOP/../shared" "$TOP/../../shared"; do
 done
 [ -f "$QDIR/1.sql" ] || die "no TPC-H queries found (set TPCH_QUERIES to the folder of 1.sql .. 22.sql)"
 
-PY_ARGS=(--sf="$SF" --rounds="$ROUNDS" --workers="$WORKERS" --configs="$CONFIGS" --io-limit="$IO_LIMIT"
-         --timeout="$TIMEOUT" --queries="$QUERIES" --seed="$SEED" --out="$OUT" --qdir="$QDIR"
-         --command="scripts/pg-bench.sh ${RUN_ARGS[*]}")
+SOCK=$OUT/sock
+PORT_STOCK=5450
+PORT_PATCHED=5451
+SLOW=$OUT/slow
+CL_STOCK=$OUT/cluster-stock
+CL_PATCHED=$OUT/cluster-patched
+PATCHED=$PGB/inst-patched/bin
+STOCK=${PG_STOCK_BIN:-$PGB/inst-stock/bin}
+PY_ARGS=(--sf="$SF" --rounds="$ROUNDS" --workers="$WORKERS" --work-mem="$WORK_MEM" --configs="$CONFIGS"
+         --devices="$DEVICES" --timeout="$TIMEOUT" --fuse-timeout="$FUSE_TIMEOUT" --queries="$QUERIES" --seed="$SEED" --out="$OUT"
+         --qdir="$QDIR" --command="scripts/pg-bench.sh ${RUN_ARGS[*]}")
 
-apt_install python3 build-essential
+# Debian's Python (the report's charts need its python3-matplotlib).
+apt_install python3 python3-matplotlib build-essential
 # The interval and the shuffle are spillbench's own code (tpch/exec/paired.c),
 # loaded by pg_bench.py through ctypes.
 cc -O2 -shared -fPIC -o "$OUT/libpaired.so" "$TOP/tpch/exec/paired.c" -lm
 
-if [ "$MODE" = report ]; then
-  exec python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" --report-only
-fi
-if [ "$MODE" = plan ]; then
-  exec python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" --plan
+if [ "$MODE" != run ]; then
+  exec /usr/bin/python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
 fi
 
 # --- builds --------------------------------------------------------------------
 t0=$SECONDS
 PG_BUILD_STOCK=1 bash "$TOP/scripts/pg-build.sh" > "$OUT/build.log" 2>&1 \
   || { tail -20 "$OUT/build.log"; die "pg-build.sh failed (see $OUT/build.log)"; }
-PATCHED=$PGB/inst-patched/bin
-STOCK=${PG_STOCK_BIN:-$PGB/inst-stock/bin}
 [ -x "$STOCK/postgres" ] || die "no stock PostgreSQL in $STOCK"
 log "PostgreSQL built: patched $PATCHED, stock $STOCK ($((SECONDS - t0)) s)"
 chown "$PG_USER": "$OUT"
@@ -103,122 +124,117 @@ chown "$PG_USER": "$OUT"
 bash "$TOP/scripts/install-deps.sh" > /dev/null
 cmake -S "$TOP" -B "$PGB/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
 cmake --build "$PGB/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
+SLOWFS_BIN=""
+[ "$WITH_FUSE" = 1 ] && SLOWFS_BIN=$(srv_slowfs_build "$PGB/tpch-build")
 DATA=$PGB/bench/data-sf$SF
 if [ ! -f "$DATA/lineitem.tbl" ]; then
   log "tpchgen --sf=$SF --format=tbl into $DATA"
+  t0=$SECONDS
   rm -rf "$DATA.tmp"
-  "$PGB/tpch-build/tpch/gen/tpchgen" --sf="$SF" --out="$DATA.tmp" --format=tbl > /dev/null
+  "$PGB/tpch-build/tpch/gen/tpchgen" --sf="$SF" --out="$DATA.tmp" --format=tbl --threads="$PG_JOBS" > /dev/null
   mv "$DATA.tmp" "$DATA"
+  echo "tpchgen --sf=$SF: $((SECONDS - t0)) s, $(du -sh "$DATA" | cut -f1)" > "$DATA.info"
 fi
 chmod -R a+rX "$DATA"
 
 # --- servers -------------------------------------------------------------------
-SOCK=$OUT/sock
 mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
-PORT_STOCK=54481
-PORT_PATCHED=54482
-# The settings of both servers (included from postgresql.conf; rewritten at
-# every start so that the cached clusters follow this script).
-cat > "$OUT/bench.conf" <<EOF
-listen_addresses = ''
-unix_socket_directories = '$SOCK'
-shared_buffers = 1GB
-work_mem = 4MB
-maintenance_work_mem = 256MB
-max_worker_processes = 8
-max_parallel_workers = 8
-max_parallel_workers_per_gather = 0
-jit = off
-temp_file_limit = -1
-log_temp_files = 0
-log_line_prefix = '%m [%p] '
-log_min_duration_statement = -1
-autovacuum = off
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-max_wal_size = 8GB
-checkpoint_timeout = 1h
-EOF
-chown "$PG_USER": "$OUT/bench.conf"
-
-STARTED=()
-stop_all() {
-  local s
-  for s in "${STARTED[@]}"; do
-    as_user "${s%%:*}/pg_ctl" -D "${s#*:}" -m fast -w stop > /dev/null 2>&1 || true
-  done
-  STARTED=()
-}
-trap stop_all EXIT
+bench_conf "$OUT/bench.conf" "$SOCK"
+trap srv_stop_all EXIT
 trap 'exit 130' INT TERM
+psql_at() { local port=$1; shift; srv_psql "$PATCHED" "$SOCK" "$port" tpch "$@"; }
 
-# start CLUSTER BIN PORT LOG
-start() {
-  local data=$1 bin=$2 port=$3 logf=$4
-  grep -q "^include '$OUT/bench.conf'" "$data/postgresql.conf" \
-    || echo "include '$OUT/bench.conf'" >> "$data/postgresql.conf"
-  # A killed run leaves a server or only its stale pid file (pg_ctl then fails: fine).
-  if [ -f "$data/postmaster.pid" ]; then
-    as_user "$bin/pg_ctl" -D "$data" -m fast -w stop > /dev/null 2>&1 || true
-  fi
-  as_user "$bin/pg_ctl" -D "$data" -l "$logf" -o "-p $port" -w -t 300 start > /dev/null \
-    || { tail -20 "$logf"; die "could not start $bin/postgres on $data"; }
-  STARTED+=("$bin:$data")
-}
-psql_at() { # psql_at PORT [psql args...]
-  local port=$1; shift
-  as_user "$PATCHED/psql" -X -q -h "$SOCK" -p "$port" -d tpch -v ON_ERROR_STOP=1 "$@"
-}
-
-CL_STOCK=$OUT/cluster-stock
-CL_PATCHED=$OUT/cluster-patched
-LOAD_KEY="sf=$SF schema=$(sha256sum "$TOP/integrations/postgresql/tpch/schema.sql" | cut -c1-16) stock=$("$STOCK/postgres" --version)"
+LOAD_KEY="sf=$SF schema=$(sha256sum "$TOP/integrations/postgresql/tpch/schema.sql" | cut -c1-16) loader=$("$PATCHED/postgres" --version)"
 if [ "$(cat "$CL_PATCHED/.bench-loaded" 2>/dev/null)" != "$LOAD_KEY" ]; then
   t0=$SECONDS
   rm -rf "$CL_STOCK" "$CL_PATCHED"
-  as_user "$STOCK/initdb" -D "$CL_STOCK" -A trust -E UTF8 --locale=C > "$OUT/initdb.log" 2>&1 \
+  as_user "$PATCHED/initdb" -D "$CL_PATCHED" -A trust -E UTF8 --locale=C > "$OUT/initdb.log" 2>&1 \
     || { cat "$OUT/initdb.log"; die "initdb failed"; }
-  start "$CL_STOCK" "$STOCK" $PORT_STOCK "$OUT/load.log"
-  as_user "$PATCHED/psql" -X -q -h "$SOCK" -p $PORT_STOCK -d postgres -c "create database tpch" > /dev/null
-  psql_at $PORT_STOCK -f "$TOP/integrations/postgresql/tpch/schema.sql"
-  for t in region nation part supplier partsupp customer orders lineitem; do
-    log "load $t"
-    sed 's/|$//' "$DATA/$t.tbl" | psql_at $PORT_STOCK -c "\\copy $t from stdin with (delimiter '|')"
-  done
-  log "vacuum (freeze, analyze)"
-  psql_at $PORT_STOCK -c "vacuum (freeze, analyze)"
-  psql_at $PORT_STOCK -c "checkpoint"
-  stop_all
-  cp -a "$CL_STOCK" "$CL_PATCHED"
+  srv_start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/load.log" "$OUT/bench.conf"
+  srv_psql "$PATCHED" "$SOCK" $PORT_PATCHED postgres -c "create database tpch" > /dev/null
+  psql_at $PORT_PATCHED -f "$TOP/integrations/postgresql/tpch/schema.sql"
+  {
+    echo "tpchgen: $(cat "$DATA.info" 2>/dev/null || echo "(generated earlier, not timed)")"
+    for t in region nation part supplier partsupp customer orders lineitem; do
+      t1=$SECONDS
+      log "load $t" >&2
+      sed 's/|$//' "$DATA/$t.tbl" | psql_at $PORT_PATCHED -c "\\copy $t from stdin with (delimiter '|')"
+      echo "copy $t: $((SECONDS - t1)) s"
+    done
+    t1=$SECONDS
+    log "vacuum (freeze, analyze)" >&2
+    psql_at $PORT_PATCHED -c "vacuum (freeze, analyze)"
+    psql_at $PORT_PATCHED -c "checkpoint"
+    echo "vacuum (freeze, analyze) and checkpoint: $((SECONDS - t1)) s"
+    echo "database tpch: $(psql_at $PORT_PATCHED -At -c "select pg_size_pretty(pg_database_size('tpch'))")"
+    echo "tables and indexes: $(psql_at $PORT_PATCHED -At -c "select string_agg(relname || ' ' || pg_size_pretty(pg_total_relation_size(oid)), ', ' order by relname) from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r'")"
+  } > "$OUT/load-info.txt"
+  srv_stop_all
+  echo "data directory: $(du -sh "$CL_PATCHED" | cut -f1); load in all: $((SECONDS - t0)) s" >> "$OUT/load-info.txt"
   echo "$LOAD_KEY" > "$CL_PATCHED/.bench-loaded"
-  log "SF $SF loaded once (by stock) and copied for patched in $((SECONDS - t0)) s"
+  log "SF $SF loaded in $((SECONDS - t0)) s: $OUT/load-info.txt"
+fi
+if [ "$WITH_STOCK" = 1 ] && [ "$(cat "$CL_STOCK/.bench-loaded" 2>/dev/null)" != "$LOAD_KEY" ]; then
+  rm -rf "$CL_STOCK"
+  cp -a "$CL_PATCHED" "$CL_STOCK"
+  rm -f "$CL_STOCK/postmaster.pid"
+  # The copy's temp tablespace, if any, must be its own directory on the device.
+  for l in "$CL_STOCK"/pg_tblspc/*; do
+    [ -L "$l" ] || continue
+    rm -rf "$SLOW/stock"
+    cp -a "$SLOW/patched" "$SLOW/stock"
+    ln -sfn "$SLOW/stock" "$l"
+  done
+  log "cluster copied for the stock server"
 fi
 
-start "$CL_STOCK" "$STOCK" $PORT_STOCK "$OUT/stock.log"
-start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/patched.log"
-# Both servers must see the same data and statistics.
-for port in $PORT_STOCK $PORT_PATCHED; do
-  psql_at $port -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace"
-done > "$OUT/relations.txt"
-[ "$(sed -n 1p "$OUT/relations.txt")" = "$(sed -n 2p "$OUT/relations.txt")" ] \
-  || die "stock and patched clusters differ: $OUT/relations.txt"
-# What the report states: versions, indexes, and every setting not at its
-# default, which must be the same on both servers (but the port).
+if [ "$WITH_STOCK" = 1 ]; then
+  srv_start "$CL_STOCK" "$STOCK" $PORT_STOCK "$OUT/stock.log" "$OUT/bench.conf"
+fi
+srv_start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/patched.log" "$OUT/bench.conf"
+PORTS=$PORT_PATCHED
+[ "$WITH_STOCK" = 1 ] && PORTS="$PORT_STOCK $PORT_PATCHED"
+# The temp tablespace on the slow device: its location is the mount point of
+# slowfs (pg_bench.py mounts it, in place, before a fuse phase), one directory per
+# cluster.
+if [ "$WITH_FUSE" = 1 ]; then
+  for port in $PORTS; do
+    name=$([ "$port" = $PORT_STOCK ] && echo stock || echo patched)
+    if [ -z "$(psql_at "$port" -At -c "select 1 from pg_tablespace where spcname = 'slowtemp'")" ]; then
+      mountpoint -q "$SLOW" && fusermount3 -u "$SLOW"
+      mkdir -p "$SLOW/$name"; chown "$PG_USER": "$SLOW" "$SLOW/$name"
+      psql_at "$port" -c "create tablespace slowtemp location '$SLOW/$name'"
+    fi
+  done
+fi
+if [ "$WITH_STOCK" = 1 ]; then
+  # Both servers must see the same data and statistics, and run with the same settings.
+  for port in $PORTS; do
+    psql_at "$port" -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace"
+  done > "$OUT/relations.txt"
+  [ "$(sed -n 1p "$OUT/relations.txt")" = "$(sed -n 2p "$OUT/relations.txt")" ] \
+    || die "stock and patched clusters differ: $OUT/relations.txt"
+fi
 settings_sql="select name || ' = ' || current_setting(name) from pg_settings
   where source not in ('default', 'override', 'client', 'session') and name not in ('port', 'config_file',
   'data_directory', 'hba_file', 'ident_file') order by name"
+if [ "$WITH_STOCK" = 1 ]; then
+  [ "$(psql_at $PORT_STOCK -At -c "$settings_sql")" = "$(psql_at $PORT_PATCHED -At -c "$settings_sql")" ] \
+    || die "stock and patched run with different settings"
+fi
 {
-  echo "stock: $(psql_at $PORT_STOCK -At -c 'select version()') ($STOCK)"
+  [ "$WITH_STOCK" = 1 ] && echo "stock: $(psql_at $PORT_STOCK -At -c 'select version()') ($STOCK)"
   echo "patched: $(psql_at $PORT_PATCHED -At -c 'select version()') ($PATCHED)"
-  echo "indexes: $(psql_at $PORT_STOCK -At -c "select string_agg(indexname || ' ' || regexp_replace(indexdef, '.* USING ', ''), '; ' order by indexname) from pg_indexes where schemaname = 'public'")"
-  echo "settings (not at their defaults; the same on both servers): $(psql_at $PORT_STOCK -At -c "$settings_sql" | paste -sd ';' | sed 's/;/; /g')"
-  echo "tables: $(sed -n 1p "$OUT/relations.txt")"
+  echo "indexes: $(psql_at $PORT_PATCHED -At -c "select string_agg(indexname || ' ' || regexp_replace(indexdef, '.* USING ', ''), '; ' order by indexname) from pg_indexes where schemaname = 'public'")"
+  echo "settings (not at their defaults$([ "$WITH_STOCK" = 1 ] && echo "; the same on both servers")): $(psql_at $PORT_PATCHED -At -c "$settings_sql" | paste -sd ';' | sed 's/;/; /g')"
+  echo "tables: $(psql_at $PORT_PATCHED -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace")"
+  echo "load: $(paste -sd ';' "$OUT/load-info.txt" | sed 's/;/; /g')"
 } > "$OUT/server-info.txt"
-[ "$(psql_at $PORT_STOCK -At -c "$settings_sql")" = "$(psql_at $PORT_PATCHED -At -c "$settings_sql")" ] \
-  || die "stock and patched run with different settings"
 
-python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" --sock="$SOCK" --psql="$PATCHED/psql" \
-  --user="$PG_USER" --stock-port=$PORT_STOCK --patched-port=$PORT_PATCHED \
-  --stock-log="$OUT/stock.log" --patched-log="$OUT/patched.log" \
-  --stock-bin="$STOCK" --patched-bin="$PATCHED"
+STOCK_ARGS=()
+[ "$WITH_STOCK" = 1 ] && STOCK_ARGS=(--stock-port="$PORT_STOCK" --stock-log="$OUT/stock.log" --stock-data="$CL_STOCK")
+FUSE_ARGS=()
+[ "$WITH_FUSE" = 1 ] && FUSE_ARGS=(--slowfs="$SLOWFS_BIN" --slow-dir="$SLOW")
+/usr/bin/python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" --sock="$SOCK" --psql="$PATCHED/psql" \
+  --user="$PG_USER" --patched-port=$PORT_PATCHED --patched-log="$OUT/patched.log" \
+  --patched-data="$CL_PATCHED" "${STOCK_ARGS[@]}" "${FUSE_ARGS[@]}" $CHECK_CPU
