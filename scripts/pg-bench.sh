@@ -6,7 +6,8 @@
 #
 #   scripts/pg-bench.sh [--sf=1] [--rounds=3] [--workers=0,2] [--work-mem=4MB]
 #       [--configs=off,lz4,zstd:1,auto] [--devices=page] [--timeout=300] [--fuse-timeout=N]
-#       [--queries=1-22] [--seed=N] [--out=DIR] [--check-cpu] [--report-only] [--plan]
+#       [--queries=1-22] [--seed=N] [--out=DIR] [--check-cpu] [--load-only]
+#       [--report-only] [--plan]
 #
 # --configs: the configurations compared, the first being the reference. `stock`
 #   is the stock binary's server (on a copy of the cluster); every other name is a
@@ -41,6 +42,7 @@
 #      invocation resumes. --check-cpu first checks the CPU accounting against a CPU
 #      burner (OUT/cpu-check.json).
 #
+# --load-only stops after step 2 (data generated and loaded: OUT/load-info.txt).
 # --plan prints the phases, the runs left and an estimate of their time (from the
 # times measured so far) and runs nothing. --report-only rewrites the report from
 # the cached runs.
@@ -54,7 +56,7 @@ SF=1 ROUNDS=3 WORKERS=0,2 WORK_MEM=4MB CONFIGS=off,lz4,zstd:1,auto DEVICES=page 
 QUERIES=1-22 SEED=20260413 OUT="" MODE=run CHECK_CPU=""
 RUN_ARGS=()   # the flags that shape the results, for the report's command line
 for a in "$@"; do
-  case $a in --report-only|--plan|--check-cpu) ;; *) RUN_ARGS+=("$a") ;; esac
+  case $a in --report-only|--plan|--check-cpu|--load-only) ;; *) RUN_ARGS+=("$a") ;; esac
   case "$a" in
     --sf=*) SF=${a#*=}; [[ $SF =~ ^(0\.01|0\.1|1|3|10)$ ]] || bad "--sf: '$SF' is not one of 0.01 0.1 1 3 10" ;;
     --rounds=*) ROUNDS=${a#*=}; [[ $ROUNDS =~ ^[0-9]{1,2}$ ]] || bad "--rounds: '$ROUNDS' is not a number from 0 (warm-ups only) to 99" ;;
@@ -70,6 +72,7 @@ for a in "$@"; do
     --fuse-timeout=*) FUSE_TIMEOUT=${a#*=}; FUSE_TIMEOUT=${FUSE_TIMEOUT%s}; [[ $FUSE_TIMEOUT =~ ^[1-9][0-9]*$ ]] || bad "--fuse-timeout: '$FUSE_TIMEOUT' is not a number of seconds" ;;
     --queries=*) QUERIES=${a#*=}; [[ $QUERIES =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] || bad "--queries: '$QUERIES' is not a list such as 1-22 or 3,9,18" ;;
     --check-cpu) CHECK_CPU=--check-cpu ;;
+    --load-only) MODE=load ;;
     *) bench_flag "$a" || bad "unknown flag '$a'" ;;
   esac
 done
@@ -108,7 +111,7 @@ apt_install python3 python3-matplotlib build-essential
 # loaded by pg_bench.py through ctypes.
 cc -O2 -shared -fPIC -o "$OUT/libpaired.so" "$TOP/tpch/exec/paired.c" -lm
 
-if [ "$MODE" != run ]; then
+if [ "$MODE" = report ] || [ "$MODE" = plan ]; then
   exec /usr/bin/python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
 fi
 
@@ -186,6 +189,10 @@ if [ "$WITH_STOCK" = 1 ] && [ "$(cat "$CL_STOCK/.bench-loaded" 2>/dev/null)" != 
     ln -sfn "$SLOW/stock" "$l"
   done
   log "cluster copied for the stock server"
+fi
+if [ "$MODE" = load ]; then
+  cat "$OUT/load-info.txt"
+  exit 0
 fi
 
 if [ "$WITH_STOCK" = 1 ]; then
