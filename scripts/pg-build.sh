@@ -31,6 +31,10 @@ step() { log "$1 ($((SECONDS - step_start)) s so far)"; }
 apt_install build-essential cmake pkg-config bison flex libreadline-dev zlib1g-dev \
   liblz4-dev libzstd-dev libipc-run-perl ccache dpkg-dev patch
 ensure_user
+# One build at a time: two benchmarks started together must not install over
+# each other (the second waits, then finds everything built).
+exec 9> "$PGB/.build.lock"
+flock 9
 
 # --- version and source ------------------------------------------------------
 # The version is that of Debian's postgresql-15 binary package when its source
