@@ -34,7 +34,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pg_measure import (Device, Paired, Runner, Server, Slowfs, check_configs,  # noqa: E402
                         check_cpu, cpu_check_lines, fmt_iv, halfwidth, load_run, median,
-                        parse_configs, save_json, verdict_below)
+                        parse_configs, save_json, scrub_paths, verdict_below)
 
 NQ = 22
 
@@ -334,12 +334,6 @@ def mib(b):
     return f"{b / 2**20:.1f}"
 
 
-def scrub_paths(a, text):
-    """The committed report must not name this machine's folders."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return text.replace(a.out, "<out>").replace(top + "/", "").replace(top, ".")
-
-
 def render_phase(res, P):
     labels, ref = res["configs"], res["reference"]
     others = labels[1:]
@@ -586,7 +580,7 @@ def main():
     resolve_queries(a, phases)
     results = [analyse(a, pd, ph, collect(a, ph), phases[0]) for ph in phases]
     meta = machine_meta(a, phases)
-    md = scrub_paths(a, render(a, results, meta, cpu_check))
+    md = scrub_paths(a.out, render(a, results, meta, cpu_check))
     tl = targets(results)
     md += "\n## Targets\n\n" + "".join(f"- {x}\n" for x in tl)
     with open(os.path.join(a.out, "report.md"), "w") as f:

@@ -35,7 +35,8 @@ import zlib
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pg_measure import (Device, Paired, Runner, Server, Slowfs, check_configs, fmt_iv,  # noqa: E402
-                        load_run, median, parse_configs, save_json, verdict_below)
+                        load_run, median, parse_configs, save_json, scrub_paths,
+                        verdict_below)
 
 
 def parse_count(s):
@@ -363,7 +364,8 @@ def main():
         print(f"matrix: ran for {(time.monotonic() - t0) / 60:.1f} min", file=sys.stderr, flush=True)
     results = [analyse(m, c) for c in cells]
     tl = targets(results)
-    md = "\n".join(render(m, cells, results)) + "\n\n## Target\n\n" + "".join(f"- {x}\n" for x in tl)
+    md = scrub_paths(a.out, "\n".join(render(m, cells, results)) + "\n\n## Target\n\n"
+                     + "".join(f"- {x}\n" for x in tl))
     with open(os.path.join(a.out, "report.md"), "w") as f:
         f.write(md)
     save_json(os.path.join(a.out, "results.json"),

@@ -442,6 +442,13 @@ def check_configs(runner, servers, cfgs):
             raise SystemExit(f"--configs: the server refuses temp_file_compression = '{c.name}': {msg}")
 
 
+def scrub_paths(out, text):
+    """A committed report must not name this machine's folders: the output folder becomes
+    <out> and the checkout's own path becomes relative to it."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return text.replace(out, "<out>").replace(top + "/", "").replace(top, ".")
+
+
 # --- a resumable cache of runs ---------------------------------------------------------
 def save_json(path, obj):
     os.makedirs(os.path.dirname(path), exist_ok=True)
