@@ -7,7 +7,6 @@
 #
 # Steps (the configurations are off,lz4,zstd:1,auto; add pglz with
 # CONFIGS=off,lz4,zstd:1,auto,pglz once the server takes it; nothing else changes):
-#   stock   TPC-H SF 1, the stock binary against off in the patched one (w0, 4MB)
 #   w0      TPC-H SF 10, page cache, work_mem 4MB, 0 workers, all 22 queries (timeout 300 s)
 #   w2      the same with 2 workers
 #   slowfs  slowfs's rates re-checked with fio and dd (100, 200, 400 MB/s, unlimited)
@@ -16,6 +15,8 @@
 #   m1      the hash-join matrix, 1M rows, page cache and slowfs at 100 and 400 MB/s
 #   m10     the same at 10M rows
 #   wm64    TPC-H SF 10, page cache, work_mem 64MB, 0 and 2 workers
+#   stock   TPC-H SF 1, the stock binary against off in the patched one (w0, 4MB),
+#           2 x --rounds rounds (a first 3 rounds may be cached already)
 # Before each step its --plan estimate is printed; after it, how long it took goes to
 # build/pg/bench/scale-steps.tsv (step, start, seconds, exit status), and the SF 10
 # report is rewritten over every phase run so far (build/pg/bench/sf10/report.md).
@@ -52,7 +53,7 @@ declare -A CMD=(
   [m10]="$S/pg-bench-hashmatrix.sh --rows=1M,10M ${MATRIX[*]}"
   [wm64]="$S/pg-bench.sh ${SF10[*]} --workers=0,2 --work-mem=4MB,64MB --devices=page"
 )
-STEPS=(stock w0 w2 slowfs fuse m1 m10 wm64)
+STEPS=(w0 w2 slowfs fuse m1 m10 wm64 stock)
 REPORT="$S/pg-bench.sh ${SF10[*]} --workers=0,2 --work-mem=4MB,64MB --devices=page,fuse:200MB --report-only"
 if [ "$LIST" = 1 ]; then
   for s in "${STEPS[@]}"; do echo "$s: ${CMD[$s]}"; done
