@@ -170,16 +170,15 @@ if [ "$(cat "$CL_PATCHED/.bench-loaded" 2>/dev/null)" != "$LOAD_KEY" ]; then
     t1=$SECONDS
     log "vacuum (freeze, analyze)" >&2
     psql_at $PORT_PATCHED -c "vacuum (freeze, analyze)"
-    # The load's WAL (up to max_wal_size) is of no use to read-only runs: a
-    # checkpoint under a small max_wal_size removes it.
-    psql_at $PORT_PATCHED -c "alter system set max_wal_size = '256MB'" -c "select pg_reload_conf()" > /dev/null
-    psql_at $PORT_PATCHED -c "checkpoint" -c "checkpoint"
-    psql_at $PORT_PATCHED -c "alter system reset max_wal_size" -c "select pg_reload_conf()" > /dev/null
+    psql_at $PORT_PATCHED -c "checkpoint"
     echo "vacuum (freeze, analyze) and checkpoint: $((SECONDS - t1)) s"
     echo "database tpch: $(psql_at $PORT_PATCHED -At -c "select pg_size_pretty(pg_database_size('tpch'))")"
     echo "tables and indexes: $(psql_at $PORT_PATCHED -At -c "select string_agg(relname || ' ' || pg_size_pretty(pg_total_relation_size(oid)), ', ' order by relname) from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r'")"
   } > "$OUT/load-info.txt"
   srv_stop_all
+  # The load's WAL (max_wal_size of recycled segments, 8 GB at SF 10) is of no use
+  # to read-only runs; after a clean shutdown pg_resetwal removes it safely.
+  as_user "$PATCHED/pg_resetwal" -D "$CL_PATCHED" > /dev/null
   echo "data directory: $(du -sh "$CL_PATCHED" | cut -f1); load in all: $((SECONDS - t0)) s" >> "$OUT/load-info.txt"
   echo "$LOAD_KEY" > "$CL_PATCHED/.bench-loaded"
   rm -rf "$DATA"
