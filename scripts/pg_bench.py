@@ -21,7 +21,9 @@ time ratios to the reference: pd_ratio per query, pd_suite over the spilling que
 as the noise yardstick, over the queries that spill nothing). What a run records:
 pg_measure.Runner.measure. Every run is cached (OUT/runs/<phase>/qNN/<tag>.json): a second
 invocation resumes; the statement timeout is not part of a run's identity, but a run that
-timed out under a shorter timeout is run again."""
+timed out under a shorter timeout is run again, and a query whose warm-up finished under a
+longer timeout than the phase's keeps that one for its rounds (so one query can be given
+more time: --queries=9 --timeout=5400 once, and later invocations continue it)."""
 
 import argparse
 import json
@@ -81,9 +83,17 @@ def run_dir(a, phase, q):
     return os.path.join(a.out, "runs", phase.name, f"q{q:02d}")
 
 
+def query_timeout(a, phase, q):
+    """The statement timeout of a query's runs: the phase's, or the longer one its
+    warm-up was given (a query measured once under a longer timeout keeps it in every
+    later invocation, so its rounds do not time out where its warm-up did not)."""
+    w = load_run(os.path.join(run_dir(a, phase, q), "warm.json"), phase.opts(phase.configs[0]), 0)
+    return max(phase.timeout, w["timeout_s"] if w and w["status"] == "ok" else 0)
+
+
 def cached(a, phase, q, tag, cfg):
     # only a run (not a report) re-runs what timed out under a shorter timeout
-    timeout = 0 if a.report_only or a.plan else phase.timeout
+    timeout = 0 if a.report_only or a.plan else query_timeout(a, phase, q)
     return load_run(os.path.join(run_dir(a, phase, q), tag + ".json"), phase.opts(cfg), timeout)
 
 
@@ -147,7 +157,7 @@ class Bench:
         s = self.runner.script(base, qfile, pre)
         self.device(phase.device)
         res = self.runner.measure(self.servers[cfg.server], [s], phase.opts(cfg),
-                                  phase.device, phase.timeout)
+                                  phase.device, query_timeout(self.a, phase, q))
         res.update({"phase": phase.name, "query": q, "config": cfg.name, "tag": tag})
         return res, s[3]
 
