@@ -23,7 +23,8 @@ once, each in its own connection. Per cell: a warm-up run of the reference (off)
 under every configuration (the plans must be the same), then R rounds each running every
 configuration once in a shuffled order (pd_shuffle). A run's time is its longest session's
 \\timing, its CPU time that of all its backends (pg_measure.Runner.measure), its temp bytes
-the sum over the sessions. Cached per run (OUT/runs/<cell>/<tag>.json): resumable."""
+the sum over the sessions. Cached per run (OUT/runs/<configurations>/<cell>/<tag>.json):
+resumable."""
 
 import argparse
 import json
@@ -34,7 +35,7 @@ import zlib
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pg_measure import (Device, Paired, Runner, Server, Slowfs, check_configs, fmt_iv,  # noqa: E402
+from pg_measure import (Device, Paired, Runner, Server, Slowfs, check_configs, config_set, fmt_iv,  # noqa: E402
                         load_run, median, parse_configs, save_json, scrub_paths,
                         verdict_below)
 
@@ -81,8 +82,11 @@ class Matrix:
         self.slowfs = Slowfs(a.slowfs, a.slow_dir, a.out) if a.slowfs else None
         self.runner = Runner(a.psql, a.sock, a.user, "hashjoin", os.path.join(a.out, "tmp"), self.slowfs)
 
+    def cell_dir(self, cell):
+        return os.path.join(self.a.out, "runs", config_set(self.cfgs), cell.name)
+
     def path(self, cell, tag):
-        return os.path.join(self.a.out, "runs", cell.name, tag + ".json")
+        return os.path.join(self.cell_dir(cell), tag + ".json")
 
     def cached(self, cell, tag, cfg):
         return load_run(self.path(cell, tag), cell.opts(cfg), self.a.timeout)
@@ -137,7 +141,7 @@ class Matrix:
             return
         qf = self.query_file(cell)
         for c in self.cfgs:
-            pf = os.path.join(self.a.out, "runs", cell.name, f"plan-{c.label}.txt")
+            pf = os.path.join(self.cell_dir(cell), f"plan-{c.label}.txt")
             if not os.path.exists(pf):
                 r = self.runner.psql(self.server, "-A", "-t", "-c", "explain " + open(qf).read(),
                                      opts=cell.opts(c), check=False)
@@ -188,7 +192,7 @@ def analyse(m, cell):
     plans = []
     for c in labels:
         try:
-            plans.append(open(os.path.join(a.out, "runs", cell.name, f"plan-{c}.txt")).read())
+            plans.append(open(os.path.join(m.cell_dir(cell), f"plan-{c}.txt")).read())
         except OSError:
             pass
     e["plans"] = "same" if len(plans) == len(labels) and len(set(plans)) == 1 else "DIFFER"
@@ -237,7 +241,8 @@ def render(m, cells, results):
     P(f"Rounds: {a.rounds}; seed {a.seed}; statement_timeout {a.timeout} s; work_mem {a.work_mem}; "
       f"generated {time.strftime('%Y-%m-%d %H:%M:%S')}  ")
     loads = [json.load(open(os.path.join(dp, f)))["load1"]
-             for dp, _, fs in os.walk(os.path.join(a.out, "runs")) for f in fs if f.endswith(".json")]
+             for dp, _, fs in os.walk(os.path.join(a.out, "runs", config_set(m.cfgs)))
+             for f in fs if f.endswith(".json")]
     if loads:
         P(f"Load average (1 min) over the runs: median {median(loads):.2f}, max {max(loads):.2f}, "
           f"{len(loads)} runs  ")
@@ -304,7 +309,7 @@ def targets(results):
 def estimate(m, cells):
     per = {}
     for cell in cells:
-        d = os.path.join(m.a.out, "runs", cell.name)
+        d = m.cell_dir(cell)
         for f in (os.listdir(d) if os.path.isdir(d) else []):
             if f.endswith(".json"):
                 r = json.load(open(os.path.join(d, f)))

@@ -154,6 +154,13 @@ def parse_configs(s):
     return cfgs
 
 
+def config_set(cfgs):
+    """The runs of one list of configurations are cached apart from another's: a round
+    pairs the configurations that ran in it together, so adding one (pglz) starts new
+    rounds for all rather than pairing it with runs made hours before."""
+    return "+".join(c.label for c in cfgs)
+
+
 class Device:
     """Where temp files go: `page` (the database's own directory: the page cache over the
     VM's disk) or `fuse:RATE` (the temp tablespace on slowfs at RATE)."""
