@@ -341,14 +341,17 @@ typedef struct bf_space_options {
                                           space (see bf_io_hooks; copied); NULL: none */
     const bf_user_codec *user_codecs;  /* the caller's codecs (copied), n_user_codecs of them */
     uint32_t n_user_codecs;            /* at most BF_USER_CODECS_MAX */
-    int encrypt;                       /* nonzero: seal every extent the space writes with
-                                          AES-256-GCM after compression (BF_ENOCODEC when the
-                                          library was built without libcrypto) */
-    const unsigned char *key;          /* with encrypt: the 32-byte key (copied; never written
-                                          anywhere), which every space that opens another's
-                                          named files must share; NULL: a random key drawn for
-                                          this space alone (its files are unreadable once it is
-                                          gone, as after a crash) */
+    int encrypt;                       /* nonzero: files are sealed (every extent encrypted
+                                          with AES-256-GCM after compression) unless their
+                                          options say otherwise (BF_ENOCODEC when the library
+                                          was built without libcrypto) */
+    const unsigned char *key;          /* the 32-byte key (copied; never written anywhere),
+                                          which every space that opens another's sealed named
+                                          files must share; given without encrypt, files are
+                                          sealed only when their options ask (bf_file_options.
+                                          seal). NULL with encrypt: a random key drawn for this
+                                          space alone (its files are unreadable once it is
+                                          gone, as after a crash); NULL without: no sealing */
 } bf_space_options;
 
 /* Most caller codecs one space takes. */
@@ -460,7 +463,13 @@ typedef struct bf_file_options {
     int32_t level;        /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
                              else the codec's default */
     uint32_t block_size;  /* 0: the space's */
+    int32_t seal;         /* 0: the space's setting (encrypt); BF_SEAL_ON: seal this file
+                             (the space must have a key: else BF_EKEY); BF_SEAL_OFF: do not */
 } bf_file_options;
+
+/* bf_file_options.seal: a file sealed or not whatever the space's default. */
+#define BF_SEAL_ON 1
+#define BF_SEAL_OFF (-1)
 
 /* Fill `opts` with "the space's" for every field; struct_size = sizeof(*opts). */
 #define bf_file_options_init(opts) bf_file_options_init_sized((opts), sizeof(*(opts)))
@@ -470,7 +479,8 @@ BF_API void bf_file_options_init_sized(bf_file_options *opts, size_t size);
  * Create an empty temporary file in the space. `opts` may be NULL; it is
  * read up to its struct_size only (see bf_space_create).
  * Nothing touches the disk until the first block is written.
- * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM.
+ * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM, BF_EKEY (seal asked of a
+ * space without a key).
  */
 BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file **out);
 

@@ -1196,6 +1196,12 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
                        "segment size %llu too small for %u-byte blocks",
                        (unsigned long long)sp->segment_size, bs);
+    if (o.seal != 0 && o.seal != BF_SEAL_ON && o.seal != BF_SEAL_OFF)
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
+                       "bad seal %d (0, BF_SEAL_ON or BF_SEAL_OFF)", (int)o.seal);
+    if (o.seal == BF_SEAL_ON && sp->seal == NULL)
+        return bf_fail(sp, BF_EKEY, "create", NULL, 0,
+                       "a sealed file asked of a space without a key (encrypt or key)");
     int rc = bf_space_reserve_scratch(sp, bf_space_extent_room(sp, bs));
     if (rc != BF_OK)
         return rc;
@@ -1207,7 +1213,7 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     f->codec = (uint8_t)codec;
     f->level = level;
     f->fauto = fa;
-    f->sealed = sp->seal != NULL;
+    f->sealed = o.seal == BF_SEAL_ON || (o.seal == 0 && sp->seal_default);
     bf_seg_init(&f->seg, sp, sp->next_file_id++, NULL);
     f->next = sp->files;
     if (sp->files)

@@ -182,8 +182,6 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     const bf_allocator *a = o.allocator ? o.allocator : &bf_default_allocator;
     if (a->malloc_fn == NULL || a->realloc_fn == NULL || a->free_fn == NULL)
         return reject(errbuf, errlen, BF_EINVAL, "allocator hooks must all be set");
-    if (o.key != NULL && !o.encrypt)
-        return reject(errbuf, errlen, BF_EINVAL, "a key without encrypt: set encrypt too");
 
     bf_space *sp = bf_calloc(a, 1, sizeof(*sp));
     if (sp == NULL)
@@ -201,9 +199,10 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->auto_seed = seed;
     snprintf(why, sizeof(why), "out of memory creating a space");
     int rc = user_codecs_copy(sp, o.user_codecs, o.n_user_codecs);
-    if (rc == BF_OK && o.encrypt &&
+    if (rc == BF_OK && (o.encrypt || o.key != NULL) &&
         (rc = bf_seal_new(a, o.key, &sp->seal, why, sizeof(why))) == BF_OK)
         bf_seal_nonce(sp->seal, sp->anon_id);
+    sp->seal_default = o.encrypt != 0;
     if (rc == BF_OK && o.io_limit != 0)
         rc = bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle);
     /* Outermost, so that a hook's wait or timer covers a throttled transfer's wait too. */

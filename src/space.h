@@ -53,7 +53,9 @@ struct bf_space {
     char (*user_name)[16];
     bf_codec_ops *user_ops;
     uint32_t nuser;
-    struct bf_seal *seal;      /* encrypt: seals the extents of files created here; else NULL */
+    struct bf_seal *seal;      /* a key was given or encrypt set: seals the extents of files
+                                  created sealed, opens those of sealed files; else NULL */
+    int seal_default;          /* encrypt: files are sealed unless their options say not */
     unsigned char anon_id[12]; /* with seal: the identity of this space's anonymous files
                                   (a nonce drawn at creation), with the file's id after it */
     unsigned char *unsealed;   /* with seal: a sealed payload opened before decompression */

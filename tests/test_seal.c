@@ -9,7 +9,8 @@
  * sizes were altered (its CRC made right again) does not open; a marker
  * written through a sealed space appears nowhere in its files (and does
  * without sealing: the search can fail); spaces with another key, or none,
- * are refused with BF_EKEY; no nonce is used twice over a million extents
+ * are refused with BF_EKEY; a file's options seal it or not whatever its
+ * space's default; no nonce is used twice over a million extents
  * with rewrites, named files, indexes and two spaces under one key; the
  * per-file memory is the same sealed or not.
  */
@@ -252,6 +253,7 @@ static void test_keys(void **state)
     bf_space_options o;
     bf_space_options_init(&o);
     o.temp_dir = parent;
+    o.block_size = BS;
     o.encrypt = 1; /* a random key of its own */
     bf_space *random_key = t_space_opts(&o);
     assert_int_equal(bf_fileset_create(a, set), BF_OK);
@@ -305,13 +307,47 @@ static void test_keys(void **state)
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         bf_space_destroy(all[i]);
 
-    /* A key without encrypt is a mistake, not a silent "no encryption". */
+    /* A key without encrypt: files unsealed unless their options ask, and those that ask
+       sealed under that key; a space without a key cannot seal a file. */
     bf_space_options_init(&o);
     o.temp_dir = parent;
+    o.block_size = BS;
     o.key = key_a;
-    bf_space *x;
-    char err[256];
-    assert_int_equal(bf_space_create(&o, &x, err, sizeof(err)), BF_EINVAL);
+    bf_space *keyed = t_space_opts(&o);
+    bf_space *sealing = sealed_space(key_a, BF_CODEC_LZ4);
+    plain = sealed_space(NULL, BF_CODEC_LZ4);
+    bf_file_options fo;
+    bf_file_options_init(&fo);
+    assert_int_equal(bf_fileset_create(keyed, set), BF_OK);
+    bf_file *u, *v;
+    assert_int_equal(bf_file_create_named(keyed, set, "u", &fo, &u), BF_OK);
+    fo.seal = BF_SEAL_ON;
+    assert_int_equal(bf_file_create_named(keyed, set, "v", &fo, &v), BF_OK);
+    assert_int_equal(bf_file_create(plain, &fo, &f), BF_EKEY);
+    fo.seal = BF_SEAL_OFF;
+    assert_int_equal(bf_file_create(sealing, &fo, &f), BF_OK); /* a space's default, overridden */
+    assert_int_equal(bf_file_write_block(f, 0, want), BF_OK);
+    bf_stats st;
+    bf_space_stats(sealing, &st);
+    assert_int_equal(st.blocks_sealed, 0);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_write_block(u, 0, want), BF_OK);
+    assert_int_equal(bf_file_write_block(v, 0, want), BF_OK);
+    assert_int_equal(bf_file_close(u), BF_OK);
+    assert_int_equal(bf_file_close(v), BF_OK);
+    bf_space_stats(keyed, &st);
+    assert_int_equal(st.blocks_sealed, 1);
+    assert_int_equal(bf_file_open_named(plain, set, "u", BF_OPEN_READONLY, &u), BF_OK);
+    assert_int_equal(bf_file_open_named(plain, set, "v", BF_OPEN_READONLY, &v), BF_EKEY);
+    assert_int_equal(bf_file_open_named(sealing, set, "v", BF_OPEN_READONLY, &v), BF_OK);
+    assert_int_equal(bf_file_read_block(v, 0, got), BF_OK);
+    assert_memory_equal(got, want, BS);
+    assert_int_equal(bf_file_close(u), BF_OK);
+    assert_int_equal(bf_file_close(v), BF_OK);
+    assert_int_equal(bf_fileset_destroy(keyed, set), BF_OK);
+    bf_space_destroy(keyed);
+    bf_space_destroy(sealing);
+    bf_space_destroy(plain);
 }
 
 /* A sealed index whose map or size was altered, its CRC fixed: the tag says so. */
