@@ -120,7 +120,7 @@ int bf_seal_encrypt(bf_seal *s, const unsigned char *nonce, const unsigned char 
     int ok = EVP_EncryptInit_ex(s->enc, NULL, NULL, NULL, nonce) == 1 &&
              EVP_EncryptUpdate(s->enc, NULL, &n, aad, (int)aad_len) == 1 &&
              (len == 0 || EVP_EncryptUpdate(s->enc, out, &n, in, (int)len) == 1) &&
-             EVP_EncryptFinal_ex(s->enc, out + len, &n) == 1 &&
+             EVP_EncryptFinal_ex(s->enc, len > 0 ? out + len : out, &n) == 1 &&
              EVP_CIPHER_CTX_ctrl(s->enc, EVP_CTRL_GCM_GET_TAG, BF_TAG_BYTES, tag) == 1;
     return ok ? BF_OK : BF_ECODEC;
 }
@@ -134,7 +134,7 @@ int bf_seal_decrypt(bf_seal *s, const unsigned char *nonce, const unsigned char 
              EVP_DecryptUpdate(s->dec, NULL, &n, aad, (int)aad_len) == 1 &&
              (len == 0 || EVP_DecryptUpdate(s->dec, out, &n, in, (int)len) == 1) &&
              EVP_CIPHER_CTX_ctrl(s->dec, EVP_CTRL_GCM_SET_TAG, BF_TAG_BYTES, (void *)tag) == 1 &&
-             EVP_DecryptFinal_ex(s->dec, out + len, &n) == 1;
+             EVP_DecryptFinal_ex(s->dec, len > 0 ? out + len : out, &n) == 1;
     return ok ? BF_OK : BF_ECORRUPT;
 }
 
