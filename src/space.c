@@ -135,6 +135,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         return reject(errbuf, errlen, BF_EINVAL, "bad user_codecs: %u of them (at most %d)",
                       o.n_user_codecs, BF_USER_CODECS_MAX);
     const bf_codec_ops *ops = NULL;
+    bf_codec_ops user_default;
     for (uint32_t i = 0; i < o.n_user_codecs; i++) {
         const bf_user_codec *u = &o.user_codecs[i];
         if (bf_user_codec_check(u, why, sizeof(why)) != BF_OK)
@@ -143,11 +144,10 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
             if (o.user_codecs[j].id == u->id || strcmp(o.user_codecs[j].name, u->name) == 0)
                 return reject(errbuf, errlen, BF_EINVAL,
                               "caller codecs %d and %d share an id or a name", j, i);
-        if (u->id == (int)o.codec)
-            ops = &(bf_codec_ops){.name = u->name,
-                                  .default_level = u->default_level,
-                                  .min_level = u->min_level,
-                                  .max_level = u->max_level};
+        if (u->id == (int)o.codec) {
+            bf_user_codec_ops(u, u->name, &user_default); /* its levels, for the check below */
+            ops = &user_default;
+        }
     }
     if (ops == NULL && bf_codec_name(o.codec) == NULL)
         return reject(errbuf, errlen, BF_EINVAL, "unknown codec %d", (int)o.codec);
