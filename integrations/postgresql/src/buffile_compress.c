@@ -599,10 +599,16 @@ CompressedBufFileSpace(void)
 		return space;
 	}
 
+	/*
+	 * Blocks of at most 1 MB (the default is 8 MB): with a hundred thousand
+	 * files open, the context then holds at most 1 MB beyond its chunks.
+	 */
 	if (CompressedBufFileContext == NULL)
 		CompressedBufFileContext = AllocSetContextCreate(TopMemoryContext,
 														 "BufFile compression",
-														 ALLOCSET_DEFAULT_SIZES);
+														 ALLOCSET_DEFAULT_MINSIZE,
+														 ALLOCSET_DEFAULT_INITSIZE,
+														 1024 * 1024);
 	allocator.malloc_fn = space_malloc;
 	allocator.realloc_fn = space_realloc;
 	allocator.free_fn = space_free;
