@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# TPC-H in PostgreSQL 15 on libbuffile against stock PostgreSQL 15: temp bytes
-# and time, query by query (issue 13). Results: docs/results/postgresql.md.
+# TPC-H in PostgreSQL on libbuffile against stock PostgreSQL of the same
+# version (PG_MAJOR, 15 by default: see scripts/pg-common.sh): temp bytes and
+# time, query by query (issue 13). Results: docs/results/postgresql.md.
 #
 #   scripts/pg-bench.sh [--sf=1] [--rounds=3] [--workers=0,2]
 #       [--configs=stock,none,lz4,zstd,auto] [--io-limit=200MB] [--timeout=300]
@@ -9,7 +10,7 @@
 # What it does (as root: it installs packages and runs PostgreSQL as pgbuf):
 #   1. scripts/pg-build.sh with PG_BUILD_STOCK=1: patched PostgreSQL and stock
 #      PostgreSQL built from the same source with the same compiler and flags
-#      (build/pg/inst-patched, build/pg/inst-stock). PG_STOCK_BIN picks another
+#      (build/pg/<major>/inst-patched, .../inst-stock). PG_STOCK_BIN picks another
 #      stock bin directory (e.g. Debian's /usr/lib/postgresql/15/bin).
 #   2. TPC-H tables from tpch/gen at --sf, loaded once by stock PostgreSQL
 #      (integrations/postgresql/tpch/schema.sql: the spec's primary keys and no
@@ -101,13 +102,13 @@ chown "$PG_USER": "$OUT"
 
 # --- data ------------------------------------------------------------------------
 bash "$TOP/scripts/install-deps.sh" > /dev/null
-cmake -S "$TOP" -B "$PGB/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
-cmake --build "$PGB/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
-DATA=$PGB/bench/data-sf$SF
+cmake -S "$TOP" -B "$PGROOT/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
+cmake --build "$PGROOT/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
+DATA=$PGROOT/bench/data-sf$SF
 if [ ! -f "$DATA/lineitem.tbl" ]; then
   log "tpchgen --sf=$SF --format=tbl into $DATA"
   rm -rf "$DATA.tmp"
-  "$PGB/tpch-build/tpch/gen/tpchgen" --sf="$SF" --out="$DATA.tmp" --format=tbl > /dev/null
+  "$PGROOT/tpch-build/tpch/gen/tpchgen" --sf="$SF" --out="$DATA.tmp" --format=tbl > /dev/null
   mv "$DATA.tmp" "$DATA"
 fi
 chmod -R a+rX "$DATA"
@@ -115,8 +116,8 @@ chmod -R a+rX "$DATA"
 # --- servers -------------------------------------------------------------------
 SOCK=$OUT/sock
 mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
-PORT_STOCK=54481
-PORT_PATCHED=54482
+PORT_STOCK=$((PG_PORT_BASE + 90))
+PORT_PATCHED=$((PG_PORT_BASE + 91))
 # The settings of both servers (included from postgresql.conf; rewritten at
 # every start so that the cached clusters follow this script).
 cat > "$OUT/bench.conf" <<EOF
