@@ -98,23 +98,7 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     bf_space *sp;
     bf_file *f;
     bench_space_file(&o, "bench_auto", &sp, &f);
-    static unsigned char buf[65536];
-    const size_t chunk = sizeof(buf);
-    double t0 = bench_now();
-    for (size_t off = 0; off < len; off += chunk)
-        if (bf_file_write(f, data + off, len - off < chunk ? len - off : chunk) != BF_OK)
-            bench_die("bench_auto", bf_space_errmsg(sp));
-    if (bf_file_seek(f, 0, BF_SEEK_SET) != BF_OK)
-        bench_die("bench_auto", bf_space_errmsg(sp));
-    size_t got = 0;
-    int64_t n;
-    while ((n = bf_file_read(f, buf, chunk)) > 0)
-        got += (size_t)n;
-    r->seconds = bench_now() - t0;
-    if (n < 0 || got != len)
-        bench_die("bench_auto", "short read back");
-    if (memcmp(buf, data + len - chunk, chunk) != 0)
-        bench_die("bench_auto", "read back differs");
+    r->seconds = bench_write_read(f, data, len, "bench_auto");
     bf_stats st;
     bf_space_stats(sp, &st);
     r->physical = st.physical_written;

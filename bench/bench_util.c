@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 double bench_now(void)
@@ -39,4 +40,25 @@ void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp
         bench_die(prog, err);
     if (bf_file_create(*sp, NULL, f) != BF_OK)
         bench_die(prog, bf_space_errmsg(*sp));
+}
+
+double bench_write_read(bf_file *f, const unsigned char *data, size_t len, const char *prog)
+{
+    bf_space *sp = bf_file_space(f);
+    static unsigned char buf[65536];
+    const size_t chunk = sizeof(buf);
+    double t0 = bench_now();
+    for (size_t off = 0; off < len; off += chunk)
+        if (bf_file_write(f, data + off, len - off < chunk ? len - off : chunk) != BF_OK)
+            bench_die(prog, bf_space_errmsg(sp));
+    if (bf_file_seek(f, 0, BF_SEEK_SET) != BF_OK)
+        bench_die(prog, bf_space_errmsg(sp));
+    size_t got = 0;
+    int64_t n;
+    while ((n = bf_file_read(f, buf, chunk)) > 0)
+        got += (size_t)n;
+    double t = bench_now() - t0;
+    if (n < 0 || got != len || memcmp(buf, data + len - chunk, chunk) != 0)
+        bench_die(prog, "read back differs");
+    return t;
 }

@@ -1,7 +1,7 @@
 /*
  * bench_util.h - what every benchmark here needs: a monotonic clock, the
- * median of repeated measurements, a one-line fatal error, and a space
- * with one anonymous file in it.
+ * median of repeated measurements, a one-line fatal error, a space with
+ * one anonymous file in it, and a timed spill through it.
  */
 #ifndef BF_BENCH_UTIL_H
 #define BF_BENCH_UTIL_H
@@ -21,5 +21,9 @@ _Noreturn void bench_die(const char *prog, const char *msg);
  * ends the process through bench_die(prog, ...). The caller closes the file
  * and destroys the space. */
 void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp, bf_file **f);
+
+/* Write `len` bytes of `data` through `f` in 64 KiB calls, rewind, read them back and check the
+ * last chunk; the seconds all of it took. Any error ends the process (bench_die). */
+double bench_write_read(bf_file *f, const unsigned char *data, size_t len, const char *prog);
 
 #endif

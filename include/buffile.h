@@ -91,6 +91,7 @@ typedef enum bf_status {
     BF_ENOENT = -10,   /* a named file does not exist */
     BF_EEXIST = -11,   /* a named file already exists */
     BF_EBUSY = -12,    /* a named file was consumed by bf_file_append: read-only from then on */
+    BF_EKEY = -13,     /* an encrypted file was sealed with another key, or this space has none */
 } bf_status;
 
 /* A short static description of a status code ("corrupt extent", ...). */
@@ -115,17 +116,58 @@ typedef enum bf_codec {
      * blocks. Level must be default.
      */
     BF_CODEC_AUTO = 4,
+    /* Ids a caller's own codecs take (bf_user_codec): extents and indexes record them. */
+    BF_CODEC_USER_MIN = 64,
+    BF_CODEC_USER_MAX = 127,
 } bf_codec;
 
 /* Level value meaning "the codec's default level". */
 #define BF_LEVEL_DEFAULT INT32_MIN
 
-/* Name of a codec ("none", "lz4", "zstd", "zlib", "auto"), or NULL if unknown. */
+/*
+ * Name of a built-in codec ("none", "lz4", "zstd", "zlib", "auto"), or
+ * NULL if unknown (a caller's codec: bf_space_codec_name).
+ */
 BF_API const char *bf_codec_name(bf_codec codec);
-/* Parse a codec name; returns BF_EINVAL for an unknown name. */
+/* Parse a built-in codec's name; BF_EINVAL for any other (bf_space_codec_parse). */
 BF_API int bf_codec_parse(const char *name, bf_codec *out);
 /* 1 if the codec was built into this library (auto always is), 0 otherwise. */
 BF_API int bf_codec_available(bf_codec codec);
+
+/*
+ * A codec of the caller's own (PostgreSQL's pglz, say), given to a space
+ * in bf_space_options.user_codecs: usable wherever a built-in codec is -
+ * by id or name in the space's and files' options, by codec=auto when
+ * `auto_candidate` says so - and recorded by id in every extent, so a
+ * space that opens a file set's file must have been given the same codec
+ * (else BF_ENOCODEC, naming it). The library copies the struct and the
+ * name; `ctx` and the functions must stay valid for the space's life.
+ * Like a codec context, `ctx` is used by one space at a time: a ctx shared
+ * by spaces in several threads must be thread-safe.
+ * This struct never grows (as bf_allocator).
+ */
+typedef struct bf_user_codec {
+    int id;           /* BF_CODEC_USER_MIN .. BF_CODEC_USER_MAX, unique in the space */
+    const char *name; /* 1..15 of [a-z0-9_-], not a built-in codec's name */
+    int32_t default_level, min_level, max_level; /* what BF_LEVEL_DEFAULT means, the range */
+    /* The most bytes compress may write for `len` bytes of input (its dst has that room:
+       at least len - 1). NULL: len - 1, and compress returns 0 when that does not hold the
+       output. */
+    size_t (*bound)(void *ctx, size_t len);
+    /* Compress `len` bytes of `src` into `dst` (room: `cap` bytes): the compressed length,
+       0 when the output would not be smaller than `len` (the block is stored raw), or a
+       negative value on failure (BF_ECODEC; nothing is lost). A length over `cap` is a
+       failure too. */
+    int64_t (*compress)(void *ctx, int32_t level, const void *src, size_t len, void *dst,
+                        size_t cap);
+    /* Decompress `len` bytes of `src` into `dst`, which has `raw_len` bytes: the number of
+       bytes produced, which must be `raw_len`, or a negative value for input it cannot
+       decompress. Anything but `raw_len` fails the read (BF_ECODEC for a length that
+       differs; BF_ECORRUPT for a refusal); the payload's CRC was checked before. */
+    int64_t (*decompress)(void *ctx, const void *src, size_t len, void *dst, size_t raw_len);
+    int auto_candidate; /* nonzero: codec=auto weighs it, at its default level, with its own */
+    void *ctx;          /* passed back unchanged */
+} bf_user_codec;
 
 /* Block sizes: powers of two in [BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX]. */
 #define BF_BLOCK_SIZE_MIN 4096u
@@ -186,6 +228,8 @@ typedef struct bf_stats {
                                     files plus its scratch and read-ahead buffers (codec
                                     contexts are not included: count them with the
                                     allocator hooks) */
+    uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
+    uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
 } bf_stats;
 
 typedef struct bf_space bf_space;
@@ -295,7 +339,25 @@ typedef struct bf_space_options {
                                           measured give BF_EINVAL); NULL: from nothing */
     const bf_io_hooks *io_hooks;       /* called around every transfer and descriptor of the
                                           space (see bf_io_hooks; copied); NULL: none */
+    const bf_user_codec *user_codecs;  /* the caller's codecs (copied), n_user_codecs of them */
+    uint32_t n_user_codecs;            /* at most BF_USER_CODECS_MAX */
+    int encrypt;                       /* nonzero: files are sealed (every extent encrypted
+                                          with AES-256-GCM after compression) unless their
+                                          options say otherwise (BF_ENOCODEC when the library
+                                          was built without libcrypto) */
+    const unsigned char *key;          /* the 32-byte key (copied; never written anywhere),
+                                          which every space that opens another's sealed named
+                                          files must share; given without encrypt, files are
+                                          sealed only when their options ask (bf_file_options.
+                                          seal). NULL with encrypt: a random key drawn for this
+                                          space alone (its files are unreadable once it is
+                                          gone, as after a crash); NULL without: no sealing */
 } bf_space_options;
+
+/* Most caller codecs one space takes. */
+#define BF_USER_CODECS_MAX 16
+/* Bytes of an encryption key. */
+#define BF_KEY_BYTES 32
 
 /* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
 #define BF_AUTO_TIME 0
@@ -363,6 +425,16 @@ BF_API void bf_space_auto_device_sized(const bf_space *space, bf_auto_device *ou
 BF_API const char *bf_space_dir(const bf_space *space);
 
 /*
+ * Name of codec `codec` in this space: a built-in codec's, or the caller's
+ * codec's it was given (bf_user_codec); NULL if the space has no such codec.
+ * Owned by the space.
+ */
+BF_API const char *bf_space_codec_name(const bf_space *space, bf_codec codec);
+
+/* Parse a codec name as this space knows them, the caller's codecs included; BF_EINVAL if none. */
+BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_codec *out);
+
+/*
  * Statistics of the space: the sum over its files, open and closed (peaks
  * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
  * writes `size` bytes, no more.
@@ -391,7 +463,13 @@ typedef struct bf_file_options {
     int32_t level;        /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
                              else the codec's default */
     uint32_t block_size;  /* 0: the space's */
+    int32_t seal;         /* 0: the space's setting (encrypt); BF_SEAL_ON: seal this file
+                             (the space must have a key: else BF_EKEY); BF_SEAL_OFF: do not */
 } bf_file_options;
+
+/* bf_file_options.seal: a file sealed or not whatever the space's default. */
+#define BF_SEAL_ON 1
+#define BF_SEAL_OFF (-1)
 
 /* Fill `opts` with "the space's" for every field; struct_size = sizeof(*opts). */
 #define bf_file_options_init(opts) bf_file_options_init_sized((opts), sizeof(*(opts)))
@@ -401,7 +479,8 @@ BF_API void bf_file_options_init_sized(bf_file_options *opts, size_t size);
  * Create an empty temporary file in the space. `opts` may be NULL; it is
  * read up to its struct_size only (see bf_space_create).
  * Nothing touches the disk until the first block is written.
- * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM.
+ * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM, BF_EKEY (seal asked of a
+ * space without a key).
  */
 BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file **out);
 

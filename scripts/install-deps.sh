@@ -8,8 +8,9 @@
 #                                        Debian packages takes (scripts/package-test.sh)
 #   scripts/install-deps.sh [--packaging] PKG...  and the packages named too
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config liblz4-dev libzstd-dev zlib1g-dev libjemalloc-dev
-      libcmocka-dev sqlite3 libsqlite3-dev python3 python3-matplotlib lz4 zstd gzip clang
+PKGS=(build-essential cmake pkg-config liblz4-dev libzstd-dev zlib1g-dev libssl-dev libjemalloc-dev
+      libcmocka-dev sqlite3 libsqlite3-dev postgresql-server-dev-15 python3 python3-matplotlib
+      lz4 zstd gzip clang
       libclang-rt-14-dev abigail-tools fuse3 libfuse3-dev fio)
 if [ "${1:-}" = --packaging ]; then
   PKGS+=(dpkg-dev debhelper devscripts lintian fakeroot help2man)

@@ -39,7 +39,7 @@ CMD="scripts/pg-bench-hashjoin.sh $*"
 bash "$TOP/scripts/pg-build.sh" > /dev/null
 BIN=$PGB/inst-patched/bin
 RUN=$PGB/bench-hashjoin
-PORT=54395
+PORT=$((PG_PORT_BASE + 4))
 rm -rf "$RUN"; mkdir -p "$RUN"; chown "$PG_USER": "$RUN"
 as_user "$BIN/initdb" -D "$RUN/data" -A trust -E UTF8 --locale=C --no-sync > /dev/null
 cat >> "$RUN/data/postgresql.conf" <<CONF

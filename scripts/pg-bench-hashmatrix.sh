@@ -48,7 +48,7 @@ done
 OUT=${OUT:-$PGB/bench/hashmatrix}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-SOCK=$OUT/sock PORT=5452 CL=$OUT/cluster SLOW=$OUT/slow BIN=$PGB/inst-patched/bin
+SOCK=$OUT/sock PORT=$((PG_PORT_BASE + 92)) CL=$OUT/cluster SLOW=$OUT/slow BIN=$PGB/inst-patched/bin
 PY_ARGS=(--rows="$ROWS" --dups="$DUPS" --conns="$CONNS" --configs="$CONFIGS" --devices="$DEVICES"
          --work-mem="$WORK_MEM" --rounds="$ROUNDS" --timeout="$TIMEOUT" --seed="$SEED" --out="$OUT"
          --command="scripts/pg-bench-hashmatrix.sh ${RUN_ARGS[*]}")
@@ -62,7 +62,7 @@ bash "$TOP/scripts/pg-build.sh" > "$OUT/build.log" 2>&1 \
   || { tail -20 "$OUT/build.log"; die "pg-build.sh failed (see $OUT/build.log)"; }
 bash "$TOP/scripts/install-deps.sh" > /dev/null
 SLOWFS_BIN=""
-[[ $DEVICES == *fuse:* ]] && SLOWFS_BIN=$(srv_slowfs_build "$PGB/tpch-build")
+[[ $DEVICES == *fuse:* ]] && SLOWFS_BIN=$(srv_slowfs_build "$PGROOT/tpch-build")
 chown "$PG_USER": "$OUT"
 mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
 bench_conf "$OUT/bench.conf" "$SOCK"

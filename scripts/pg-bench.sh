@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TPC-H in PostgreSQL 15 with temp_file_compression: temp bytes, wall and CPU time,
+# TPC-H in PostgreSQL (PG_MAJOR, 15 by default) with temp_file_compression: temp bytes, wall and CPU time,
 # query by query (issues 13 and 26). Results: docs/results/postgresql.md (SF 1,
 # stock binary against the patched one) and docs/results/postgresql-scale.md (SF 10,
 # one server).
@@ -37,7 +37,7 @@
 #      OUT/cluster-*; the load's time and size are in OUT/load-info.txt. The
 #      generated text is removed after the load (the cluster is the cache).
 #   3. The servers started with the same settings (scripts/pg-server.sh, checked
-#      equal), on ports 5450 (stock) and 5451 (patched); stopped on exit.
+#      equal), on ports PG_PORT_BASE + 90 (stock) and + 91 (patched); stopped on exit.
 #   4. scripts/pg_bench.py runs the phases and writes OUT/report.md,
 #      OUT/results.json and OUT/charts/. Every run is cached (OUT/runs/...): a second
 #      invocation resumes. --check-cpu first checks the CPU accounting against a CPU
@@ -95,8 +95,8 @@ done
 [ -f "$QDIR/1.sql" ] || die "no TPC-H queries found (set TPCH_QUERIES to the folder of 1.sql .. 22.sql)"
 
 SOCK=$OUT/sock
-PORT_STOCK=5450
-PORT_PATCHED=5451
+PORT_STOCK=$((PG_PORT_BASE + 90))
+PORT_PATCHED=$((PG_PORT_BASE + 91))
 SLOW=$OUT/slow
 CL_STOCK=$OUT/cluster-stock
 CL_PATCHED=$OUT/cluster-patched
@@ -126,10 +126,10 @@ chown "$PG_USER": "$OUT"
 
 # --- data ------------------------------------------------------------------------
 bash "$TOP/scripts/install-deps.sh" > /dev/null
-cmake -S "$TOP" -B "$PGB/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
-cmake --build "$PGB/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
+cmake -S "$TOP" -B "$PGROOT/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
+cmake --build "$PGROOT/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
 SLOWFS_BIN=""
-[ "$WITH_FUSE" = 1 ] && SLOWFS_BIN=$(srv_slowfs_build "$PGB/tpch-build")
+[ "$WITH_FUSE" = 1 ] && SLOWFS_BIN=$(srv_slowfs_build "$PGROOT/tpch-build")
 # --- servers -------------------------------------------------------------------
 mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
 bench_conf "$OUT/bench.conf" "$SOCK"
@@ -143,12 +143,12 @@ if [ "$(cat "$CL_PATCHED/.bench-loaded" 2>/dev/null)" != "$LOAD_KEY" ]; then
   # The tables' text is made for the load and removed after it: the loaded
   # cluster is the cache (tpchgen makes SF 10 in about 80 s; its 11 GB are better
   # left to the temp files).
-  DATA=$PGB/bench/data-sf$SF
+  DATA=$PGROOT/bench/data-sf$SF
   if [ ! -f "$DATA/lineitem.tbl" ]; then
     log "tpchgen --sf=$SF --format=tbl into $DATA"
     t1=$SECONDS
     rm -rf "$DATA.tmp"
-    "$PGB/tpch-build/tpch/gen/tpchgen" --sf="$SF" --out="$DATA.tmp" --format=tbl --threads="$PG_JOBS" > /dev/null
+    "$PGROOT/tpch-build/tpch/gen/tpchgen" --sf="$SF" --out="$DATA.tmp" --format=tbl --threads="$PG_JOBS" > /dev/null
     mv "$DATA.tmp" "$DATA"
     echo "tpchgen --sf=$SF: $((SECONDS - t1)) s, $(du -sh "$DATA" | cut -f1)" > "$DATA.info"
   fi

@@ -1,28 +1,44 @@
-# Shared by scripts/pg-build.sh and scripts/pg-test.sh (sourced, not run).
+# Shared by scripts/pg-build.sh, scripts/pg-test.sh and the PostgreSQL
+# benchmarks (sourced, not run). PG_MAJOR (15, the default, or 18) picks the
+# PostgreSQL major version; each has its own directory, ports and source.
 #
 # Where things live (all under build/pg/, which .gitignore's /build*/ covers):
-#   apt/            private apt configuration and lists for the deb-src entries
-#   dl/             the downloaded Debian source package (cached)
-#   src-<ver>/      pristine PostgreSQL source, as dpkg-source extracts it
-#   patched-<ver>/  the same with the patch series (integrations/postgresql/
-#                   patches/<major>/) applied; only files
-#                   whose content changes are rewritten, so make rebuilds
-#                   only what changed
-#   build-patched/  VPATH build of patched-<ver>;  inst-patched/ its install
-#   build-stock/    VPATH build of src-<ver> (only with PG_BUILD_STOCK=1)
-#   libbuffile/     libbuffile installed (postgres links its shared library by rpath)
-#   run/            data directories and logs of pg-test.sh
-#   pg-version      the Debian version whose source is used
-#   stock-bin       bin directory of the stock reference (Debian's binary of
-#                   that version, or build-stock's install)
+#   libbuffile/     libbuffile installed (postgres links its shared library);
+#   lib-build/      its CMake build; both shared by the majors
+#   tpch-build/, tpch-sf0.01/  the TPC-H generator and pg-test.sh's data
+#   <major>/        everything of one major ($PGB):
+#     apt/            private apt configuration and lists for the deb-src entries
+#     dl/             the downloaded Debian source package (cached)
+#     src-<ver>/      pristine PostgreSQL source, as dpkg-source extracts it
+#     patched-<ver>/  the same with the patch series (integrations/postgresql/
+#                     patches/<major>/) applied; only files whose content
+#                     changes are rewritten, so make rebuilds only what changed
+#     build-patched/  VPATH build of patched-<ver>;  inst-patched/ its install
+#     build-stock/    VPATH build of src-<ver> (when Debian's binary of that
+#                     version is not installable);  inst-stock/ its install
+#     run/            data directories and logs of pg-test.sh
+#     pg-version      the Debian version whose source is used
+#     stock-bin       bin directory of the stock reference (Debian's binary of
+#                     that version, or build-stock's install)
 # Invariants: the pristine tree is never modified; everything PostgreSQL runs
 # or builds as the unprivileged user $PG_USER, which owns build/pg/.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PGB=$TOP/build/pg
+PGROOT=$TOP/build/pg
 PG_USER=${PG_USER:-pgbuf}
 PG_JOBS=${PG_JOBS:-2}
-PG_MAJOR=15
+export PG_MAJOR=${PG_MAJOR:-15}
+# Per major: the upstream release the series is made for (the Debian source
+# package must be of it); the suites of the machine's Debian archive its
+# source comes from ("": the machine's own suites); the first of the ports
+# its servers listen on (patched, stock, +4 the hash join benchmark), so that
+# both majors' tests can run side by side.
+case $PG_MAJOR in
+  15) PG_UPSTREAM=15.18 PG_SOURCE_SUITES="" PG_PORT_BASE=54391 ;;
+  18) PG_UPSTREAM=18.6 PG_SOURCE_SUITES="forky sid" PG_PORT_BASE=54491 ;;
+  *) printf 'error: PG_MAJOR=%s: the series exists for 15 and 18\n' "$PG_MAJOR" >&2; exit 1 ;;
+esac
+PGB=$PGROOT/$PG_MAJOR
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -44,9 +60,9 @@ ensure_user() {
   id -u "$PG_USER" >/dev/null 2>&1 || useradd --system --create-home --shell /bin/bash "$PG_USER"
   mkdir -p "$PGB"
   # Only what is not ours yet: a second run does not walk the whole tree.
-  find "$PGB" ! -user "$PG_USER" -exec chown -h "$PG_USER": {} + 2>/dev/null || true
+  find "$PGROOT" ! -user "$PG_USER" -exec chown -h "$PG_USER": {} + 2>/dev/null || true
   # The user must reach build/pg through the directories above it.
-  local d=$PGB
+  local d=$PGROOT
   while [ "$d" != / ]; do
     d=$(dirname "$d")
     [ -x "$d" ] || die "$PG_USER cannot enter $d"
@@ -60,13 +76,7 @@ as_user() {
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"
 }
 
-# Version of Debian's installed postgresql-15 binary package ("" if none).
+# Version of Debian's installed postgresql-<major> binary package ("" if none).
 pg_version() {
   dpkg-query -W -f='${Version}' postgresql-$PG_MAJOR 2>/dev/null || true
-}
-
-# Upstream version of the source pg-build.sh chose (15.18-0+deb12u1 -> 15.18),
-# which names the source trees.
-pg_upstream() {
-  local v; v=$(cat "$PGB/pg-version"); v=${v#*:}; echo "${v%%-*}"
 }

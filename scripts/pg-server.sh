@@ -14,8 +14,8 @@
 #                                 --out, --report-only, --plan, --help (sets TIMEOUT,
 #                                 SEED, OUT, MODE; calls the script's `bad` on a bad
 #                                 value); returns 1 for any other flag
-# Ports: this worktree's benchmarks use 5450-5459 (other worktrees on this
-# machine use 5439x and 5449x).
+# Ports: PG_PORT_BASE (scripts/pg-common.sh, per major) + 90 and + 91 for
+# pg-bench.sh's stock and patched servers, + 92 for the hash-join matrix.
 
 # Settings of every benchmark server. Rewritten at every start, so a cached
 # cluster follows the script. No autovacuum (nothing runs behind a measurement);

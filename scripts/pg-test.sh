@@ -1,37 +1,63 @@
 #!/usr/bin/env bash
-# Prove PostgreSQL 15 with the patch series of integrations/postgresql/
-# (temp_file_compression: off is stock's BufFile, the other values libbuffile).
+# Prove PostgreSQL with the patch series of integrations/postgresql/
+# (temp_file_compression: off is stock's BufFile, the other values libbuffile),
+# for the major PG_MAJOR (15, the default, or 18; see scripts/pg-common.sh:
+# each major has its own build, run directory and ports).
 #
-#   scripts/pg-test.sh            build (scripts/pg-build.sh), then every part
-#   scripts/pg-test.sh PART...    only those parts: regress-lz4 regress-zstd
-#                                 tap-stream tpch aborts battery
+#   scripts/pg-test.sh               build (scripts/pg-build.sh), then every part
+#   PG_MAJOR=18 scripts/pg-test.sh   the same for PostgreSQL 18
+#   scripts/pg-test.sh PART...       only those parts (the list is printed for
+#                                    an unknown one)
 #
-# Parts:
-#   regress-lz4, regress-zstd  make check (the whole parallel schedule) with
-#       TEMP_CONFIG = temp_file_compression = <codec>, log_temp_files = 0; then
-#       the server log's temp-file lines counted by kind: private temp files
-#       (pgsql_tmp/pgsql_tmp<pid>.<n>) and FileSet files
-#       (pgsql_tmp*.fileset/compressed/...),
-#       with logical and physical bytes, leaving out our own test
-#       temp_file_compression (it sets every value, off included). Passes when
-#       every test passes, both kinds occur, physical < logical, and no temp
-#       file went around us (a "temporary file:" line without "logical size").
+# Parts (15: regress-lz4 regress-zstd tap-stream tpch aborts battery memory
+# indent; 18: all of them):
+#   regress-off, regress-lz4, regress-zstd, regress-auto  make check (the whole
+#       parallel schedule) with TEMP_CONFIG = temp_file_compression = <value>,
+#       log_temp_files = 0; then the server log's temp-file lines counted by
+#       kind: private temp files (pgsql_tmp/pgsql_tmp<pid>.<n>) and FileSet
+#       files (pgsql_tmp*.fileset/compressed/...), with logical and physical
+#       bytes, leaving out our own test temp_file_compression (it sets every
+#       value, off included). Passes when every test passes and: under off, no
+#       file of the suite went through the library and stock's files were
+#       logged; otherwise both kinds occur, every file has the value's codec,
+#       no temp file went around us (a "temporary file:" line without
+#       "logical size"), and but for auto (which may rightly store a fast
+#       device's blocks uncompressed) physical < logical.
+#   isolation-lz4  the isolation suite (src/test/isolation, make check) with
+#       TEMP_CONFIG lz4: every test passes, and every temp file its log shows
+#       went through the library with lz4.
 #   tap-stream  src/test/subscription/t/*stream*.pl (logical replication of
 #       streamed transactions: FileSet files reopened read-write, appended,
 #       truncated) with TEMP_CONFIG = zstd, log_temp_files = 0.
 #   tpch  TPC-H SF 0.01 from our generator (tpch/gen) loaded into patched
 #       PostgreSQL and into stock PostgreSQL of the same version (Debian's
-#       postgresql-15 binary, or stock built from the same source when Debian's
-#       is another version: see pg-build.sh); the 22 queries of ../shared/tpch/queries at
-#       work_mem = 64kB with max_parallel_workers_per_gather 0 and 2 (parallel
-#       plans forced cheap), every codec and auto: all answers byte-identical
-#       to stock's.
+#       binary of it, or stock built from the same source: see pg-build.sh);
+#       the 22 queries of ../shared/tpch/queries at work_mem = 64kB
+#       (hash_mem_multiplier 1) with max_parallel_workers_per_gather 0 and 2
+#       (parallel plans forced cheap), every value (off, every codec and
+#       auto): all answers byte-identical to stock's; the log shows private
+#       and FileSet files through the library.
 #   aborts  on the patched server: a level in temp_file_compression used
 #       and, out of the method's range, refused by SET and ALTER SYSTEM; auto
-#       reports its choice at process exit; a spilling query cancelled by
+#       reports its choice at process exit, and a later process starts from
+#       what the first learned of the device (shared memory); a spilling query cancelled by
 #       statement_timeout, one hitting temp_file_limit (PostgreSQL's error
 #       text), a backend SIGKILLed mid-spill (the postmaster restarts): no temp
 #       file is left after each, and the server keeps answering.
+#   meson (18)  the patched tree configured by meson with -Dbuffile=enabled
+#       (pg_config.h defines USE_BUFFILE, buffile_compress.c compiles with
+#       the dependency's flags), and refused without libbuffile in
+#       PKG_CONFIG_PATH.
+#   memory  100,000 open temporary BufFiles (integrations/postgresql/test/
+#       buffile_memory, an extension built with PGXS) of 100 and of 10,000
+#       bytes each, under off and lz4: the memory contexts that hold them
+#       (pg_backend_memory_contexts: the BufFile structs, and the library's
+#       "BufFile compression"); lz4's per-file memory must stay within 1.10
+#       times stock's (a hash join sizes its batches counting BLCKSZ a file).
+#       The files go to a tablespace on /dev/shm when that is a tmpfs (on
+#       this machine's ext4, creating 100,000 files takes a minute).
+#   indent  scripts/pg-indent.sh: pgindent finds nothing to change in the
+#       lines the series adds or changes.
 #   battery  every BufFile user (sort, hash join, hash aggregate, CTE,
 #       window, scroll cursor WITH HOLD, parallel hash join, parallel sort,
 #       parallel CREATE INDEX) under every value gives off's answer; EXPLAIN
@@ -46,9 +72,17 @@ set -uo pipefail
 . "$(dirname "$0")/pg-common.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and runs PostgreSQL as $PG_USER"
 
-ALL_PARTS=(regress-lz4 regress-zstd tap-stream tpch aborts battery)
+if [ "$PG_MAJOR" = 15 ]; then
+  ALL_PARTS=(regress-lz4 regress-zstd tap-stream tpch aborts battery memory indent)
+else
+  ALL_PARTS=(regress-off regress-lz4 regress-zstd regress-auto isolation-lz4 tap-stream tpch
+             aborts battery meson memory indent)
+fi
 PARTS=("$@")
 [ ${#PARTS[@]} -gt 0 ] || PARTS=("${ALL_PARTS[@]}")
+for p in "${PARTS[@]}"; do
+  [[ " ${ALL_PARTS[*]} " == *" $p "* ]] || die "no part $p for PostgreSQL $PG_MAJOR (${ALL_PARTS[*]})"
+done
 
 RESULTS=()
 FAILED=0
@@ -61,7 +95,6 @@ if ! bash "$TOP/scripts/pg-build.sh"; then
 fi
 RESULTS+=("PASS build ($((SECONDS - t0)) s)")
 
-UP=$(pg_upstream)
 B=$PGB/build-patched
 PATCHED=$PGB/inst-patched/bin
 STOCK=${PG_STOCK_BIN:-$(cat "$PGB/stock-bin")}  # PG_STOCK_BIN: another stock reference
@@ -138,16 +171,48 @@ part_regress() {
   grep -v ' pg_regress/temp_file_compression ' "$out/postmaster.log" > "$out/postmaster-suite.log"
   local c k; c=$(count_temp "$out/postmaster-suite.log"); k=$(fileset_kinds "$out/postmaster-suite.log")
   describe_counts "$c"
+  if [ "$codec" = off ]; then
+    set -- $c
+    [ "$2" -eq 0 ] && [ "$4" -eq 0 ] && [ "$6" -gt 0 ] \
+      || { echo "under off, the suite's temp files must all be stock's, and some logged"; return 1; }
+    return 0
+  fi
   echo "FileSet files by subsystem: $k"
   set -- $k
   [ "$2" -gt 0 ] && [ "$4" -gt 0 ] \
     || { echo "expected files of both parallel hash joins and parallel sorts (index builds)"; return 1; }
   set -- $c
-  [ "$2" -gt 0 ] && [ "$4" -gt 0 ] && [ "$6" -eq 0 ] && [ "${10}" -lt "$8" ] \
+  [ "$2" -gt 0 ] && [ "$4" -gt 0 ] && [ "$6" -eq 0 ] \
     || { echo "the log does not show the suite's temp files going through libbuffile"; return 1; }
+  [ "$codec" = auto ] || [ "${10}" -lt "$8" ] \
+    || { echo "$codec stored more bytes than it was given"; return 1; }
   # TEMP_CONFIG reached the server: every file the suite wrote used the codec.
   [ "$(codec_count "$c" "$codec")" -eq $(($2 + $4)) ] \
     || { echo "not every temp file was written with $codec"; return 1; }
+}
+
+# --- part: the isolation suite --------------------------------------------------------
+part_isolation() {
+  local codec=$1
+  local conf=$RUN/isolation-$codec.conf out=$RUN/isolation-$codec rc=0
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+  printf "temp_file_compression = %s\nlog_temp_files = 0\n" "$codec" > "$conf"
+  (cd "$B/src/test/isolation" && as_user make -s check TEMP_CONFIG="$conf" > "$out/make-check.out" 2>&1) \
+    || rc=$?
+  grep -E 'tests (passed|failed)|All [0-9]+ tests|^# [0-9]+ of [0-9]+ tests' "$out/make-check.out" | tail -2
+  cp "$B/src/test/isolation/output_iso/log/postmaster.log" "$out/" 2>/dev/null
+  cp "$B/src/test/isolation/output_iso/regression.diffs" "$out/" 2>/dev/null
+  if [ $rc -ne 0 ]; then
+    echo "the isolation suite failed (rc $rc): $out/make-check.out, $out/regression.diffs"
+    head -40 "$out/regression.diffs" 2>/dev/null
+    return 1
+  fi
+  [ -f "$out/postmaster.log" ] || { echo "no server log in output_iso/log"; return 1; }
+  local c; c=$(count_temp "$out/postmaster.log")
+  describe_counts "$c"
+  set -- $c
+  [ "$6" -eq 0 ] && [ "$(codec_count "$c" "$codec")" -eq $(($2 + $4)) ] \
+    || { echo "a temp file of the isolation suite did not go through the library with $codec"; return 1; }
 }
 
 # --- part: logical replication streaming TAP tests ----------------------------------
@@ -155,7 +220,7 @@ part_tap_stream() {
   local conf=$RUN/tap.conf out=$RUN/tap-stream rc=0
   rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
   printf 'temp_file_compression = zstd\nlog_temp_files = 0\n' > "$conf"
-  local tests; tests=$(cd "$PGB/patched-$UP/src/test/subscription" && echo t/*stream*.pl)
+  local tests; tests=$(cd "$PGB/patched-$PG_UPSTREAM/src/test/subscription" && echo t/*stream*.pl)
   echo "tests: $tests"
   (cd "$B/src/test/subscription" && as_user env TEMP_CONFIG="$conf" make -s check \
      PROVE_TESTS="$tests" > "$out/prove.out" 2>&1) || rc=$?
@@ -205,22 +270,22 @@ psql_at() { # psql_at PORT [psql args...]
   as_user "$PATCHED/psql" -X -q -h "$SOCK" -p "$port" -d postgres "$@"
 }
 
-PORT_PATCHED=54391
-PORT_STOCK=54392
+PORT_PATCHED=$PG_PORT_BASE
+PORT_STOCK=$((PG_PORT_BASE + 1))
 
 # --- part: TPC-H answers against stock ---------------------------------------------------
 part_tpch() {
-  local q=${TPCH_QUERIES:-} data=$PGB/tpch-sf0.01 out=$RUN/tpch d
+  local q=${TPCH_QUERIES:-} data=$PGROOT/tpch-sf0.01 out=$RUN/tpch d
   # shared/ sits beside a clone (CI) or beside the folder of worktrees
   for d in "$TOP/../shared" "$TOP/../../shared"; do
     [ -z "$q" ] && [ -f "$d/tpch/queries/1.sql" ] && q=$(cd "$d/tpch/queries" && pwd)
   done
   [ -f "$q/1.sql" ] || { echo "no TPC-H queries in $q (set TPCH_QUERIES)"; return 1; }
   bash "$TOP/scripts/install-deps.sh"
-  cmake -S "$TOP" -B "$PGB/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null \
-    && cmake --build "$PGB/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null || return 1
+  cmake -S "$TOP" -B "$PGROOT/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null \
+    && cmake --build "$PGROOT/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null || return 1
   if [ ! -f "$data/lineitem.tbl" ]; then
-    "$PGB/tpch-build/tpch/gen/tpchgen" --sf=0.01 --out="$data.tmp" > /dev/null || return 1
+    "$PGROOT/tpch-build/tpch/gen/tpchgen" --sf=0.01 --out="$data.tmp" > /dev/null || return 1
     mv "$data.tmp" "$data"
   fi
   chmod -R a+rX "$data"
@@ -250,7 +315,9 @@ part_tpch() {
         || { echo "$label: Q$n failed: $(head -3 "$out/$label/q$n.err")"; return 1; }
     done
   }
-  local base="-c work_mem=64kB"
+  # (hash_mem_multiplier 1: at this scale 18 would keep its parallel hash
+  # joins in one batch at the default 2, and write no FileSet file)
+  local base="-c work_mem=64kB -c hash_mem_multiplier=1"
   local par0="-c max_parallel_workers_per_gather=0"
   local par2="-c max_parallel_workers_per_gather=2 -c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c min_parallel_table_scan_size=0 -c min_parallel_index_scan_size=0"
   local w codec bad=0 empty n popts
@@ -262,7 +329,7 @@ part_tpch() {
     empty=$(cd "$out/stock-w$w" && find . -name 'q*.out' -empty | sed 's|^\./||; s|\.out$||' | sort | tr '\n' ' ')
     [ -z "$empty" ] || echo "stock, workers $w: empty answers: $empty"
     [ "$(echo $empty | wc -w)" -le 1 ] || return 1
-    for codec in none lz4 zstd zlib auto; do
+    for codec in off none lz4 zstd zlib auto; do
       run_queries $PORT_PATCHED "$codec-w$w" "$base $popts -c temp_file_compression=$codec" || return 1
       for n in $(seq 1 22); do
         if ! cmp -s "$out/stock-w$w/q$n.out" "$out/$codec-w$w/q$n.out"; then
@@ -275,24 +342,28 @@ part_tpch() {
   done
   describe_counts "$(count_temp "$RUN/tpch-patched.log")"
   echo "FileSet files by subsystem: $(fileset_kinds "$RUN/tpch-patched.log")"
-  # pg_stat_database counts what the log lines say, once every backend and
-  # worker has flushed its statistics at exit.
-  # A backend flushes them as it exits, which may be just after psql returns:
-  # wait up to 10 s.
-  local stat i
+  # pg_stat_database counts what the log lines say (ours and, under off,
+  # stock's), once every backend and worker has flushed its statistics at
+  # exit. A backend flushes them as it exits, which may be just after psql
+  # returns: wait up to 10 s.
+  local stat want i stock_bytes statok=1
+  stock_bytes=$(grep 'temporary file: path' "$RUN/tpch-patched.log" | grep -v 'logical size' \
+                | sed -E 's/.*, size ([0-9]+).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
   set -- $(count_temp "$RUN/tpch-patched.log")
+  want="$(($2 + $4 + $6)) $((${10} + stock_bytes))"
   for i in $(seq 1 20); do
     stat=$(psql_at $PORT_PATCHED -At -F ' ' -c "select sum(temp_files), sum(temp_bytes) from pg_stat_database")
-    [ "$stat" = "$(($2 + $4 + $6)) ${10}" ] && break
+    [ "$stat" = "$want" ] && break
     sleep 0.5
   done
-  echo "pg_stat_database: temp_files, temp_bytes = $stat; the log: $(($2 + $4 + $6)) files, ${10} bytes"
-  [ "$stat" = "$(($2 + $4 + $6)) ${10}" ] || { echo "pg_stat_database does not match the log"; bad=$((bad + 1)); }
+  echo "pg_stat_database: temp_files, temp_bytes = $stat; the log: $want (files, bytes)"
+  [ "$stat" = "$want" ] || { echo "pg_stat_database does not match the log"; statok=0; }
   stop_server tpch-stock "$STOCK"
   stop_server tpch-patched "$PATCHED"
   [ $bad -eq 0 ] || { echo "$bad answers differ from stock PostgreSQL's"; return 1; }
+  [ $statok = 1 ] || return 1
   [ "$2" -gt 0 ] && [ "$4" -gt 0 ] || { echo "TPC-H did not spill both kinds of temp files"; return 1; }
-  echo "all 22 answers identical to stock for 5 codecs (none lz4 zstd zlib auto) x 2 parallel settings"
+  echo "all 22 answers identical to stock for 6 values (off none lz4 zstd zlib auto) x 2 parallel settings"
 }
 
 # --- part: cancel, temp_file_limit, SIGKILL ----------------------------------------------
@@ -337,6 +408,26 @@ EOF
     echo "auto: $(grep -o 'temporary file compression auto: .*' "$log" | tail -1)"
   else
     echo "auto: FAILED (no file written with auto, or no report at exit)"; ok=0
+  fi
+  # A second process with auto starts from what the first learned of the
+  # device, through shared memory; the first, on a new server, from nothing.
+  psql_at $port > "$out/auto2.out" 2>&1 <<EOF
+set work_mem = '64kB';
+set temp_file_compression = auto;
+select 'auto2-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+EOF
+  for i in $(seq 1 20); do
+    [ "$(grep -c 'temporary file compression auto: blocks written' "$log")" -ge 2 ] && break
+    sleep 0.5
+  done
+  local starts
+  starts=$(grep -A1 'temporary file compression auto: blocks written' "$log" \
+             | grep -o 'Started from [a-z ]*' | paste -sd '|')
+  if grep -q 'auto2-100000' "$out/auto2.out" \
+     && [ "$starts" = "Started from nothing learned of the device|Started from the device figures of earlier processes" ]; then
+    echo "auto across processes: the first on this server started from nothing, the second from the first's figures"
+  else
+    echo "auto across processes: FAILED ($starts)"; cat "$out/auto2.out"; ok=0
   fi
 
   # 1. cancel by statement_timeout while spilling. The backend's descriptors
@@ -417,7 +508,9 @@ EOF
     dirs=$(find "$data/base/pgsql_tmp" -mindepth 1 | wc -l)
     local again; again=$(psql_at $port -At -c "set work_mem = '64kB'" -c "select count(*) from (select g from generate_series(1, 300000) g order by g desc) s" 2>&1)
     local after; after=$(temp_files_left "$data")
-    if grep -q "server process (PID $pid) was terminated by signal 9" "$log" && [ "$left" -eq 0 ] \
+    # (the process is a "server process" in 15's message, a "client backend" in 18's)
+    if grep -Eq "(server process|client backend) \(PID $pid\) was terminated by signal 9" "$log" \
+       && [ "$left" -eq 0 ] \
        && [ "$dirs" -eq 0 ] && [ "$again" = 300000 ] && [ "$after" -eq 0 ]; then
       echo "SIGKILL: backend $pid killed with $n temp files in $dirs_before directories; after the restart 0 files and 0 directories left; a new spill works and leaves 0"
     else
@@ -430,6 +523,75 @@ EOF
   grep -E 'TRAP|PANIC' "$log" && ok=0
   stop_server aborts "$PATCHED"
   [ $ok = 1 ]
+}
+
+# --- part: meson -Dbuffile ----------------------------------------------------------------
+part_meson() {
+  local out=$RUN/meson pat=$PGB/patched-$PG_UPSTREAM obj
+  apt_install meson ninja-build
+  rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
+  # With pkg-config finding nothing (no libbuffile), the feature asked for is
+  # an error.
+  mkdir "$out/empty"; chown "$PG_USER": "$out/empty"
+  if (cd "$out" && as_user env PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$out/empty" \
+        meson setup nolib "$pat" -Dbuffile=enabled > nolib.log 2>&1); then
+    echo "meson setup -Dbuffile=enabled succeeded without libbuffile"; return 1
+  fi
+  grep -qi 'dependency "\?buffile"\? not found' "$out/nolib.log" \
+    || { echo "meson failed without libbuffile, but not for want of it:"; tail -5 "$out/nolib.log"; return 1; }
+  (cd "$out" && as_user env PKG_CONFIG_PATH="$PGROOT/libbuffile/lib/pkgconfig" meson setup build "$pat" \
+     -Dbuffile=enabled -Dlz4=enabled -Dzstd=enabled > setup.log 2>&1) \
+    || { echo "meson setup failed:"; tail -20 "$out/setup.log"; return 1; }
+  grep -q '^#define USE_BUFFILE 1$' "$out/build/src/include/pg_config.h" \
+    || { echo "pg_config.h does not define USE_BUFFILE"; return 1; }
+  # Our file, compiled with the flags the dependency gave.
+  obj=$(cd "$out/build" && as_user ninja -t targets all | grep -o '^[^:]*buffile_compress\.c\.o' | head -1)
+  [ -n "$obj" ] || { echo "buffile_compress.c is not in meson's backend"; return 1; }
+  (cd "$out/build" && as_user ninja "$obj" > ninja.log 2>&1) \
+    || { echo "ninja $obj failed:"; tail -20 "$out/build/ninja.log"; return 1; }
+  echo "meson: without libbuffile, -Dbuffile=enabled refused ($(grep -oi 'dependency "\?buffile"\? not found.*' "$out/nolib.log" | head -1));"
+  echo "with it: $(grep -o 'Run-time dependency buffile found: .*' "$out/setup.log" | head -1), pg_config.h defines USE_BUFFILE, $obj compiled"
+}
+
+# --- part: the memory of 100,000 open BufFiles ------------------------------------------------
+part_memory() {
+  local ext=$RUN/buffile_memory out=$RUN/memory-out port=$PORT_PATCHED db=postgres ts=""
+  local n=100000 bytes m bad=0 off_b lz4_b
+  rm -rf "$ext" "$out"; mkdir -p "$out"
+  cp -r "$TOP/integrations/postgresql/test/buffile_memory" "$ext"
+  chown -R "$PG_USER": "$ext" "$out"
+  (cd "$ext" && as_user make -s PG_CONFIG="$PATCHED/pg_config" install > "$out/build.log" 2>&1) \
+    || { echo "buffile_memory did not build:"; tail -20 "$out/build.log"; return 1; }
+  start_server memory "$PATCHED" $port || return 1
+  # The files of a database whose tablespace is on a tmpfs, when there is one.
+  if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    ts=/dev/shm/pgbuf-memory-$PG_MAJOR
+    rm -rf "$ts"; mkdir -p "$ts"; chown "$PG_USER": "$ts"
+    psql_at $port -c "create tablespace memory_ts location '$ts'" \
+      -c "create database memory tablespace memory_ts" || return 1
+    db=memory
+  fi
+  echo "files in $([ -n "$ts" ] && echo "a tablespace on tmpfs ($ts)" || echo "the data directory")"
+  as_user "$PATCHED/psql" -X -q -h "$SOCK" -p $port -d $db -c "create extension buffile_memory" || return 1
+  # measure VALUE BYTES: the bytes of the contexts holding n open files, one
+  # session each (the library's context starts empty)
+  measure() {
+    as_user "$PATCHED/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SOCK" -p $port -d $db \
+      -c "set log_temp_files = -1" -c "set temp_file_compression = $1" \
+      -c "select buffile_memory_open($n, $2)" \
+      -c "select sum(total_bytes) from pg_backend_memory_contexts
+          where name in ('BufFile memory test', 'BufFile compression')" \
+      -c "select buffile_memory_close()" | grep -E '^[0-9]+$'
+  }
+  for bytes in 100 10000; do
+    off_b=$(measure off $bytes) && lz4_b=$(measure lz4 $bytes) || { bad=1; break; }
+    echo "$n files of $bytes bytes: stock $((off_b / n)) bytes a file, lz4 $((lz4_b / n)) ($(awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { printf "%.3f", a / b }')x)"
+    awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { exit !(b > 0 && a <= 1.10 * b) }' \
+      || { echo "lz4's files take more than 1.10 times stock's memory"; bad=1; }
+  done
+  stop_server memory "$PATCHED"
+  [ -n "$ts" ] && rm -rf "$ts"
+  [ $bad -eq 0 ]
 }
 
 # --- part: every BufFile user, every method, against off ---------------------------------
@@ -546,7 +708,8 @@ EOF
     kill -0 $bg 2>/dev/null || break
     psql_b -F ' ' -f "$out/samples.sql" >> "$out/samples.txt" 2>&1
   done
-  awk '$1 == "BufFileWrite" { w++ } $1 == "BufFileRead" { r++ } $2 > f { f = $2 }
+  # (15 names the wait events BufFileWrite and BufFileRead, 18 BuffileWrite ...)
+  awk 'tolower($1) == "buffilewrite" { w++ } tolower($1) == "buffileread" { r++ } $2 > f { f = $2 }
        END { print w + 0, r + 0, f + 0, NR }' "$out/samples.txt" > "$out/samples.out"
   wait $bg
   local ws; ws=$(cat "$out/samples.out")
@@ -584,18 +747,26 @@ EOF
     echo "pgsql_tmp FAILED:"; cat "$out/tmpdir.out"; bad=$((bad + 1))
   fi
 
-  # A cancelled parallel hash join, three times: no LOG line of ours (and
-  # log_temp_files off in those sessions: its lines are stock's too).
+  # A parallel hash join cancelled while its processes write the files of its
+  # FileSet, three times: no LOG line of ours (and log_temp_files off in
+  # those sessions: its lines are stock's too).
   : > "$out/cancel.log"
   local start; start=$(wc -l < "$log")
   for k in 1 2 3; do
-    BOPTS="-c work_mem=64kB -c temp_file_compression=lz4 -c enable_mergejoin=off -c statement_timeout=1500 -c log_temp_files=-1" \
+    BAPP=cancelled BOPTS="-c work_mem=64kB -c temp_file_compression=lz4 -c enable_mergejoin=off -c log_temp_files=-1" \
       psql_b -c "select count(*) from bt a join bt b using (m) join bt c on c.m = b.m join bt d on d.m = a.m" \
-      >> "$out/cancel.out" 2>&1
+      >> "$out/cancel.out" 2>&1 &
+    bg=$!
+    for i in $(seq 1 1000); do
+      find "$data/base/pgsql_tmp" -path '*.fileset/compressed/*' -type f 2>/dev/null | grep -q . && break
+      sleep 0.01
+    done
+    psql_b -c "select pg_cancel_backend(pid) from pg_stat_activity where application_name = 'cancelled' and backend_type = 'client backend'" > /dev/null
+    wait $bg
   done
   sleep 1
   tail -n +"$((start + 1))" "$log" > "$out/cancel.log"
-  if [ "$(grep -c 'canceling statement due to statement timeout' "$out/cancel.log")" -ge 3 ] \
+  if [ "$(grep -c 'canceling statement due to user request' "$out/cancel.log")" -ge 3 ] \
      && ! grep -E 'LOG: .*(temporary|could not|BufFile)' "$out/cancel.log"; then
     echo "3 cancelled parallel hash joins (lz4): $(grep -c 'LOG:' "$out/cancel.log") LOG lines, none of ours ($out/cancel.log)"
   else
@@ -617,8 +788,14 @@ for p in "${PARTS[@]}"; do
   t0=$SECONDS
   echo "=== $p"
   case "$p" in
+    regress-off) part_regress off ;;
     regress-lz4) part_regress lz4 ;;
     regress-zstd) part_regress zstd ;;
+    regress-auto) part_regress auto ;;
+    isolation-lz4) part_isolation lz4 ;;
+    meson) part_meson ;;
+    memory) part_memory ;;
+    indent) bash "$TOP/scripts/pg-indent.sh" ;;
     tap-stream) part_tap_stream ;;
     tpch) part_tpch ;;
     aborts) part_aborts ;;

@@ -22,10 +22,10 @@
 #define BF_ENDS_AT(type, last)                                                                     \
     _Static_assert(sizeof(type) == offsetof(type, last) + sizeof(((type *)0)->last),               \
                    #type " must end at its last field, " #last)
-BF_ENDS_AT(bf_space_options, io_hooks);
-BF_ENDS_AT(bf_file_options, block_size);
+BF_ENDS_AT(bf_space_options, key);
+BF_ENDS_AT(bf_file_options, seal);
 BF_ENDS_AT(bf_auto_device, transfer_windows);
-BF_ENDS_AT(bf_stats, memory_bytes);
+BF_ENDS_AT(bf_stats, blocks_sealed);
 
 unsigned bf_version_number(void)
 {

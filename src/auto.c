@@ -55,6 +55,15 @@ void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct)
     add_cand(a, BF_CODEC_ZSTD, 3);
 }
 
+void bf_auto_add_user(bf_auto *a, bf_codec codec, int32_t level, const char *name)
+{
+    bf_auto_cand *c = &a->cand[a->ncand++];
+    memset(c, 0, sizeof(*c));
+    c->codec = codec;
+    c->level = level;
+    c->name = name;
+}
+
 static void ewma(double *v, double x, double w, int first)
 {
     *v = first ? x : *v + (x - *v) * w;
@@ -417,7 +426,7 @@ static int name_of(const bf_auto_cand *c, char *buf, size_t len)
 {
     if (c->codec == BF_CODEC_ZSTD)
         return snprintf(buf, len, "zstd:%d", (int)c->level);
-    return snprintf(buf, len, "%s", bf_codec_name(c->codec));
+    return snprintf(buf, len, "%s", c->name != NULL ? c->name : bf_codec_name(c->codec));
 }
 
 void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)

@@ -58,7 +58,9 @@
 
 #include "buffile.h"
 
-#define BF_AUTO_MAX 4                 /* candidates: none, lz4, zstd:1, zstd:3 (those built) */
+#define BF_AUTO_MAX                                                                                \
+    (4 + BF_USER_CODECS_MAX)          /* candidates: none, lz4, zstd:1, zstd:3 (those              \
+                                         built), and the caller's codecs it offers */
 #define BF_AUTO_WARMUP 8              /* the space's first blocks are probed (bf_auto_warming) */
 #define BF_AUTO_PROBE_EVERY 512       /* then one block in this many */
 #define BF_AUTO_EVERY 16              /* a file decides again after this many blocks */
@@ -84,6 +86,7 @@
 typedef struct bf_auto_cand {
     bf_codec codec;
     int32_t level;
+    const char *name; /* a caller's codec's (the space's copy); NULL: the built-in codec's */
     int stale;        /* the ratio is of other data: the next sample replaces it */
     double comp_ns;   /* per logical byte */
     double decomp_ns; /* per logical byte */
@@ -145,6 +148,9 @@ typedef struct bf_file_auto {
 
 /* Fill the candidates with the codecs built in; estimates start unknown. */
 void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct);
+
+/* Offer a caller's codec `codec` (named `name`, the space's copy) at `level` as a candidate. */
+void bf_auto_add_user(bf_auto *a, bf_codec codec, int32_t level, const char *name);
 
 /*
  * Whether the next transfer, of `bytes`, is to be timed. Every one is while

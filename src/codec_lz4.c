@@ -36,5 +36,5 @@ static int lz4_decompress(void *ctx, const void *src, size_t len, void *dst, siz
 }
 
 const bf_codec_ops bf_codec_lz4_ops = {
-    BF_CODEC_LZ4, "lz4", 1, 1, 65537, lz4_create, lz4_destroy, lz4_compress, lz4_decompress,
+    BF_CODEC_LZ4, "lz4", 1, 1, 65537, lz4_create, lz4_destroy, lz4_compress, lz4_decompress, NULL,
 };

@@ -42,5 +42,5 @@ static int none_decompress(void *ctx, const void *src, size_t len, void *dst, si
 }
 
 const bf_codec_ops bf_codec_none_ops = {
-    BF_CODEC_NONE, "none", 0, 0, 0, none_create, none_destroy, none_compress, none_decompress,
+    BF_CODEC_NONE, "none", 0, 0, 0, none_create, none_destroy, none_compress, none_decompress, NULL,
 };

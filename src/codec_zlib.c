@@ -98,5 +98,5 @@ static int zlib_decompress(void *ctx, const void *src, size_t len, void *dst, si
 }
 
 const bf_codec_ops bf_codec_zlib_ops = {
-    BF_CODEC_ZLIB, "zlib", 6, 1, 9, zlib_create, zlib_destroy, zlib_compress, zlib_decompress,
+    BF_CODEC_ZLIB, "zlib", 6, 1, 9, zlib_create, zlib_destroy, zlib_compress, zlib_decompress, NULL,
 };

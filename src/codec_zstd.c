@@ -79,5 +79,6 @@ static int zstd_decompress(void *ctx, const void *src, size_t len, void *dst, si
 }
 
 const bf_codec_ops bf_codec_zstd_ops = {
-    BF_CODEC_ZSTD, "zstd", 1, -7, 22, zstd_create, zstd_destroy, zstd_compress, zstd_decompress,
+    BF_CODEC_ZSTD, "zstd",          1,    -7, 22, zstd_create, zstd_destroy,
+    zstd_compress, zstd_decompress, NULL,
 };

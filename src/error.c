@@ -24,12 +24,13 @@ const char *bf_strerror(int status)
     case BF_ENOSPC: return "no space left on device";
     case BF_ELIMIT: return "temp file limit reached";
     case BF_ECORRUPT: return "corrupt temp file";
-    case BF_ENOCODEC: return "codec not built into this library";
+    case BF_ENOCODEC: return "codec not built into this library or not given to the space";
     case BF_ECODEC: return "codec failure";
     case BF_EREADONLY: return "file is read-only";
     case BF_ENOENT: return "no such file";
     case BF_EEXIST: return "file exists";
     case BF_EBUSY: return "file is part of another file";
+    case BF_EKEY: return "wrong or missing encryption key";
     default: return "unknown error";
     }
 }

@@ -1,9 +1,13 @@
 /*
- * extent.c - encoding, checksumming and verifying extents.
+ * extent.c - encoding, checksumming, sealing and verifying extents.
  *
  * The CRC covers the header (with its CRC field zeroed) and the payload,
  * so a flipped bit anywhere, a payload from another block or a header
  * from another extent is detected before any decompressor sees the bytes.
+ * A sealed payload is compressed first, then encrypted (the order that
+ * leaves something to compress); its tag authenticates the header (CRC
+ * zeroed: the CRC is of the sealed bytes) and the file's identity, which
+ * the CRC cannot do against someone who writes the temp directory.
  */
 #include "extent.h"
 
@@ -15,39 +19,57 @@
 
 static const unsigned char magic[3] = {'B', 'F', 'X'};
 
+/* What a sealed extent's tag authenticates: its header (CRC zeroed) and the file's identity. */
+static void seal_aad(const unsigned char *hdr, const unsigned char *id, unsigned char *aad)
+{
+    memcpy(aad, hdr, BF_EXTENT_HDR);
+    bf_put32(aad + 24, 0);
+    memcpy(aad + BF_EXTENT_HDR, id, BF_FILE_ID_BYTES);
+}
+
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno, uint32_t gen,
-                   const void *data, uint32_t raw_len, unsigned char *scratch, struct iovec iov[2],
-                   int *iovcnt, bf_extent_info *info)
+                   const void *data, uint32_t raw_len, const bf_extent_seal *seal,
+                   unsigned char *scratch, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
     unsigned char *hdr = scratch;
-    /* Capacity raw_len - 1: a payload that is not smaller is not worth decompressing.
-       Only the codec call is timed: checksums are not codec time. */
+    unsigned char *body = scratch + BF_EXTENT_HDR + (seal != NULL ? BF_NONCE_BYTES : 0);
+    /* Room of raw_len - 1 (or what a caller's codec asks for): a payload that is not
+       smaller is not worth decompressing. Only the codec call is timed: checksums and the
+       seal are not codec time. */
+    size_t cap = ops->bound != NULL ? ops->bound(ctx, raw_len) : raw_len - 1;
     uint64_t t0 = bf_now_ns();
-    int64_t clen =
-        raw_len > 1 ? ops->compress(ctx, level, data, raw_len, scratch + BF_EXTENT_HDR, raw_len - 1)
-                    : 0;
+    int64_t clen = raw_len > 1 ? ops->compress(ctx, level, data, raw_len, body, cap) : 0;
     info->codec_ns = bf_now_ns() - t0;
     if (clen == BF_CODEC_NOMEM)
         return BF_ENOMEM;
     if (clen < 0)
         return BF_ECODEC;
     int raw = clen == 0;
-    uint32_t plen = raw ? raw_len : (uint32_t)clen;
-    const unsigned char *payload = raw ? data : scratch + BF_EXTENT_HDR;
+    uint32_t len = raw ? raw_len : (uint32_t)clen;
+    uint32_t plen = len + (seal != NULL ? BF_SEAL_BYTES : 0);
 
     memset(hdr, 0, BF_EXTENT_HDR);
     memcpy(hdr, magic, 3);
     hdr[3] = BF_EXTENT_VERSION;
     hdr[4] = (unsigned char)ops->id;
-    hdr[5] = raw ? BF_EXTENT_FLAG_RAW : 0;
+    hdr[5] = (unsigned char)((raw ? BF_EXTENT_FLAG_RAW : 0) | (seal ? BF_EXTENT_FLAG_SEALED : 0));
     bf_put32(hdr + 8, plen);
     bf_put32(hdr + 12, raw_len);
     bf_put64(hdr + 16, blkno);
     bf_put32(hdr + 28, gen);
+    if (seal != NULL) {
+        unsigned char aad[BF_EXTENT_HDR + BF_FILE_ID_BYTES];
+        seal_aad(hdr, seal->id, aad);
+        bf_seal_nonce(seal->seal, body - BF_NONCE_BYTES);
+        if (bf_seal_encrypt(seal->seal, body - BF_NONCE_BYTES, aad, sizeof(aad), raw ? data : body,
+                            len, body, body + len) != BF_OK)
+            return BF_ECODEC;
+    }
+    const unsigned char *payload = raw && seal == NULL ? data : scratch + BF_EXTENT_HDR;
     uint32_t crc = bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), payload, plen);
     bf_put32(hdr + 24, crc);
 
-    if (raw) {
+    if (raw && seal == NULL) {
         iov[0].iov_base = hdr;
         iov[0].iov_len = BF_EXTENT_HDR;
         iov[1].iov_base = (void *)data;
@@ -60,6 +82,7 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     }
     info->codec = ops->id;
     info->raw = raw;
+    info->sealed = seal != NULL;
     info->payload_len = plen;
     info->raw_len = raw_len;
     info->blkno = blkno;
@@ -84,11 +107,13 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     }
     info->codec = (bf_codec)ext[4];
     info->raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
+    info->sealed = (ext[5] & BF_EXTENT_FLAG_SEALED) != 0;
     info->payload_len = bf_get32(ext + 8);
     info->raw_len = bf_get32(ext + 12);
     info->blkno = bf_get64(ext + 16);
     info->gen = bf_get32(ext + 28);
-    if ((ext[5] & ~BF_EXTENT_FLAG_RAW) != 0 || ext[6] != 0 || ext[7] != 0) {
+    if ((ext[5] & ~(BF_EXTENT_FLAG_RAW | BF_EXTENT_FLAG_SEALED)) != 0 || ext[6] != 0 ||
+        ext[7] != 0) {
         *why = "reserved extent header bits set";
         return BF_ECORRUPT;
     }
@@ -96,8 +121,9 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
         *why = "extent length does not match the block map";
         return BF_ECORRUPT;
     }
-    if (info->raw_len == 0 || info->raw_len > block_size ||
-        (info->raw && info->payload_len != info->raw_len)) {
+    uint32_t sealing = info->sealed ? BF_SEAL_BYTES : 0;
+    if (info->raw_len == 0 || info->raw_len > block_size || info->payload_len <= sealing ||
+        (info->raw && info->payload_len != info->raw_len + sealing)) {
         *why = "bad raw length in extent header";
         return BF_ECORRUPT;
     }
@@ -118,8 +144,19 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
         *why = "extent written by a later read-write session of the file (reopen it)";
         return BF_ECORRUPT;
     }
-    if (!info->raw && bf_codec_ops_get(info->codec) == NULL) {
-        *why = "extent compressed with a codec that is not built in";
+    return BF_OK;
+}
+
+int bf_extent_unseal(bf_seal *seal, const unsigned char *id, const unsigned char *ext,
+                     const bf_extent_info *info, unsigned char *out, const char **why)
+{
+    unsigned char aad[BF_EXTENT_HDR + BF_FILE_ID_BYTES];
+    seal_aad(ext, id, aad);
+    const unsigned char *nonce = ext + BF_EXTENT_HDR;
+    uint32_t len = info->payload_len - BF_SEAL_BYTES;
+    if (bf_seal_decrypt(seal, nonce, aad, sizeof(aad), nonce + BF_NONCE_BYTES, len, out,
+                        nonce + BF_NONCE_BYTES + len) != BF_OK) {
+        *why = "sealed extent does not open: altered, moved, another file's or another key's";
         return BF_ECORRUPT;
     }
     return BF_OK;

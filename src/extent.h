@@ -3,12 +3,16 @@
  *
  * Header (32 bytes, little-endian; docs/format.md is the reference):
  *   0  u32 magic "BFX" + format version byte
- *   4  u8  codec id        5  u8 flags (bit 0: payload stored raw)
+ *   4  u8  codec id        5  u8 flags (bit 0: payload stored raw; bit 1: sealed)
  *   6  u16 reserved (0)
  *   8  u32 payload length  12 u32 raw length (logical bytes in the block)
  *  16  u64 logical block number
  *  24  u32 CRC-32C of header (this field as 0) and payload
  *  28  u32 generation: the session of a named file that wrote it (0: anonymous)
+ * A sealed extent's payload is a nonce, the compressed (or raw) bytes
+ * encrypted with AES-256-GCM, and the tag; the header (CRC as 0) and the
+ * file's identity are authenticated with them, so an extent altered, moved
+ * to another block or file, or sealed under another key does not open.
  * An extent is valid only if every field checks out against what the block
  * map expects; anything else is BF_ECORRUPT, never a crash.
  */
@@ -20,14 +24,28 @@
 #include <sys/uio.h>
 
 #include "codec.h"
+#include "seal.h"
 
 #define BF_EXTENT_HDR 32u
-#define BF_EXTENT_VERSION 2u
+#define BF_EXTENT_VERSION 3u
 #define BF_EXTENT_FLAG_RAW 0x01u
+#define BF_EXTENT_FLAG_SEALED 0x02u
+/* The most bytes an extent of a `bs`-byte block takes on disk. */
+#define BF_EXTENT_MAX(bs) (BF_EXTENT_HDR + (bs) + BF_SEAL_BYTES)
+
+/* What a file is to the seal: authenticated with every extent's header. */
+#define BF_FILE_ID_BYTES 16u
+
+/* Sealing an extent: the space's sealer, and the file's identity (BF_FILE_ID_BYTES). */
+typedef struct bf_extent_seal {
+    bf_seal *seal;
+    const unsigned char *id;
+} bf_extent_seal;
 
 typedef struct bf_extent_info {
     bf_codec codec;
     int raw;
+    int sealed;
     uint32_t payload_len;
     uint32_t raw_len;
     uint64_t blkno;
@@ -38,15 +56,17 @@ typedef struct bf_extent_info {
 /*
  * Build the extent for `raw_len` bytes of `data` (logical block `blkno`,
  * written by generation `gen`):
- * compress into `scratch` (capacity BF_EXTENT_HDR + raw_len) after the
- * header; if the payload would not be smaller than the data, store raw.
- * On return iov[0..*iovcnt) describes the extent bytes (pointing into
- * scratch and, for raw, into `data`), *info what was chosen.
+ * compress into `scratch` (room: bf_space_extent_room) after the header;
+ * if the payload would not be smaller than the data, store raw; with
+ * `seal` (NULL: none) seal the payload. On return iov[0..*iovcnt)
+ * describes the extent bytes (pointing into scratch and, for a raw
+ * unsealed payload, into `data`: *iovcnt is 1 when all is in scratch),
+ * *info what was chosen.
  * Returns BF_OK, BF_ENOMEM (the codec could not allocate) or BF_ECODEC.
  */
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno, uint32_t gen,
-                   const void *data, uint32_t raw_len, unsigned char *scratch, struct iovec iov[2],
-                   int *iovcnt, bf_extent_info *info);
+                   const void *data, uint32_t raw_len, const bf_extent_seal *seal,
+                   unsigned char *scratch, struct iovec iov[2], int *iovcnt, bf_extent_info *info);
 
 /*
  * Parse and verify the `len` extent bytes at `ext`: header fields, CRC,
@@ -58,5 +78,14 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
  */
 int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno, uint32_t max_gen,
                     uint32_t block_size, bf_extent_info *info, const char **why);
+
+/*
+ * Open the payload of a sealed extent that bf_extent_check accepted, of the
+ * file `id`, into `out` (room: payload length - BF_SEAL_BYTES): the
+ * compressed or raw bytes. BF_OK, or BF_ECORRUPT with *why when its tag
+ * does not hold (altered, moved, another file's, another key's).
+ */
+int bf_extent_unseal(bf_seal *seal, const unsigned char *id, const unsigned char *ext,
+                     const bf_extent_info *info, unsigned char *out, const char **why);
 
 #endif

@@ -28,6 +28,7 @@
 #include "codec.h"
 #include "extent.h"
 #include "index.h"
+#include "le.h"
 
 static unsigned shift_of(uint32_t block_size)
 {
@@ -106,6 +107,22 @@ uint64_t bf_file_live_end(const bf_file *f)
         if (bf_map_part(e) == 0 && bf_map_off(e) + e->cap > end)
             end = bf_map_off(e) + e->cap;
     return end;
+}
+
+/*
+ * The identity the extents of `part` of `f` are sealed with: a named file's
+ * own (its parts', for spliced extents), or for an anonymous file its
+ * space's with its number after it, which no named file's ends with.
+ */
+static void file_identity(const bf_file *f, uint32_t part, unsigned char *id)
+{
+    if (f->named == NULL) {
+        memcpy(id, f->seg.space->anon_id, 12);
+        bf_put32(id + 12, f->seg.id);
+        return;
+    }
+    memcpy(id, part == 0 ? f->named->file_id : f->named->parts[part - 1].file_id, 12);
+    bf_put32(id + 12, UINT32_MAX);
 }
 
 /* The segment row holding extents of `part`, the block delta of its headers and its generation. */
@@ -208,15 +225,16 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
 /* Make the space's probe buffers hold `raw_len` bytes; 0 when they cannot (then no probe). */
 static int probe_room(bf_space *sp, bf_auto *a, uint32_t raw_len)
 {
-    if (a->probe_cap < raw_len) {
-        unsigned char *out = bf_realloc(&sp->alloc, a->probe_out, raw_len);
-        unsigned char *back = out ? bf_realloc(&sp->alloc, a->probe_back, raw_len) : NULL;
+    size_t need = bf_space_extent_room(sp, raw_len); /* a caller's codec may want more */
+    if (a->probe_cap < need) {
+        unsigned char *out = bf_realloc(&sp->alloc, a->probe_out, need);
+        unsigned char *back = out ? bf_realloc(&sp->alloc, a->probe_back, need) : NULL;
         if (out != NULL)
             a->probe_out = out;
         if (back == NULL)
             return 0; /* no probe this time: the estimates just age */
         a->probe_back = back;
-        a->probe_cap = raw_len;
+        a->probe_cap = need;
     }
     return 1;
 }
@@ -247,15 +265,16 @@ static int auto_probe(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len
             bf_auto_note_pack(a, k, raw_len, raw_len + BF_EXTENT_HDR, 0);
             continue;
         }
-        const bf_codec_ops *ops = bf_codec_ops_get(c->codec);
+        const bf_codec_ops *ops = bf_space_codec_ops(sp, c->codec);
         void *ctx;
         if (bf_space_codec_ctx(sp, c->codec, &ctx) != BF_OK || raw_len < 2)
             continue;
+        size_t cap = ops->bound != NULL ? ops->bound(ctx, raw_len) : raw_len - 1;
         int64_t n = 0;
         uint64_t t0 = 0, t1 = 0;
         for (int run = 0; run < 2 && n >= 0; run++) {
             t0 = bf_now_ns();
-            n = ops->compress(ctx, c->level, data, raw_len, a->probe_out, raw_len - 1);
+            n = ops->compress(ctx, c->level, data, raw_len, a->probe_out, cap);
             t1 = bf_now_ns();
         }
         if (n < 0)
@@ -294,9 +313,10 @@ static int auto_check(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len
         void *ctx;
         if (c->codec == BF_CODEC_NONE || bf_space_codec_ctx(sp, c->codec, &ctx) != BF_OK)
             continue;
+        const bf_codec_ops *ops = bf_space_codec_ops(sp, c->codec);
         uint64_t t0 = bf_now_ns();
-        int64_t n = bf_codec_ops_get(c->codec)->compress(ctx, c->level, data, raw_len,
-                                                        a->probe_out, raw_len - 1);
+        int64_t n = ops->compress(ctx, c->level, data, raw_len, a->probe_out,
+                                  ops->bound != NULL ? ops->bound(ctx, raw_len) : raw_len - 1);
         a->probe_ns += bf_now_ns() - t0;
         return n > 0 && (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
     }
@@ -392,13 +412,18 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
     bf_space *sp = f->seg.space;
     if (f->fauto.on)
         auto_prepare(f, data, raw_len);
-    const bf_codec_ops *ops = bf_codec_ops_get((bf_codec)f->codec);
+    const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
     void *ctx;
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
     if (rc != BF_OK)
         return rc;
     uint32_t gen = f->named != NULL ? f->named->gen : 0;
-    rc = bf_extent_pack(ops, ctx, f->level, blkno, gen, data, raw_len, at, iov, iovcnt, info);
+    unsigned char id[BF_FILE_ID_BYTES];
+    bf_extent_seal seal = {sp->seal, id};
+    if (f->sealed)
+        file_identity(f, 0, id);
+    rc = bf_extent_pack(ops, ctx, f->level, blkno, gen, data, raw_len, f->sealed ? &seal : NULL, at,
+                        iov, iovcnt, info);
     if (f->codec != BF_CODEC_NONE)
         COUNT(f, compress_ns, info->codec_ns);
     if (rc == BF_OK && f->fauto.on) {
@@ -424,7 +449,11 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
     bf_map_put(&f->map, (uint32_t)blkno, &e);
     live_add(f, len);
     COUNT(f, physical_written, len);
-    f->seg.space->blocks_by_codec[info->codec]++;
+    if (bf_codec_is_user(info->codec))
+        f->seg.space->blocks_user++;
+    else
+        f->seg.space->blocks_by_codec[info->codec]++;
+    f->seg.space->blocks_sealed += info->sealed != 0;
     if (info->raw)
         COUNT(f, blocks_raw, 1);
     else
@@ -531,7 +560,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     if (n < 2 || f->free.n != 0)
         return 0;
     uint32_t old_n;
-    int rc = bf_space_reserve_scratch(sp, (size_t)n * (BF_EXTENT_HDR + bs));
+    int rc = bf_space_reserve_scratch(sp, (size_t)n * bf_space_extent_room(sp, bs));
     if (rc == BF_OK)
         rc = map_room(f, blkno, n, &old_n);
     if (rc != BF_OK)
@@ -544,7 +573,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         int cnt;
         rc = block_pack(f, blkno + i, data + (size_t)i * bs, bs, sp->scratch + used, iov + iovcnt,
                         &cnt, &info[i]);
-        used += BF_EXTENT_HDR + (info[i].raw ? 0 : info[i].payload_len);
+        used += cnt == 1 ? BF_EXTENT_HDR + info[i].payload_len : BF_EXTENT_HDR;
         total += BF_EXTENT_HDR + info[i].payload_len;
         iovcnt += cnt;
     }
@@ -654,31 +683,54 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
         rc = BF_ECORRUPT;
         why = "raw flag differs from the block map";
+    } else if (rc == BF_OK && info.sealed != f->sealed) {
+        rc = BF_ECORRUPT; /* an unsealed extent in a sealed file would be anyone's bytes */
+        why =
+            f->sealed ? "extent not sealed in a sealed file" : "sealed extent in a file not sealed";
+    }
+    const bf_codec_ops *ops = NULL;
+    if (rc == BF_OK && !info.raw && (ops = bf_space_codec_ops(sp, info.codec)) == NULL) {
+        rc = bf_codec_is_user(info.codec) ? BF_ENOCODEC : BF_ECORRUPT;
+        why = rc == BF_ENOCODEC ? "extent compressed with a caller's codec this space was not given"
+                                : "extent compressed with a codec that is not built in";
+    }
+    const unsigned char *payload = ext + BF_EXTENT_HDR;
+    if (rc == BF_OK && info.sealed) {
+        unsigned char id[BF_FILE_ID_BYTES];
+        file_identity(f, bf_map_part(e), id);
+        if (!info.raw && (rc = bf_space_grow(sp, &sp->unsealed, &sp->unsealed_size,
+                                             info.payload_len, "read",
+                                             "buffer to open sealed extents")) != BF_OK)
+            return rc;
+        unsigned char *out = info.raw ? dst : sp->unsealed;
+        rc = bf_extent_unseal(sp->seal, id, ext, &info, out, &why);
+        payload = out;
+        info.payload_len -= BF_SEAL_BYTES;
     }
     uint64_t dt = 0;
-    if (rc == BF_OK) {
-        const unsigned char *payload = ext + BF_EXTENT_HDR;
-        if (info.raw) {
+    if (rc == BF_OK && info.raw) {
+        if (payload != dst)
             memcpy(dst, payload, info.raw_len);
-        } else {
-            void *ctx;
-            rc = bf_space_codec_ctx(sp, info.codec, &ctx);
-            if (rc != BF_OK)
-                return rc;
-            uint64_t t0 = bf_now_ns();
-            int d = bf_codec_ops_get(info.codec)
-                        ->decompress(ctx, payload, info.payload_len, dst, info.raw_len);
-            dt = bf_now_ns() - t0;
-            COUNT(f, decompress_ns, dt);
-            if (sp->autoc != NULL && d == 0)
-                bf_auto_note_unpack(sp->autoc, info.codec, info.raw_len, dt);
-            if (d == BF_CODEC_NOMEM) {
-                rc = BF_ENOMEM;
-                why = "out of memory in the decompressor";
-            } else if (d != 0) {
-                rc = BF_ECORRUPT;
-                why = "payload does not decompress to the recorded length";
-            }
+    } else if (rc == BF_OK) {
+        void *ctx;
+        rc = bf_space_codec_ctx(sp, info.codec, &ctx);
+        if (rc != BF_OK)
+            return rc;
+        uint64_t t0 = bf_now_ns();
+        int d = ops->decompress(ctx, payload, info.payload_len, dst, info.raw_len);
+        dt = bf_now_ns() - t0;
+        COUNT(f, decompress_ns, dt);
+        if (sp->autoc != NULL && d == 0)
+            bf_auto_note_unpack(sp->autoc, info.codec, info.raw_len, dt);
+        if (d == BF_CODEC_NOMEM) {
+            rc = BF_ENOMEM;
+            why = "out of memory in the decompressor";
+        } else if (d == BF_CODEC_BADLEN) {
+            rc = BF_ECODEC;
+            why = "the caller's codec decompressed to another length than the block's";
+        } else if (d != 0) {
+            rc = BF_ECORRUPT;
+            why = "payload does not decompress to the recorded length";
         }
     }
     if (rc != BF_OK) {
@@ -1106,7 +1158,7 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
                                     why, sizeof(why)) != BF_OK)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "%s", why);
     bf_codec codec = o.codec == BF_CODEC_DEFAULT ? sp->codec : o.codec;
-    if (bf_codec_name(codec) == NULL)
+    if (bf_space_codec_name(sp, codec) == NULL && !bf_codec_is_user(codec))
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "unknown codec %d", (int)codec);
     int32_t level = o.level;
     if (level == BF_LEVEL_DEFAULT && codec == sp->codec)
@@ -1125,7 +1177,10 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
         codec = a->cand[k].codec;
         level = a->cand[k].level;
     }
-    const bf_codec_ops *ops = bf_codec_ops_get(codec);
+    const bf_codec_ops *ops = bf_space_codec_ops(sp, codec);
+    if (ops == NULL && bf_codec_is_user(codec))
+        return bf_fail(sp, BF_ENOCODEC, "create", NULL, 0,
+                       "caller codec %d was not given to this space", (int)codec);
     if (ops == NULL)
         return bf_fail(sp, BF_ENOCODEC, "create", NULL, 0, "codec %s was not built in",
                        bf_codec_name(codec));
@@ -1137,11 +1192,17 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
                        "block size %u is not a power of two in %u..%u", bs, BF_BLOCK_SIZE_MIN,
                        BF_BLOCK_SIZE_MAX);
-    if (sp->segment_size < 2 * ((uint64_t)bs + BF_EXTENT_HDR))
+    if (sp->segment_size < 2 * (uint64_t)BF_EXTENT_MAX(bs))
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
                        "segment size %llu too small for %u-byte blocks",
                        (unsigned long long)sp->segment_size, bs);
-    int rc = bf_space_reserve_scratch(sp, BF_EXTENT_HDR + (size_t)bs);
+    if (o.seal != 0 && o.seal != BF_SEAL_ON && o.seal != BF_SEAL_OFF)
+        return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
+                       "bad seal %d (0, BF_SEAL_ON or BF_SEAL_OFF)", (int)o.seal);
+    if (o.seal == BF_SEAL_ON && sp->seal == NULL)
+        return bf_fail(sp, BF_EKEY, "create", NULL, 0,
+                       "a sealed file asked of a space without a key (encrypt or key)");
+    int rc = bf_space_reserve_scratch(sp, bf_space_extent_room(sp, bs));
     if (rc != BF_OK)
         return rc;
     bf_file *f = bf_calloc(&sp->alloc, 1, sizeof(*f));
@@ -1152,6 +1213,7 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     f->codec = (uint8_t)codec;
     f->level = level;
     f->fauto = fa;
+    f->sealed = o.seal == BF_SEAL_ON || (o.seal == 0 && sp->seal_default);
     bf_seg_init(&f->seg, sp, sp->next_file_id++, NULL);
     f->next = sp->files;
     if (sp->files)

@@ -35,6 +35,7 @@
 /* Another named file's segments, spliced into this file by bf_file_append. */
 typedef struct bf_part {
     bf_seg seg;
+    unsigned char file_id[12]; /* the source's identity: its sealed extents name it */
     char *name;         /* the source's name in the set */
     char *prefix;       /* "<set dir>/<name>" */
     uint64_t bytes;     /* the source's physical end */
@@ -56,6 +57,8 @@ typedef struct bf_part {
  * sees its own version or BF_ECORRUPT, never a later session's bytes.
  */
 typedef struct bf_named {
+    unsigned char file_id[12]; /* a sealed file's identity, which its extents' tags cover (a
+                                  nonce drawn at its creation: no other file has it) */
     char *dir;      /* the set directory */
     char *name;     /* the file's name in the set */
     char *prefix;   /* "<dir>/<name>": the prefix of the file's own segments */
@@ -84,9 +87,11 @@ struct bf_file {
     uint32_t block_size;
     int32_t level;
     uint8_t codec;
-    uint8_t buf_dirty;
-    uint8_t readonly;
-    uint8_t counted;
+    /* One byte of flags, so that the struct keeps its size (tests/test_memory.c). */
+    uint8_t buf_dirty : 1;
+    uint8_t readonly : 1;
+    uint8_t counted : 1;
+    uint8_t sealed : 1; /* its extents are sealed (the space that created it encrypts) */
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
     bf_blockmap map;
     bf_freespace free;

@@ -260,6 +260,8 @@ int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
         return rc;
     if ((rc = attach_named(f, dir, name)) == BF_OK) {
         f->named->gen = 1;
+        if (f->sealed) /* a nonce: no other file sealed under this key has it */
+            bf_seal_nonce(sp->seal, f->named->file_id);
         rc = bf_seg_reserve(&f->seg); /* takes the name at once, O_EXCL */
         if (rc != BF_OK && sp->errnum == ENOENT)
             rc = bf_fail(sp, BF_ENOENT, "create", dir, ENOENT, "file set directory");
@@ -358,6 +360,14 @@ int bf_named_persist(bf_file *f)
     idx.nparts = nm->nparts;
     idx.nblocks = f->map.n;
     idx.gen = nm->gen;
+    memcpy(idx.file_id, nm->file_id, sizeof(idx.file_id));
+    if (f->sealed) {
+        idx.flags = BF_INDEX_SEALED;
+        memcpy(idx.kcv, bf_seal_kcv(sp->seal), BF_KCV_BYTES);
+    }
+    if (bf_codec_is_user(idx.codec))
+        snprintf(idx.codec_name, sizeof(idx.codec_name), "%s",
+                 bf_space_codec_name(sp, (bf_codec)idx.codec));
     bf_index_part *parts = bf_calloc(&sp->alloc, nm->nparts ? nm->nparts : 1, sizeof(*parts));
     if (parts == NULL)
         return bf_fail(sp, BF_ENOMEM, "export", nm->prefix, 0, "index parts");
@@ -368,6 +378,7 @@ int bf_named_persist(bf_file *f)
         parts[i].gen = nm->parts[i].gen;
         parts[i].bytes = nm->parts[i].bytes;
         parts[i].blk_delta = nm->parts[i].blk_delta;
+        memcpy(parts[i].file_id, nm->parts[i].file_id, sizeof(parts[i].file_id));
     }
     idx.parts = parts;
     size_t len = bf_index_size(&idx, &f->map);
@@ -388,9 +399,12 @@ int bf_named_persist(bf_file *f)
         bf_free(&sp->alloc, parts);
         return bf_fail(sp, BF_ENOMEM, "export", nm->prefix, 0, "index of %zu bytes", len);
     }
-    bf_index_encode(&idx, &f->map, buf);
+    rc = bf_index_encode(&idx, &f->map, sp->seal, buf);
     bf_free(&sp->alloc, parts);
-    rc = span_io(&f->seg, idx.idx_off, buf, len, 1);
+    if (rc == BF_OK)
+        rc = span_io(&f->seg, idx.idx_off, buf, len, 1);
+    else
+        rc = bf_fail(sp, rc, "export", nm->prefix, 0, "sealing the index");
     bf_free(&sp->alloc, buf);
     if (rc == BF_OK) {
         unsigned char slot[BF_HEAD_SLOT];
@@ -799,6 +813,7 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
         p->seg.nsegs = ip->nsegs;
         p->bytes = ip->bytes;
         p->blk_delta = ip->blk_delta;
+        memcpy(p->file_id, ip->file_id, sizeof(p->file_id));
         p->gen = ip->gen;
     }
     f->seg.nsegs = idx->nsegs;
@@ -813,6 +828,33 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
     for (uint32_t i = 0; rc == BF_OK && i < nm->nparts; i++)
         rc = check_segments(&nm->parts[i].seg, nm->parts[i].bytes);
     return rc;
+}
+
+/*
+ * What opening a decoded index needs of the space beyond its layout: the
+ * key a sealed file was sealed with (its check value tells another key
+ * from an index altered, which the index's tag then tells), and the
+ * caller's codec a file was written with.
+ */
+static int check_keys_and_codec(bf_space *sp, const char *prefix, const bf_index *idx,
+                                const unsigned char *buf, size_t len)
+{
+    const char *why = NULL;
+    if ((idx->flags & BF_INDEX_SEALED) && sp->seal == NULL)
+        return bf_fail(sp, BF_EKEY, "open", prefix, 0,
+                       "the file is sealed and this space has no key (encrypt, with the key it "
+                       "was sealed with)");
+    if ((idx->flags & BF_INDEX_SEALED) &&
+        memcmp(idx->kcv, bf_seal_kcv(sp->seal), BF_KCV_BYTES) != 0)
+        return bf_fail(sp, BF_EKEY, "open", prefix, 0, "the file was sealed with another key");
+    if ((idx->flags & BF_INDEX_SEALED) && bf_index_verify(sp->seal, buf, len, &why) != BF_OK)
+        return bf_fail(sp, BF_ECORRUPT, "open", prefix, 0, "%s", why);
+    if (bf_codec_is_user(idx->codec) && bf_space_codec_ops(sp, (bf_codec)idx->codec) == NULL)
+        return bf_fail(sp, BF_ENOCODEC, "open", prefix, 0,
+                       "the file was written with the caller's codec %s (id %d), which this "
+                       "space was not given",
+                       idx->codec_name, (int)idx->codec);
+    return BF_OK;
 }
 
 int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode, bf_file **out)
@@ -862,6 +904,8 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         else if (mode == BF_OPEN_READWRITE && idx.gen == UINT32_MAX)
             rc =
                 bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
+        else
+            rc = check_keys_and_codec(sp, prefix, &idx, buf, len);
     }
     bf_file *f = NULL;
     if (rc == BF_OK) {
@@ -873,6 +917,8 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK) {
+        f->sealed = (idx.flags & BF_INDEX_SEALED) != 0; /* the file's, not this space's */
+        memcpy(f->named->file_id, idx.file_id, sizeof(idx.file_id));
         bf_seg_move(&f->seg, &head);
         rc = load_index(f, &idx, buf, len, mode);
     }
@@ -996,6 +1042,11 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         why = "the source must be read-only (exported or opened read-only)";
     else if (target->block_size != source->block_size)
         why = "block sizes differ";
+    else if (target->sealed != source->sealed)
+        why = "one file is sealed and the other is not";
+    else if (target->sealed &&
+             memcmp(bf_seal_kcv(sp->seal), bf_seal_kcv(source->seg.space->seal), BF_KCV_BYTES) != 0)
+        why = "the files are sealed with different keys";
     else if (sp->segment_size != source->seg.space->segment_size)
         why = "segment sizes differ";
     else if ((uint64_t)tn->nparts + 1 + sn->nparts >= BF_MAP_MAX_PARTS)
@@ -1074,6 +1125,7 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         p->bytes = i == 0 ? src_end : sn->parts[i - 1].bytes;
         p->blk_delta = start_blk + (i == 0 ? 0 : sn->parts[i - 1].blk_delta);
         p->gen = i == 0 ? sn->gen : sn->parts[i - 1].gen;
+        memcpy(p->file_id, i == 0 ? sn->file_id : sn->parts[i - 1].file_id, sizeof(p->file_id));
     }
     tn->nparts += add;
     /* Part k of the source becomes part first + 1 + k of the target (part 0 is the target's). */

@@ -1,11 +1,11 @@
 /*
  * index.c - encode and validate the persisted block index.
  *
- * Layout (docs/format.md): a 72-byte header, the spliced parts (28 bytes +
+ * Layout (docs/format.md): a 112-byte header, the spliced parts (40 bytes +
  * name, padded to 8), runs of used map entries (first block, count, count
- * 16-byte entries; holes are not stored), and a CRC-32C of all preceding
- * bytes. Decoding checks lengths before reading, the CRC before
- * interpreting, then every run and entry against the header and the parts
+ * 16-byte entries; holes are not stored), for a sealed file a nonce and a
+ * tag over all before them, and a CRC-32C of all preceding bytes. Decoding checks lengths before
+ * reading, the CRC before interpreting, then every run and entry against the header and the parts
  * it names; only then are entries handed out. The head's slots carry a
  * CRC of their own, so a slot is whole or ignored.
  */
@@ -24,9 +24,18 @@ static const char head_magic[3] = {'B', 'F', 'H'};
 #define RUN_HDR 8u
 #define ENTRY 16u
 
+/* A part record: its fixed fields (through the file id), then its name, padded to 8. */
+#define PART_FIXED 40u
+
 static size_t part_size(uint16_t name_len)
 {
-    return (28 + (size_t)name_len + 7) & ~(size_t)7;
+    return (PART_FIXED + (size_t)name_len + 7) & ~(size_t)7;
+}
+
+/* The bytes after the runs: the seal's nonce and tag when the index is sealed, and the CRC. */
+static size_t tail_size(uint8_t flags)
+{
+    return ((flags & BF_INDEX_SEALED) ? BF_SEAL_BYTES : 0) + 4;
 }
 
 /* The run of used blocks that starts at or after *b: its first block and length, or 0. */
@@ -48,10 +57,10 @@ size_t bf_index_size(const bf_index *idx, const bf_blockmap *map)
     uint32_t count;
     for (uint64_t b = 0; (count = next_run(map, &b)) != 0; b += count)
         n += RUN_HDR + (size_t)count * ENTRY;
-    return n + 4;
+    return n + tail_size(idx->flags);
 }
 
-void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char *out)
+int bf_index_encode(const bf_index *idx, const bf_blockmap *map, bf_seal *seal, unsigned char *out)
 {
     memset(out, 0, BF_INDEX_HDR);
     memcpy(out, magic, 8);
@@ -67,6 +76,10 @@ void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char 
     bf_put32(out + 56, idx->nblocks);
     bf_put32(out + 60, idx->gen);
     bf_put64(out + 64, idx->idx_off);
+    memcpy(out + 72, idx->file_id, 12);
+    out[84] = idx->flags;
+    memcpy(out + 88, idx->kcv, BF_KCV_BYTES);
+    memcpy(out + 96, idx->codec_name, sizeof(idx->codec_name));
     unsigned char *p = out + BF_INDEX_HDR;
     for (uint32_t i = 0; i < idx->nparts; i++) {
         const bf_index_part *pt = &idx->parts[i];
@@ -77,7 +90,8 @@ void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char 
         bf_put32(p + 16, pt->nsegs);
         bf_put32(p + 20, pt->gen);
         bf_put16(p + 24, pt->name_len);
-        memcpy(p + 28, pt->name, pt->name_len);
+        memcpy(p + 28, pt->file_id, 12);
+        memcpy(p + PART_FIXED, pt->name, pt->name_len);
         p += sz;
     }
     uint32_t count;
@@ -92,13 +106,33 @@ void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char 
             bf_put32(p + 12, e->cap);
         }
     }
+    if (idx->flags & BF_INDEX_SEALED) {
+        /* The index is not secret (docs/format.md), but a map or size altered could make a
+           reader return zeros or another version's blocks: a tag over all of it, nothing
+           encrypted. */
+        bf_seal_nonce(seal, p);
+        if (bf_seal_encrypt(seal, p, out, (size_t)(p - out), NULL, 0, NULL, p + BF_NONCE_BYTES) !=
+            BF_OK)
+            return BF_ECODEC;
+        p += BF_SEAL_BYTES;
+    }
     bf_put32(p, bf_crc32c(0, out, (size_t)(p - out)));
+    return BF_OK;
 }
 
 static int bad(const char **why, const char *reason)
 {
     *why = reason;
     return BF_ECORRUPT;
+}
+
+int bf_index_verify(bf_seal *seal, const unsigned char *buf, size_t len, const char **why)
+{
+    const unsigned char *nonce = buf + len - 4 - BF_SEAL_BYTES;
+    if (bf_seal_decrypt(seal, nonce, buf, (size_t)(nonce - buf), NULL, 0, NULL,
+                        nonce + BF_NONCE_BYTES) != BF_OK)
+        return bad(why, "the index's seal does not hold (altered)");
+    return BF_OK;
 }
 
 /* The segments that hold `bytes` physical bytes: a named file's own, or a part's. */
@@ -141,11 +175,25 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     idx->nblocks = bf_get32(buf + 56);
     idx->gen = bf_get32(buf + 60);
     idx->idx_off = bf_get64(buf + 64);
+    memcpy(idx->file_id, buf + 72, 12);
+    idx->flags = buf[84];
+    memcpy(idx->kcv, buf + 88, BF_KCV_BYTES);
+    memcpy(idx->codec_name, buf + 96, sizeof(idx->codec_name));
     uint32_t bs = idx->block_size;
     if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
         return bad(why, "bad block size in index");
-    if (bf_codec_name((bf_codec)idx->codec) == NULL)
+    if (bf_codec_name((bf_codec)idx->codec) == NULL && !bf_codec_is_user(idx->codec))
         return bad(why, "unknown codec in index");
+    /* A caller's codec is named (so that a space without it can say which); no other is. */
+    int named = idx->codec_name[0] != '\0';
+    size_t nl = strnlen(idx->codec_name, sizeof(idx->codec_name));
+    if (named != bf_codec_is_user(idx->codec) || nl == sizeof(idx->codec_name) ||
+        (idx->flags & ~BF_INDEX_SEALED) != 0 || buf[85] != 0 || buf[86] != 0 || buf[87] != 0 ||
+        len < BF_INDEX_HDR + tail_size(idx->flags))
+        return bad(why, "bad codec name, flags or length in index header");
+    for (size_t i = nl; i < sizeof(idx->codec_name); i++)
+        if (idx->codec_name[i] != '\0')
+            return bad(why, "bad codec name, flags or length in index header");
     /* Every product below stays far from 2^64 once these bounds hold. The file's own
        segments are exactly those that reach the index's end, the file's last byte. */
     /* nblocks counts blocks 0..BF_MAP_MAX_BLOCK at most (any 32-bit count), and no more than
@@ -217,8 +265,9 @@ static int entry_ok(const bf_index *idx, const bf_map_entry *e)
     uint64_t limit = part == 0 ? idx->phys_end : idx->parts[part - 1].bytes;
     uint32_t elen = bf_map_len(e);
     uint64_t off = bf_map_off(e);
-    return elen >= BF_EXTENT_HDR && elen <= idx->block_size + BF_EXTENT_HDR && elen <= e->cap &&
-           off >= BF_HEAD_BYTES && off + e->cap <= limit &&
+    uint32_t seal = (idx->flags & BF_INDEX_SEALED) ? BF_SEAL_BYTES : 0;
+    return elen > BF_EXTENT_HDR + seal && elen <= BF_EXTENT_MAX(idx->block_size) &&
+           elen <= e->cap && off >= BF_HEAD_BYTES && off + e->cap <= limit &&
            off % idx->segment_size + e->cap <= idx->segment_size;
 }
 
@@ -263,9 +312,9 @@ static int walk_runs(const bf_index *idx, const unsigned char *end,
 
 int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, const char **why)
 {
-    const unsigned char *p = buf + BF_INDEX_HDR, *end = buf + len - 4;
+    const unsigned char *p = buf + BF_INDEX_HDR, *end = buf + len - tail_size(idx->flags);
     for (uint32_t i = 0; i < idx->nparts; i++) {
-        if (end - p < 28)
+        if (end - p < PART_FIXED)
             return bad(why, "index truncated in its parts");
         bf_index_part *pt = &idx->parts[i];
         pt->bytes = bf_get64(p);
@@ -273,12 +322,14 @@ int bf_index_decode_body(const unsigned char *buf, size_t len, bf_index *idx, co
         pt->nsegs = bf_get32(p + 16);
         pt->gen = bf_get32(p + 20);
         pt->name_len = bf_get16(p + 24);
+        memcpy(pt->file_id, p + 28, 12);
         if ((size_t)(end - p) < part_size(pt->name_len))
             return bad(why, "index truncated in its parts");
-        pt->name = (const char *)p + 28;
+        pt->name = (const char *)p + PART_FIXED;
         /* A part can start just past the largest block: a source of holes only. */
-        if (!bf_name_valid(pt->name, pt->name_len) || pt->bytes > BF_MAP_OFF_MASK ||
-            pt->bytes < BF_HEAD_BYTES || pt->nsegs != segs_for(pt->bytes, idx->segment_size) ||
+        if (!bf_name_valid(pt->name, pt->name_len) || pt->bytes > BF_MAP_OFF_MASK || p[26] != 0 ||
+            p[27] != 0 || pt->bytes < BF_HEAD_BYTES ||
+            pt->nsegs != segs_for(pt->bytes, idx->segment_size) ||
             pt->blk_delta > (uint64_t)BF_MAP_MAX_BLOCK + 1)
             return bad(why, "bad part in index");
         p += part_size(pt->name_len);
@@ -291,5 +342,5 @@ int bf_index_each(const bf_index *idx, const unsigned char *buf, size_t len,
                   int (*put)(void *ctx, uint32_t blkno, const bf_map_entry *e), void *ctx)
 {
     const char *why = NULL;
-    return walk_runs(idx, buf + len - 4, put, ctx, &why);
+    return walk_runs(idx, buf + len - tail_size(idx->flags), put, ctx, &why);
 }

@@ -23,9 +23,12 @@
 #include <stdint.h>
 
 #include "blockmap.h"
+#include "seal.h"
 
 #define BF_INDEX_VERSION 3u
-#define BF_INDEX_HDR 72u
+#define BF_INDEX_HDR 112u
+/* Flag bits of the index header. */
+#define BF_INDEX_SEALED 0x01u
 
 /* The head: two slots at the start of a named file's segment 0, before its first extent. */
 #define BF_HEAD_SLOT 32u
@@ -60,6 +63,7 @@ void bf_head_encode(const bf_head_slot *slot, unsigned char *out);
 int bf_head_decode(const unsigned char *buf, size_t n, bf_head_slot *slot, const char **why);
 
 typedef struct bf_index_part {
+    unsigned char file_id[12]; /* the part's identity (its sealed extents name it) */
     const char *name; /* points into the decoded buffer; not NUL-terminated */
     uint16_t name_len;
     uint32_t nsegs;
@@ -80,6 +84,10 @@ typedef struct bf_index {
     uint32_t nblocks;     /* the map covers blocks 0..nblocks-1 */
     uint32_t gen;         /* the session that wrote the index: its extents are this old or older */
     uint64_t idx_off;     /* where the index itself lies, past phys_end */
+    unsigned char file_id[12];       /* the file's identity, which its sealed extents name */
+    uint8_t flags;                   /* BF_INDEX_SEALED */
+    unsigned char kcv[BF_KCV_BYTES]; /* sealed: the key's check value */
+    char codec_name[16];             /* a caller's codec: its name (NUL-padded), else zeros */
     bf_index_part *parts; /* nparts entries (caller-provided storage on decode) */
     const unsigned char *runs; /* decoded: the runs of used entries, up to the CRC */
 } bf_index;
@@ -87,8 +95,19 @@ typedef struct bf_index {
 /* Bytes needed to encode `idx` with the used entries of `map` (parts' names included). */
 size_t bf_index_size(const bf_index *idx, const bf_blockmap *map);
 
-/* Encode into `out` (bf_index_size bytes); `map` supplies the entries. */
-void bf_index_encode(const bf_index *idx, const bf_blockmap *map, unsigned char *out);
+/*
+ * Encode into `out` (bf_index_size bytes); `map` supplies the entries. A
+ * sealed index (BF_INDEX_SEALED) ends with a nonce and a tag that `seal`
+ * computes over all of it before them: BF_OK, or BF_ECODEC if it cannot.
+ */
+int bf_index_encode(const bf_index *idx, const bf_blockmap *map, bf_seal *seal, unsigned char *out);
+
+/*
+ * Check the tag of a sealed index that bf_index_decode_body accepted:
+ * BF_OK, or BF_ECORRUPT with *why when it does not hold (the index was
+ * altered: a map or size that is not the writer's).
+ */
+int bf_index_verify(bf_seal *seal, const unsigned char *buf, size_t len, const char **why);
 
 /*
  * Validate `len` bytes as an index - magic, version, CRC of everything,

@@ -23,7 +23,9 @@
 #include "codec.h"
 #include "file.h"
 #include "io_hooks.h"
+#include "extent.h"
 #include "io_throttle.h"
+#include "seal.h"
 
 void bf_space_options_init_sized(bf_space_options *o, size_t size)
 {
@@ -65,6 +67,51 @@ static uint32_t auto_fd_limit(void)
     return (uint32_t)(n < 16 ? 16 : n > 1024 ? 1024 : n);
 }
 
+/* Copy the caller's codecs and their names into the space, with a table for each. */
+static int user_codecs_copy(bf_space *sp, const bf_user_codec *u, uint32_t n)
+{
+    if (n == 0)
+        return BF_OK;
+    sp->user = bf_calloc(&sp->alloc, n, sizeof(*sp->user));
+    sp->user_name = bf_calloc(&sp->alloc, n, sizeof(*sp->user_name));
+    sp->user_ops = bf_calloc(&sp->alloc, n, sizeof(*sp->user_ops));
+    if (sp->user == NULL || sp->user_name == NULL || sp->user_ops == NULL)
+        return BF_ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        sp->user[i] = u[i];
+        snprintf(sp->user_name[i], sizeof(sp->user_name[i]), "%s", u[i].name);
+        sp->user[i].name = sp->user_name[i];
+        bf_user_codec_ops(&sp->user[i], sp->user_name[i], &sp->user_ops[i]);
+    }
+    sp->nuser = n;
+    return BF_OK;
+}
+
+/* Free what a space holds (any part of it may be missing: a creation that failed half way). */
+static void space_free(bf_space *sp)
+{
+    bf_allocator a = sp->alloc;
+    for (int c = 0; c < 4; c++)
+        if (sp->codec_ctx[c] != NULL)
+            bf_codec_ops_get((bf_codec)c)->ctx_destroy(&a, sp->codec_ctx[c]);
+    bf_free(&a, sp->scratch);
+    bf_free(&a, sp->ra);
+    bf_free(&a, sp->unsealed);
+    if (sp->autoc != NULL) {
+        bf_free(&a, sp->autoc->probe_out);
+        bf_free(&a, sp->autoc->probe_back);
+        bf_free(&a, sp->autoc);
+    }
+    bf_seal_free(&a, sp->seal);
+    bf_free(&a, sp->user);
+    bf_free(&a, sp->user_name);
+    bf_free(&a, sp->user_ops);
+    bf_hooks_free(&a, sp->hooked);
+    bf_throttle_free(&a, sp->throttle);
+    bf_free(&a, sp->dir);
+    bf_free(&a, sp);
+}
+
 int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, size_t errlen)
 {
     *out = NULL;
@@ -84,9 +131,28 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         return reject(errbuf, errlen, BF_EINVAL,
                       "bad block size %u: must be a power of two from %u to %u", bs,
                       BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX);
-    if (bf_codec_name(o.codec) == NULL)
+    if (o.n_user_codecs > BF_USER_CODECS_MAX || (o.n_user_codecs > 0 && o.user_codecs == NULL))
+        return reject(errbuf, errlen, BF_EINVAL, "bad user_codecs: %u of them (at most %d)",
+                      o.n_user_codecs, BF_USER_CODECS_MAX);
+    const bf_codec_ops *ops = NULL;
+    bf_codec_ops user_default;
+    for (uint32_t i = 0; i < o.n_user_codecs; i++) {
+        const bf_user_codec *u = &o.user_codecs[i];
+        if (bf_user_codec_check(u, why, sizeof(why)) != BF_OK)
+            return reject(errbuf, errlen, BF_EINVAL, "%s", why);
+        for (uint32_t j = 0; j < i; j++)
+            if (o.user_codecs[j].id == u->id || strcmp(o.user_codecs[j].name, u->name) == 0)
+                return reject(errbuf, errlen, BF_EINVAL,
+                              "caller codecs %d and %d share an id or a name", j, i);
+        if (u->id == (int)o.codec) {
+            bf_user_codec_ops(u, u->name, &user_default); /* its levels, for the check below */
+            ops = &user_default;
+        }
+    }
+    if (ops == NULL && bf_codec_name(o.codec) == NULL)
         return reject(errbuf, errlen, BF_EINVAL, "unknown codec %d", (int)o.codec);
-    const bf_codec_ops *ops = bf_codec_ops_get(o.codec);
+    if (ops == NULL)
+        ops = bf_codec_ops_get(o.codec);
     int32_t level = BF_LEVEL_DEFAULT;
     if (o.codec == BF_CODEC_AUTO) {
         if (o.level != BF_LEVEL_DEFAULT)
@@ -131,38 +197,35 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
     sp->auto_seed = seed;
-    if (o.io_limit != 0 &&
-        bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle) != BF_OK) {
-        bf_free(a, sp);
-        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
-    }
+    snprintf(why, sizeof(why), "out of memory creating a space");
+    int rc = user_codecs_copy(sp, o.user_codecs, o.n_user_codecs);
+    if (rc == BF_OK && (o.encrypt || o.key != NULL) &&
+        (rc = bf_seal_new(a, o.key, &sp->seal, why, sizeof(why))) == BF_OK)
+        bf_seal_nonce(sp->seal, sp->anon_id);
+    sp->seal_default = o.encrypt != 0;
+    if (rc == BF_OK && o.io_limit != 0)
+        rc = bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle);
     /* Outermost, so that a hook's wait or timer covers a throttled transfer's wait too. */
-    if (o.io_hooks != NULL && bf_hooks_wrap(sp, o.io_hooks) != BF_OK) {
-        bf_throttle_free(a, sp->throttle);
-        bf_free(a, sp);
-        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
-    }
-
+    if (rc == BF_OK && o.io_hooks != NULL)
+        rc = bf_hooks_wrap(sp, o.io_hooks);
     const char *parent = o.temp_dir ? o.temp_dir : bf_default_temp_parent();
     size_t dlen = strlen(parent) + 64;
-    sp->dir = bf_malloc(a, dlen);
-    if (sp->dir == NULL) {
-        bf_hooks_free(a, sp->hooked);
-        bf_throttle_free(a, sp->throttle);
-        bf_free(a, sp);
-        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
+    if (rc == BF_OK && (sp->dir = bf_malloc(a, dlen)) == NULL)
+        rc = BF_ENOMEM;
+    if (rc == BF_OK) {
+        /* The pid in the name lets bf_sweep tell a crashed owner from a live one. */
+        snprintf(sp->dir, dlen, "%s/buffile-%ld-XXXXXX", parent, (long)getpid());
+        if (mkdtemp(sp->dir) == NULL) {
+            int e = errno;
+            rc = bf_status_from_errno(e);
+            snprintf(why, sizeof(why), "create space directory under %s: %s", parent, strerror(e));
+            bf_free(a, sp->dir);
+            sp->dir = NULL;
+        }
     }
-    /* The pid in the name lets bf_sweep tell a crashed owner from a live one. */
-    snprintf(sp->dir, dlen, "%s/buffile-%ld-XXXXXX", parent, (long)getpid());
-    if (mkdtemp(sp->dir) == NULL) {
-        int e = errno;
-        int st = reject(errbuf, errlen, bf_status_from_errno(e),
-                        "create space directory under %s: %s", parent, strerror(e));
-        bf_free(a, sp->dir);
-        bf_hooks_free(a, sp->hooked);
-        bf_throttle_free(a, sp->throttle);
-        bf_free(a, sp);
-        return st;
+    if (rc != BF_OK) {
+        space_free(sp);
+        return reject(errbuf, errlen, rc, "%s", why);
     }
     *out = sp;
     return BF_OK;
@@ -174,23 +237,9 @@ void bf_space_destroy(bf_space *sp)
         return;
     while (sp->files != NULL)
         bf_file_close(sp->files);
-    for (int c = 0; c < 4; c++)
-        if (sp->codec_ctx[c] != NULL)
-            bf_codec_ops_get((bf_codec)c)->ctx_destroy(&sp->alloc, sp->codec_ctx[c]);
     /* Files whose removal failed at close (a failed unlink) go with the directory. */
     bf_remove_space_dir(AT_FDCWD, sp->dir);
-    bf_allocator a = sp->alloc;
-    bf_free(&a, sp->scratch);
-    bf_free(&a, sp->ra);
-    if (sp->autoc != NULL) {
-        bf_free(&a, sp->autoc->probe_out);
-        bf_free(&a, sp->autoc->probe_back);
-        bf_free(&a, sp->autoc);
-    }
-    bf_hooks_free(&a, sp->hooked);
-    bf_throttle_free(&a, sp->throttle);
-    bf_free(&a, sp->dir);
-    bf_free(&a, sp);
+    space_free(sp);
 }
 
 const char *bf_space_errmsg(const bf_space *sp)
@@ -221,6 +270,10 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
         if (sp->autoc == NULL)
             return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "codec auto's state");
         bf_auto_init(sp->autoc, sp->auto_prefer == BF_AUTO_SPACE, sp->auto_slack_pct);
+        for (uint32_t i = 0; i < sp->nuser; i++)
+            if (sp->user[i].auto_candidate)
+                bf_auto_add_user(sp->autoc, (bf_codec)sp->user[i].id, sp->user[i].default_level,
+                                 sp->user_name[i]);
         /* The counts come along with the figures: a figure learned from many samples
            moves as slowly in this space as it would have in the one that learned it. */
         sp->autoc->dev = sp->auto_seed;
@@ -279,11 +332,14 @@ void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
     st.files_created = sp->files_created;
     st.files_open = sp->files_open;
     memcpy(st.blocks_by_codec, sp->blocks_by_codec, sizeof(st.blocks_by_codec));
+    st.blocks_user_codec = sp->blocks_user;
+    st.blocks_sealed = sp->blocks_sealed;
     if (sp->autoc != NULL) {
         st.auto_probe_ns = sp->autoc->probe_ns;
         st.auto_switches = sp->autoc->switches;
     }
-    st.memory_bytes = sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0);
+    st.memory_bytes =
+        sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0) + sp->unsealed_size;
     if (sp->autoc != NULL)
         st.memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
     for (const bf_file *f = sp->files; f != NULL; f = f->next)
@@ -291,20 +347,75 @@ void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
     bf_abi_write(out, size, &st, sizeof(st));
 }
 
+int bf_space_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need, const char *op,
+                  const char *what)
+{
+    if (*size >= need)
+        return BF_OK;
+    unsigned char *p = bf_realloc(&sp->alloc, *buf, need);
+    if (p == NULL)
+        return bf_fail(sp, BF_ENOMEM, op, NULL, 0, "%s of %zu bytes", what, need);
+    *buf = p;
+    *size = need;
+    return BF_OK;
+}
+
 int bf_space_reserve_scratch(bf_space *sp, size_t size)
 {
-    if (sp->scratch_size >= size)
-        return BF_OK;
-    unsigned char *p = bf_realloc(&sp->alloc, sp->scratch, size);
-    if (p == NULL)
-        return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "scratch buffer of %zu bytes", size);
-    sp->scratch = p;
-    sp->scratch_size = size;
-    return BF_OK;
+    return bf_space_grow(sp, &sp->scratch, &sp->scratch_size, size, "create", "scratch buffer");
+}
+
+const bf_codec_ops *bf_space_codec_ops(const bf_space *sp, bf_codec codec)
+{
+    if (!bf_codec_is_user(codec))
+        return bf_codec_ops_get(codec);
+    for (uint32_t i = 0; i < sp->nuser; i++)
+        if (sp->user[i].id == (int)codec)
+            return &sp->user_ops[i];
+    return NULL;
+}
+
+const char *bf_space_codec_name(const bf_space *sp, bf_codec codec)
+{
+    if (!bf_codec_is_user(codec))
+        return bf_codec_name(codec);
+    const bf_codec_ops *ops = bf_space_codec_ops(sp, codec);
+    return ops != NULL ? ops->name : NULL;
+}
+
+int bf_space_codec_parse(const bf_space *sp, const char *name, bf_codec *out)
+{
+    for (uint32_t i = 0; name != NULL && i < sp->nuser; i++) {
+        if (strcmp(name, sp->user[i].name) == 0) {
+            *out = (bf_codec)sp->user[i].id;
+            return BF_OK;
+        }
+    }
+    return bf_codec_parse(name, out);
+}
+
+size_t bf_space_extent_room(const bf_space *sp, uint32_t block_size)
+{
+    size_t room = block_size;
+    for (uint32_t i = 0; i < sp->nuser; i++) {
+        size_t need = sp->user_ops[i].bound(&sp->user[i], block_size);
+        room = need > room ? need : room;
+    }
+    return BF_EXTENT_HDR + room + (sp->seal != NULL ? BF_SEAL_BYTES : 0);
 }
 
 int bf_space_codec_ctx(bf_space *sp, bf_codec codec, void **ctx)
 {
+    if (bf_codec_is_user(codec)) { /* the context is the space's copy of the caller's codec */
+        for (uint32_t i = 0; i < sp->nuser; i++) {
+            if (sp->user[i].id == (int)codec) {
+                *ctx = &sp->user[i];
+                return BF_OK;
+            }
+        }
+        return bf_fail(sp, BF_ENOCODEC, "codec", NULL, 0,
+                       "caller codec %d was not given to this space", (int)codec);
+    }
     if (sp->codec_ctx[codec] == NULL) {
         const bf_codec_ops *ops = bf_codec_ops_get(codec);
         int rc = ops->ctx_create(&sp->alloc, &sp->codec_ctx[codec]);

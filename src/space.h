@@ -16,6 +16,7 @@
 #include "auto.h"
 #include "buffile.h"
 #include "clock.h"
+#include "codec.h"
 #include "error.h"
 #include "io.h"
 
@@ -47,11 +48,24 @@ struct bf_space {
     bf_allocator alloc;
     bf_io io;
     void *codec_ctx[4];
+    /* the caller's codecs: copies of the structs and names, and their tables */
+    bf_user_codec *user;
+    char (*user_name)[16];
+    bf_codec_ops *user_ops;
+    uint32_t nuser;
+    struct bf_seal *seal;      /* a key was given or encrypt set: seals the extents of files
+                                  created sealed, opens those of sealed files; else NULL */
+    int seal_default;          /* encrypt: files are sealed unless their options say not */
+    unsigned char anon_id[12]; /* with seal: the identity of this space's anonymous files
+                                  (a nonce drawn at creation), with the file's id after it */
+    unsigned char *unsealed;   /* with seal: a sealed payload opened before decompression */
+    size_t unsealed_size;
     unsigned char *scratch;
     size_t scratch_size;
     bf_counters c;
     uint64_t logical_now, physical_now, live_now; /* sums over counted open files */
-    uint64_t index_now;                           /* of physical_now: index files */
+    uint64_t index_now;                           /* of physical_now: named files' heads and
+                                                     indexes */
     uint64_t files_created, files_open;
     uint32_t next_file_id;
     struct bf_file *files; /* open files, doubly linked */
@@ -73,6 +87,8 @@ struct bf_space {
     uint32_t auto_slack_pct;
     bf_auto_device auto_seed; /* what auto starts from (zero: nothing) */
     uint64_t blocks_by_codec[4];
+    uint64_t blocks_user;            /* extents written with the caller's codecs */
+    uint64_t blocks_sealed;          /* extents written sealed */
     uint64_t (*io_clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
     void *io_clock_ctx;
     char errmsg[BF_ERRMSG_MAX];
@@ -105,11 +121,29 @@ const char *bf_default_temp_parent(void);
  */
 int bf_remove_space_dir(int parent_fd, const char *name);
 
+/*
+ * Make a buffer of the space's (*buf, of *size bytes) hold `need` bytes;
+ * BF_ENOMEM, the message naming `op` and `what`, when it cannot (the
+ * buffer stays as it was).
+ */
+int bf_space_grow(struct bf_space *space, unsigned char **buf, size_t *size, size_t need,
+                  const char *op, const char *what);
+
 /* Make sure the scratch buffer holds at least `size` bytes. */
 int bf_space_reserve_scratch(struct bf_space *space, size_t size);
 
-/* The space's context for codec `ops`, created on first use. */
+/* The space's context for codec `codec` (one it has), created on first use. */
 int bf_space_codec_ctx(struct bf_space *space, bf_codec codec, void **ctx);
+
+/* The table of codec `codec` in this space: built in, or the caller's; NULL if it has none. */
+const bf_codec_ops *bf_space_codec_ops(const struct bf_space *space, bf_codec codec);
+
+/*
+ * Bytes an extent of a `block_size`-byte block may need in the scratch
+ * buffer: the header, the largest room a codec of the space asks for (a
+ * caller's may ask more than the block), and the seal.
+ */
+size_t bf_space_extent_room(const struct bf_space *space, uint32_t block_size);
 
 /* Tell the caller's blocks hook, if any, of `n` logical blocks loaded or stored. */
 static inline void bf_space_note_blocks(const struct bf_space *space, bf_io_op op, uint64_t n)

@@ -2183,13 +2183,17 @@ fsm *fsm_open(const fsm_config *cfg)
     snprintf(m->set, sizeof(m->set), "%s/set", cfg->parent);
     t_rm_rf(m->set);
     uint32_t fds = pick(m, 2) ? 2 + (uint32_t)pick(m, 3) : 0;
-    bf_codec codecs[5];
+    bf_codec codecs[6];
     int nc = 0;
     for (int c = BF_CODEC_NONE; c <= BF_CODEC_ZLIB; c++)
         if (bf_codec_available((bf_codec)c))
             codecs[nc++] = (bf_codec)c;
     if (!cfg->classic)
         codecs[nc++] = BF_CODEC_AUTO;
+    if (cfg->sealed)
+        codecs[nc++] = (bf_codec)T_RLE_ID;
+    static const unsigned char key[BF_KEY_BYTES] = "fsmodel: one key for all spaces";
+    bf_user_codec rle = t_rle_codec(NULL, 1);
     for (int i = 0; i <= NSP; i++) {
         fspace *s = &m->s[i];
         t_counting_init(&s->cnt);
@@ -2201,6 +2205,12 @@ fsm *fsm_open(const fsm_config *cfg)
         o.codec = codecs[pick(m, (uint64_t)nc)];
         o.segment_size = m->segsize;
         o.allocator = &s->cnt.hooks;
+        if (cfg->sealed) {
+            o.encrypt = 1;
+            o.key = key;
+            o.user_codecs = &rle;
+            o.n_user_codecs = 1;
+        }
         /* Half the time a tiny descriptor cache: the LRU evicts on every other open, where a
            stale entry (a freed file's segment) shows even without ASan. */
         o.max_open_fds = fds;

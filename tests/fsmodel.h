@@ -56,6 +56,12 @@ typedef struct fsm_config {
      * earlier space passed on, some absurd.
      */
     int classic;
+    /*
+     * 1: every space seals its extents under one key (they open each other's
+     * files), and knows the caller's codec "rle" (tests/support.c), which
+     * some spaces write with; a codec=auto space may pick it too.
+     */
+    int sealed;
 } fsm_config;
 
 /* A new model: spaces, set directory, nothing open. */

@@ -251,6 +251,68 @@ bf_io t_fault_io(t_faults *f)
     return io;
 }
 
+static size_t rle_bound(void *ctx, size_t len)
+{
+    (void)ctx;
+    return 2 * len + 2;
+}
+
+static int64_t rle_compress(void *ctx, int32_t level, const void *src, size_t len, void *dst,
+                            size_t cap)
+{
+    t_rle_faults *f = ctx;
+    (void)level;
+    if (f != NULL) {
+        f->compresses++;
+        if (f->fail_compress)
+            return -1;
+        if (f->over_cap)
+            return (int64_t)cap + 1;
+    }
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        size_t run = 1;
+        while (i + run < len && run < 255 && s[i + run] == s[i])
+            run++;
+        if (o + 2 > cap)
+            return 0;
+        d[o++] = (unsigned char)run;
+        d[o++] = s[i];
+        i += run;
+    }
+    return (int64_t)o;
+}
+
+static int64_t rle_decompress(void *ctx, const void *src, size_t len, void *dst, size_t raw_len)
+{
+    t_rle_faults *f = ctx;
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t o = 0;
+    if (len % 2 != 0)
+        return -1;
+    for (size_t i = 0; i < len; i += 2) {
+        if (s[i] == 0 || o + s[i] > raw_len)
+            return -1;
+        memset(d + o, s[i + 1], s[i]);
+        o += s[i];
+    }
+    if (f != NULL) {
+        f->decompresses++;
+        if (f->short_decompress && o > 0)
+            o--;
+    }
+    return (int64_t)o;
+}
+
+bf_user_codec t_rle_codec(t_rle_faults *faults, int auto_candidate)
+{
+    return (bf_user_codec){T_RLE_ID,       "rle",          0,     0, 0, rle_bound, rle_compress,
+                           rle_decompress, auto_candidate, faults};
+}
+
 void t_temp_parent(char *buf, size_t len, const char *tag)
 {
     snprintf(buf, len, "%s/bf-test-%s-%ld", BF_TEST_TMP, tag, (long)getpid());

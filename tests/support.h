@@ -102,6 +102,23 @@ int t_phys_write(const char *prefix, uint64_t segment_size, uint64_t off, const 
  */
 unsigned char *t_index_read(const char *prefix, uint64_t segment_size, size_t *len, uint64_t *off);
 
+/*
+ * A caller's codec for tests (bf_user_codec), id T_RLE_ID, named "rle":
+ * runs of equal bytes as (count, byte) pairs. It asks for 2 * len + 2
+ * bytes of room, more than the block, as PostgreSQL's pglz asks for a
+ * little more. `faults` (may be NULL) makes it misbehave as a caller's
+ * codec could: fail, claim more bytes than its room, or decompress to a
+ * shorter length; it counts its calls.
+ */
+#define T_RLE_ID 70
+typedef struct t_rle_faults {
+    int fail_compress;    /* compress returns -1 */
+    int over_cap;         /* compress returns its room + 1 */
+    int short_decompress; /* decompress returns one byte less than asked */
+    uint64_t compresses, decompresses;
+} t_rle_faults;
+bf_user_codec t_rle_codec(t_rle_faults *faults, int auto_candidate);
+
 /* Remove a directory tree made by a test (regular files and empty dirs only). */
 void t_rm_rf(const char *path);
 

@@ -26,9 +26,9 @@ static size_t pack(bf_codec id, t_data kind, uint64_t blkno, unsigned char *disk
     t_fill(&r, kind, data, BS);
     struct iovec iov[2];
     int n;
-    assert_int_equal(
-        bf_extent_pack(ops, ctx, ops->default_level, blkno, 3, data, BS, scratch, iov, &n, info),
-        BF_OK);
+    assert_int_equal(bf_extent_pack(ops, ctx, ops->default_level, blkno, 3, data, BS, NULL, scratch,
+                                    iov, &n, info),
+                     BF_OK);
     size_t len = 0;
     for (int i = 0; i < n; i++) {
         memcpy(disk + len, iov[i].iov_base, iov[i].iov_len);

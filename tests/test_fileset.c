@@ -392,7 +392,7 @@ static void test_forged_index(void **state)
     assert_non_null(good);
     bf_file *f;
 
-    /* Header: 72 bytes, segment count at 48 (a u32; the u64 write also keeps parts = 0). The
+    /* Header: 112 bytes, segment count at 48 (a u32; the u64 write also keeps parts = 0). The
        file's segments are exactly those its index's end needs: one here. */
     for (uint64_t nsegs = 0; nsegs < 3; nsegs += 2) {
         forge_index(idx, 48, nsegs);
@@ -425,9 +425,9 @@ static void test_forged_index(void **state)
     good = t_index_read(idx, BF_SEGMENT_SIZE_DEFAULT, &len, &at);
     assert_non_null(good);
 
-    /* One run of entries from offset 72 (first block, count, then 16 bytes per block): block 1
-       mapped onto block 0's extent. */
-    forge_index(idx, 72 + 8 + 16, bf_get64(good + 72 + 8));
+    /* One run of entries after the 112-byte header (first block, count, then 16 bytes per
+       block): block 1 mapped onto block 0's extent. */
+    forge_index(idx, 112 + 8 + 16, bf_get64(good + 112 + 8));
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READWRITE, &f), BF_ECORRUPT);
     assert_non_null(strstr(bf_space_errmsg(sp), "two extents"));
     assert_int_equal(bf_file_open_named(sp, set, "f", BF_OPEN_READONLY, &f), BF_OK);
@@ -558,8 +558,8 @@ static void test_segments_and_cost(void **state)
     unsigned char *index = t_index_read(prefix, o.segment_size, &ilen, &ioff);
     assert_non_null(index);
     free(index);
-    /* 72 + one run (8 + 16 bytes per block) + 4: 2 MiB / 8 KiB = 256 blocks. */
-    assert_int_equal(ilen, 72 + 8 + 256 * 16 + 4);
+    /* 112 + one run (8 + 16 bytes per block) + 4: 2 MiB / 8 KiB = 256 blocks. */
+    assert_int_equal(ilen, 112 + 8 + 256 * 16 + 4);
     assert_true(t_dir_entries(set) > 10);
     bf_file *f;
     assert_int_equal(bf_file_open_named(sp, set, "big", BF_OPEN_READONLY, &f), BF_OK);

@@ -70,12 +70,14 @@ static double now_s(void)
  * One sequence of `steps` steps from `seed` (`classic`: issue 11's operations
  * only, see fsm_config); returns whether it was abandoned.
  */
-static int run_sequence(uint64_t seed, unsigned long steps, const char *record, int classic)
+static int run_sequence(uint64_t seed, unsigned long steps, const char *record, int classic,
+                        int sealed)
 {
     fsm_config cfg = {0};
     cfg.parent = parent;
     cfg.seed = seed;
     cfg.classic = classic;
+    cfg.sealed = sealed;
     cfg.fail = fail_cb;
     cfg.tolerate = getenv("BF_FSMODEL_TOLERATE");
     cfg.avoid = getenv("BF_FSMODEL_AVOID");
@@ -98,10 +100,14 @@ static void test_model(void **state)
     uint64_t base = env_seed ? strtoull(env_seed, NULL, 10) : 1;
     double t0 = now_s();
     unsigned long abandoned = 0;
+    /* Every other sequence seals its files and knows a caller's codec (issue 27);
+       BF_FSMODEL_SEALED=0 or 1 makes all of them one or the other. */
+    const char *env_sealed = getenv("BF_FSMODEL_SEALED");
     for (unsigned long i = 0; i < seqs; i++)
         abandoned += (unsigned long)run_sequence(env_seed ? base : base + i * 104729, steps,
                                                  env_seed ? getenv("BF_FSMODEL_RECORD") : NULL,
-                                                 env_num("BF_FSMODEL_CLASSIC", 0) != 0);
+                                                 env_num("BF_FSMODEL_CLASSIC", 0) != 0,
+                                                 env_sealed ? atoi(env_sealed) != 0 : (int)(i % 2));
     print_message("fsmodel: %lu sequences, %llu steps, %llu tolerated check failures, %lu "
                   "sequences abandoned, %.1f s\n",
                   seqs, (unsigned long long)fsm_total_steps(),
@@ -134,9 +140,9 @@ static void test_found_sequences(void **state)
                                        124732240, 375558195, 318585619};
     static const uint64_t issue23[] = {1256749, 1, 314188, 4084432, 733104, 1152020};
     for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
-        run_sequence(classic[i], 250, NULL, 1);
+        run_sequence(classic[i], 250, NULL, 1, 0);
     for (size_t i = 0; i < sizeof(issue23) / sizeof(issue23[0]); i++)
-        run_sequence(issue23[i], 250, NULL, 0);
+        run_sequence(issue23[i], 250, NULL, 0, 0);
 }
 
 /* ---- helpers of the deterministic cases ------------------------------------------- */

@@ -8,7 +8,10 @@
  * and mixed data; half the sequences use the smallest segment size so
  * extents cross segment files. With codec=auto every step also tells the
  * policy which candidate to choose (or to choose freely), so that files
- * mix extents of every codec; the case fails unless they did. Seeded:
+ * mix extents of every codec; the case fails unless they did. The cases
+ * take a caller's codec too ("rle", tests/support.c, which asks for more
+ * room than a block), and every other sequence seals its extents
+ * (encrypt), so that every codec and size runs sealed and not. Seeded:
  * BF_SEED=<n> replays a failure, BF_MODEL_SEQS=<n> runs more sequences per
  * case.
  */
@@ -50,12 +53,14 @@ static void model_resize(model *m, uint64_t size)
 
 typedef struct run {
     uint64_t seed;
+    int encrypt;
     bf_codec codec;
     uint32_t bs;
     t_data kind;
     int step;
     const char *op;
-    uint64_t by_codec[4]; /* extents written per codec over the case's sequences */
+    uint64_t by_codec[5]; /* extents written per codec (rle last) over the case's sequences */
+    uint64_t sealed;      /* extents written sealed */
 } run;
 
 #define CHECK(r, cond, ...)                                                                        \
@@ -63,10 +68,11 @@ typedef struct run {
         if (!(cond)) {                                                                             \
             char _m[512];                                                                          \
             snprintf(_m, sizeof(_m), __VA_ARGS__);                                                 \
-            fail_msg("model mismatch: %s | seed=%llu codec=%s bs=%u data=%s step=%d op=%s "        \
-                     "(replay with BF_SEED=%llu)",                                                 \
-                     _m, (unsigned long long)(r)->seed, bf_codec_name((r)->codec), (r)->bs,        \
-                     t_data_names[(r)->kind], (r)->step, (r)->op, (unsigned long long)(r)->seed);  \
+            fail_msg("model mismatch: %s | seed=%llu codec=%d bs=%u data=%s encrypt=%d step=%d "   \
+                     "op=%s (replay with BF_SEED=%llu)",                                           \
+                     _m, (unsigned long long)(r)->seed, (int)(r)->codec, (r)->bs,                  \
+                     t_data_names[(r)->kind], (r)->encrypt, (r)->step, (r)->op,                    \
+                     (unsigned long long)(r)->seed);                                               \
         }                                                                                          \
     } while (0)
 
@@ -94,6 +100,10 @@ static void run_sequence(run *r, const char *parent, int steps)
     o.temp_dir = parent;
     o.codec = r->codec;
     o.block_size = r->bs;
+    bf_user_codec rle = t_rle_codec(NULL, 1);
+    o.user_codecs = &rle;
+    o.n_user_codecs = 1;
+    o.encrypt = r->encrypt;
     if (t_below(&rng, 2))
         o.segment_size = ((2 * ((uint64_t)r->bs + 4096) + 4095) / 4096) * 4096;
     bf_space *sp;
@@ -212,6 +222,13 @@ static void run_sequence(run *r, const char *parent, int steps)
         CHECK(r, fs.blocks_compressed == 0, "codec none compressed a block");
     for (int c = 0; c < 4; c++)
         r->by_codec[c] += ss.blocks_by_codec[c];
+    r->by_codec[4] += ss.blocks_user_codec;
+    r->sealed += ss.blocks_sealed;
+    CHECK(r,
+          r->encrypt ? ss.blocks_sealed == ss.blocks_compressed + ss.blocks_raw
+                     : ss.blocks_sealed == 0,
+          "%llu of %llu extents sealed", (unsigned long long)ss.blocks_sealed,
+          (unsigned long long)(ss.blocks_compressed + ss.blocks_raw));
     OK(r, bf_file_close(f), f);
     CHECK(r, t_dir_entries(bf_space_dir(sp)) == 0, "segment files left after close");
     bf_space_destroy(sp);
@@ -228,54 +245,61 @@ typedef struct model_case {
 static void test_model(void **state)
 {
     const model_case *c = *state;
-    if (!bf_codec_available(c->codec))
+    if (!bf_codec_available(c->codec) && c->codec != T_RLE_ID)
         fail_msg("codec %s not built: the model test covers every codec", bf_codec_name(c->codec));
     char parent[512];
     char tag[64];
-    snprintf(tag, sizeof(tag), "model-%s-%u", bf_codec_name(c->codec), c->bs);
+    snprintf(tag, sizeof(tag), "model-%d-%u", (int)c->codec, c->bs);
     t_temp_parent(parent, sizeof(parent), tag);
     const char *env_seed = getenv("BF_SEED");
     const char *env_seqs = getenv("BF_MODEL_SEQS");
     int seqs = env_seqs ? atoi(env_seqs) : 12;
     uint64_t base =
         env_seed ? strtoull(env_seed, NULL, 10) : 1000003ull * (uint64_t)c->codec + c->bs;
-    uint64_t by_codec[4] = {0};
+    uint64_t by_codec[5] = {0}, sealed = 0;
     for (int kind = 0; kind < 3; kind++) {
         for (int i = 0; i < (env_seed ? 1 : seqs); i++) {
             run r = {base + (uint64_t)kind * 7919 + (uint64_t)i * 104729,
+                     0,
                      c->codec,
                      c->bs,
                      (t_data)kind,
                      0,
                      "",
-                     {0}};
+                     {0},
+                     0};
             if (env_seed)
                 r.seed = base;
+            r.encrypt = (int)(r.seed % 2);
             run_sequence(&r, parent, 300);
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 5; k++)
                 by_codec[k] += r.by_codec[k];
+            sealed += r.sealed;
         }
     }
     if (c->codec == BF_CODEC_AUTO && !env_seed &&
-        (by_codec[0] == 0 || by_codec[1] == 0 || by_codec[2] == 0))
-        fail_msg("auto files did not mix codecs: none %llu, lz4 %llu, zstd %llu extents",
+        (by_codec[0] == 0 || by_codec[1] == 0 || by_codec[2] == 0 || by_codec[4] == 0))
+        fail_msg("auto files did not mix codecs: none %llu, lz4 %llu, zstd %llu, rle %llu extents",
                  (unsigned long long)by_codec[0], (unsigned long long)by_codec[1],
-                 (unsigned long long)by_codec[2]);
+                 (unsigned long long)by_codec[2], (unsigned long long)by_codec[4]);
+    if (!env_seed && sealed == 0)
+        fail_msg("no sequence of the case sealed an extent");
     t_rm_rf(parent);
 }
 
 int main(void)
 {
-    static model_case cases[5][3];
+    static model_case cases[6][3];
     static const uint32_t sizes[3] = {4096, 8192, 65536};
-    struct CMUnitTest tests[15];
-    static char names[15][48];
+    struct CMUnitTest tests[18];
+    static char names[18][48];
     int n = 0;
-    for (int c = 0; c <= BF_CODEC_AUTO; c++) {
+    for (int c = 0; c <= BF_CODEC_AUTO + 1; c++) {
+        bf_codec codec = c <= BF_CODEC_AUTO ? (bf_codec)c : (bf_codec)T_RLE_ID;
         for (int s = 0; s < 3; s++) {
-            cases[c][s] = (model_case){(bf_codec)c, sizes[s]};
-            snprintf(names[n], sizeof(names[n]), "model_%s_%uk", bf_codec_name((bf_codec)c),
-                     sizes[s] / 1024);
+            cases[c][s] = (model_case){codec, sizes[s]};
+            snprintf(names[n], sizeof(names[n]), "model_%s_%uk",
+                     c <= BF_CODEC_AUTO ? bf_codec_name(codec) : "rle", sizes[s] / 1024);
             tests[n] = (struct CMUnitTest){names[n], test_model, NULL, NULL, &cases[c][s]};
             n++;
         }

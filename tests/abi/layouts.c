@@ -111,6 +111,9 @@ static const field file_fields[] = {
     FIELD(bf_file_options, codec),
     FIELD(bf_file_options, level),
     FIELD(bf_file_options, block_size),
+#ifdef BF_SEAL_ON /* 1.1.0 */
+    FIELD(bf_file_options, seal),
+#endif
 };
 static const field device_fields[] = {
     FIELD(bf_auto_device, struct_size),   FIELD(bf_auto_device, device_ns),
@@ -276,6 +279,16 @@ static void test_file_options(void **state)
             o->level = 9;
         if (has_bs)
             o->block_size = 32768;
+#ifdef BF_SEAL_ON
+        /* a space without a key: only "not sealed" is taken, and it must be read */
+        if (FITS(bf_file_options, seal, k))
+            o->seal = 2;
+        bf_file *bad;
+        if (FITS(bf_file_options, seal, k))
+            assert_int_equal(bf_file_create(sp, o, &bad), BF_EINVAL);
+        if (FITS(bf_file_options, seal, k))
+            o->seal = BF_SEAL_OFF;
+#endif
         bf_file *f;
         int rc = bf_file_create(sp, o, &f);
         if (rc != BF_OK)

@@ -6,7 +6,8 @@
  * points the input chooses; every contract of issue 11 is checked after
  * every call, as in test_fsmodel (a failed check aborts).
  *
- * The input is a 4-byte seed of the data written, then the sequence of
+ * The input is a 4-byte seed of the data written (its top bit set: every
+ * space seals its files, and knows a caller's codec), then the sequence of
  * choices itself: each choice takes one byte (two or four for larger ranges;
  * missing bytes read as 0, big-endian) and the run stops when the input is
  * used up. test_fsmodel writes a sequence of its own in this form with
@@ -60,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&cfg, 0, sizeof(cfg));
     cfg.parent = fuzz_parent();
     cfg.seed = pick_bytes(&c, UINT64_C(1) << 32); /* the data's seed: the first 4 bytes */
+    cfg.sealed = (cfg.seed >> 31) & 1; /* the seed's top bit: sealed spaces, a caller's codec */
     cfg.pick = pick_bytes;
     cfg.pick_ctx = &c;
     cfg.fail = fail_cb;

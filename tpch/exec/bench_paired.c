@@ -12,6 +12,8 @@
 
 #include "bench_paired.h"
 
+#include "spill_codecs.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,10 +343,13 @@ static void print_json(FILE *out, const state *st, const unsigned char *spilling
         fprintf(out, "    {\"index\": %d, \"label\": ", c);
         report_json_string(out, pc->label);
         fprintf(out, ", \"codec\": \"%s\", \"level\": \"%s\", \"block_size\": %u, ",
-                bf_codec_name(pc->cfg.codec), pc->level_text, pc->cfg.block_size);
-        fprintf(out, "\"work_mem\": \"%s\", \"work_mem_bytes\": %lld, \"io_limit\": %llu}%s\n",
+                spill_codec_name(pc->cfg.codec), pc->level_text, pc->cfg.block_size);
+        fprintf(out,
+                "\"work_mem\": \"%s\", \"work_mem_bytes\": %lld, \"io_limit\": %llu, "
+                "\"encrypt\": %s}%s\n",
                 pc->work_mem_text, (long long)pc->cfg.work_mem,
-                (unsigned long long)pc->cfg.io_limit, c + 1 < p->nconf ? "," : "");
+                (unsigned long long)pc->cfg.io_limit, pc->cfg.encrypt ? "true" : "false",
+                c + 1 < p->nconf ? "," : "");
     }
     fprintf(out, "  ],\n  \"queries\": [\n");
     for (int qi = 0; qi < st->nq; qi++) {

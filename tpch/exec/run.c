@@ -7,6 +7,8 @@
  */
 #include "run.h"
 
+#include "spill_codecs.h"
+
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +54,8 @@ void run_space_options(const run_config *cfg, bf_space_options *so)
     so->temp_limit = cfg->temp_limit;
     so->io_limit = cfg->io_limit;
     so->auto_device = cfg->auto_device;
+    so->encrypt = cfg->encrypt;
+    so->user_codecs = spill_user_codecs(&so->n_user_codecs);
 }
 
 int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_result *r)

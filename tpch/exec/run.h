@@ -22,6 +22,7 @@ typedef struct run_config {
     const char *temp_dir; /* NULL: $TMPDIR or /tmp */
     uint64_t temp_limit;  /* physical spill bytes allowed; 0 = no limit */
     uint64_t io_limit;    /* modelled temp-device bandwidth, bytes/s; 0 = unthrottled */
+    int encrypt;          /* seal the spill files (a random key per space) */
     bf_auto_device *auto_device; /* codec=auto: the space starts from it and leaves what it
                                     learned in it; NULL: each space learns from nothing */
 } run_config;

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "queries/queries.h"
 #include "run.h"
+#include "spill_codecs.h"
 
 #define DEFAULT_SF 0.1
 /* Entries of a --codec, --block-size or --work-mem list, and configurations in all. */
@@ -42,6 +43,8 @@ typedef struct options {
     int nbs;
     int64_t work_mems[MAX_LIST];
     int nwm;
+    int encrypts[2]; /* --encrypt: 0 sealed-free, 1 sealed; the first is the reference */
+    int nenc;
     int rounds;
     uint64_t seed;
     bool seed_set;
@@ -69,14 +72,19 @@ static void usage(FILE *f)
         "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
         "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
         "\n"
-        "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto, optionally with a\n"
-        "                              level (default lz4); a list runs paired mode. auto:\n"
+        "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto|pglz, optionally\n"
+        "                              with a level (default lz4; pglz is PostgreSQL's, when\n"
+        "                              built with postgresql-server-dev); a list runs paired\n"
+        "                              mode. auto:\n"
         "                              a query's space starts from what the last one of its\n"
         "                              configuration learned of the temp device\n"
         "  --level=N                   codec level (default: the codec's own)\n"
         "  --block-size=SIZE,...       buffile block size, power of two 4K..1M (default 8K)\n"
         "  --work-mem=SIZE,...         per-operator memory budget (default 4MB;\n"
         "                              0 or 'unlimited' = never spill)\n"
+        "  --encrypt[=off,on]          seal spill files with AES-256-GCM after compression\n"
+        "                              (a random key per query's space); a list of both runs\n"
+        "                              paired mode\n"
         "  --rounds=N                  paired mode: N rounds of every configuration (the\n"
         "                              product of the lists) per query, in shuffled order,\n"
         "                              after one warm-up; time ratios to the first with 95%%\n"
@@ -219,9 +227,12 @@ static void parse_codec(const char *item, bf_codec *codec, int32_t *level)
     char name[32];
     const char *colon = strchr(item, ':');
     snprintf(name, sizeof name, "%.*s", (int)(colon ? colon - item : (long)strlen(item)), item);
-    if (bf_codec_parse(name, codec) != 0)
-        bad_flag("--codec: unknown codec '%s' (none, lz4, zstd, zlib, auto)", name);
-    if (!bf_codec_available(*codec))
+    int rc = spill_codec_parse(name, codec);
+    if (rc == BF_ENOCODEC)
+        bad_flag("--codec: %s was not built into spillbench (postgresql-server-dev-15)", name);
+    if (rc != BF_OK)
+        bad_flag("--codec: unknown codec '%s' (none, lz4, zstd, zlib, auto, pglz)", name);
+    if (!bf_codec_available(*codec) && spill_codec_name(*codec) == NULL)
         bad_flag("--codec: %s is not built into this libbuffile", name);
     *level = BF_LEVEL_DEFAULT;
     long n;
@@ -248,6 +259,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->nbs = 1;
     o->work_mems[0] = o->work_mem;
     o->nwm = 1;
+    o->nenc = 1;
     char list[512], *items[MAX_LIST];
     o->format = FMT_TABLE;
     parse_queries("all", o);
@@ -259,6 +271,10 @@ static void parse_args(int argc, char **argv, options *o)
         }
         if (strcmp(a, "--verify") == 0) {
             o->verify = true;
+            continue;
+        }
+        if (strcmp(a, "--encrypt") == 0) {
+            o->encrypts[0] = 1;
             continue;
         }
         if (strncmp(a, "--", 2) != 0)
@@ -316,6 +332,13 @@ static void parse_args(int argc, char **argv, options *o)
                     bad_flag("--work-mem: %s is below the minimum of 64K", items[k]);
                 o->work_mems[k] = size;
             }
+        } else if (strcmp(name, "--encrypt") == 0) {
+            o->nenc = split_list(name, val, list, sizeof list, items);
+            for (int k = 0; k < o->nenc; k++) {
+                if (k > 1 || (strcmp(items[k], "on") != 0 && strcmp(items[k], "off") != 0))
+                    bad_flag("--encrypt: '%s' is not on, off or a list of both", val);
+                o->encrypts[k] = strcmp(items[k], "on") == 0;
+            }
         } else if (strcmp(name, "--sf") == 0) {
             char *end;
             o->sf = strtod(val, &end);
@@ -367,9 +390,10 @@ static void parse_args(int argc, char **argv, options *o)
     o->level = o->levels[0];
     o->block_size = o->block_sizes[0];
     o->work_mem = o->work_mems[0];
-    if (o->ncodec * o->nbs * o->nwm > MAX_CONF)
-        bad_flag("%d configurations: at most %d", o->ncodec * o->nbs * o->nwm, MAX_CONF);
-    if (o->ncodec * o->nbs * o->nwm > 1 || o->rounds > 1) {
+    int nconf = o->ncodec * o->nbs * o->nwm * o->nenc;
+    if (nconf > MAX_CONF)
+        bad_flag("%d configurations: at most %d", nconf, MAX_CONF);
+    if (nconf > 1 || o->rounds > 1) {
         if (o->repeat > 1)
             bad_flag("--repeat is for a single configuration; paired mode has --rounds");
         if (o->format == FMT_CSV)
@@ -527,14 +551,16 @@ static void check_spill_config(const run_config *cfg)
 
 /*
  * The configurations of paired mode: the product of the lists, work_mem
- * outermost, codec innermost; labels name only what varies.
+ * outermost, then block size, codec, and encryption innermost; labels name
+ * only what varies.
  */
 static int make_configs(const options *o, pair_config *conf)
 {
     int n = 0;
     for (int w = 0; w < o->nwm; w++) {
         for (int b = 0; b < o->nbs; b++) {
-            for (int c = 0; c < o->ncodec; c++, n++) {
+            for (int k = 0; k < o->ncodec * o->nenc; k++, n++) {
+                int c = k / o->nenc, e = k % o->nenc;
                 pair_config *pc = &conf[n];
                 memset(pc, 0, sizeof *pc);
                 pc->cfg = (run_config){.codec = o->codecs[c],
@@ -543,7 +569,8 @@ static int make_configs(const options *o, pair_config *conf)
                                        .work_mem = o->work_mems[w],
                                        .temp_dir = o->temp_dir,
                                        .temp_limit = (uint64_t)o->temp_limit,
-                                       .io_limit = (uint64_t)o->io_limit};
+                                       .io_limit = (uint64_t)o->io_limit,
+                                       .encrypt = o->encrypts[e]};
                 if (pc->cfg.codec == BF_CODEC_AUTO) {
                     pc->learned = (bf_auto_device)BF_AUTO_DEVICE_INIT;
                     pc->cfg.auto_device = &pc->learned;
@@ -555,13 +582,16 @@ static int make_configs(const options *o, pair_config *conf)
                 else
                     snprintf(pc->level_text, sizeof pc->level_text, "%d", (int)o->levels[c]);
                 size_t len = (size_t)snprintf(pc->label, sizeof pc->label, "%s",
-                                              bf_codec_name(o->codecs[c]));
+                                              spill_codec_name(o->codecs[c]));
                 if (o->levels[c] != BF_LEVEL_DEFAULT)
                     len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, ":%d",
                                             (int)o->levels[c]);
                 if (o->nbs > 1)
                     len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, "/%uK",
                                             o->block_sizes[b] / 1024);
+                if (o->nenc > 1 || o->encrypts[e])
+                    len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, "%s",
+                                            o->encrypts[e] ? "+enc" : "");
                 if (o->nwm > 1)
                     snprintf(pc->label + len, sizeof pc->label - len, "@%s", pc->work_mem_text);
             }
@@ -580,7 +610,8 @@ int main(int argc, char **argv)
                       .work_mem = o.work_mem,
                       .temp_dir = o.temp_dir,
                       .temp_limit = (uint64_t)o.temp_limit,
-                      .io_limit = (uint64_t)o.io_limit};
+                      .io_limit = (uint64_t)o.io_limit,
+                      .encrypt = o.encrypts[0]};
     bf_auto_device learned = BF_AUTO_DEVICE_INIT;
     if (cfg.codec == BF_CODEC_AUTO)
         cfg.auto_device = &learned;
@@ -697,8 +728,8 @@ int main(int argc, char **argv)
     if (progress_on)
         fprintf(stderr, "\r\033[K");
     free(times);
-    bench_header h = {db->sf,       bf_codec_name(o.codec), o.level_text,
-                      o.block_size, o.work_mem_text,        o.repeat};
+    bench_header h = {db->sf,       spill_codec_name(o.codec), o.level_text,
+                      o.block_size, o.work_mem_text,           o.repeat};
     report_print(out, o.format, &h, rows, nrows, &total);
     for (int i = 0; i < nrows; i++) {
         free((char *)rows[i].error);

@@ -18,9 +18,13 @@
  * acknowledged before the failing call still reads back, and each function
  * below says what its failure leaves (position, size, data, statistics).
  *
- * Memory: per open file = one block buffer + the block map (16 bytes per
- * logical block holding data; a hole costs nothing but 8 bytes per 4096
- * blocks of directory) + the free-extent list + a small struct. Codec
+ * Memory: per open file = one block buffer + the block map + the
+ * free-extent list + a small struct. The block map holds at most 31 bytes
+ * per logical block holding data (16 in runs of such blocks) and, for a
+ * file of more than 4096 blocks, a directory of 12 bytes and a bit per
+ * 4096 blocks of its size (up to an eighth more as it grows; at least 200
+ * bytes): however sparse the data, a hole costs its share of the directory
+ * and nothing else. Only an allocation that failed can leave more. Codec
  * contexts and the compression scratch buffer belong to the space.
  *
  * ABI: the shared library is libbuffile.so.<BF_VERSION_MAJOR>. Within one
@@ -87,6 +91,7 @@ typedef enum bf_status {
     BF_ENOENT = -10,   /* a named file does not exist */
     BF_EEXIST = -11,   /* a named file already exists */
     BF_EBUSY = -12,    /* a named file was consumed by bf_file_append: read-only from then on */
+    BF_EKEY = -13,     /* an encrypted file was sealed with another key, or this space has none */
 } bf_status;
 
 /* A short static description of a status code ("corrupt extent", ...). */
@@ -106,20 +111,63 @@ typedef enum bf_codec {
      * per byte, of how much of it the caller's own work hides, and of
      * each codec's time and ratio on the data being spilled
      * (see bf_space_options.auto_prefer and bf_space_auto_reason). Extents
-     * name their codec, so one file mixes codecs. Level must be default.
+     * name their codec, so one file mixes codecs; a file whose data changes
+     * character (turns compressible, or stops) is decided anew within 64
+     * blocks. Level must be default.
      */
     BF_CODEC_AUTO = 4,
+    /* Ids a caller's own codecs take (bf_user_codec): extents and indexes record them. */
+    BF_CODEC_USER_MIN = 64,
+    BF_CODEC_USER_MAX = 127,
 } bf_codec;
 
 /* Level value meaning "the codec's default level". */
 #define BF_LEVEL_DEFAULT INT32_MIN
 
-/* Name of a codec ("none", "lz4", "zstd", "zlib", "auto"), or NULL if unknown. */
+/*
+ * Name of a built-in codec ("none", "lz4", "zstd", "zlib", "auto"), or
+ * NULL if unknown (a caller's codec: bf_space_codec_name).
+ */
 BF_API const char *bf_codec_name(bf_codec codec);
-/* Parse a codec name; returns BF_EINVAL for an unknown name. */
+/* Parse a built-in codec's name; BF_EINVAL for any other (bf_space_codec_parse). */
 BF_API int bf_codec_parse(const char *name, bf_codec *out);
 /* 1 if the codec was built into this library (auto always is), 0 otherwise. */
 BF_API int bf_codec_available(bf_codec codec);
+
+/*
+ * A codec of the caller's own (PostgreSQL's pglz, say), given to a space
+ * in bf_space_options.user_codecs: usable wherever a built-in codec is -
+ * by id or name in the space's and files' options, by codec=auto when
+ * `auto_candidate` says so - and recorded by id in every extent, so a
+ * space that opens a file set's file must have been given the same codec
+ * (else BF_ENOCODEC, naming it). The library copies the struct and the
+ * name; `ctx` and the functions must stay valid for the space's life.
+ * Like a codec context, `ctx` is used by one space at a time: a ctx shared
+ * by spaces in several threads must be thread-safe.
+ * This struct never grows (as bf_allocator).
+ */
+typedef struct bf_user_codec {
+    int id;           /* BF_CODEC_USER_MIN .. BF_CODEC_USER_MAX, unique in the space */
+    const char *name; /* 1..15 of [a-z0-9_-], not a built-in codec's name */
+    int32_t default_level, min_level, max_level; /* what BF_LEVEL_DEFAULT means, the range */
+    /* The most bytes compress may write for `len` bytes of input (its dst has that room:
+       at least len - 1). NULL: len - 1, and compress returns 0 when that does not hold the
+       output. */
+    size_t (*bound)(void *ctx, size_t len);
+    /* Compress `len` bytes of `src` into `dst` (room: `cap` bytes): the compressed length,
+       0 when the output would not be smaller than `len` (the block is stored raw), or a
+       negative value on failure (BF_ECODEC; nothing is lost). A length over `cap` is a
+       failure too. */
+    int64_t (*compress)(void *ctx, int32_t level, const void *src, size_t len, void *dst,
+                        size_t cap);
+    /* Decompress `len` bytes of `src` into `dst`, which has `raw_len` bytes: the number of
+       bytes produced, which must be `raw_len`, or a negative value for input it cannot
+       decompress. Anything but `raw_len` fails the read (BF_ECODEC for a length that
+       differs; BF_ECORRUPT for a refusal); the payload's CRC was checked before. */
+    int64_t (*decompress)(void *ctx, const void *src, size_t len, void *dst, size_t raw_len);
+    int auto_candidate; /* nonzero: codec=auto weighs it, at its default level, with its own */
+    void *ctx;          /* passed back unchanged */
+} bf_user_codec;
 
 /* Block sizes: powers of two in [BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX]. */
 #define BF_BLOCK_SIZE_MIN 4096u
@@ -157,7 +205,8 @@ typedef struct bf_stats {
     uint64_t logical_bytes;      /* current logical size */
     uint64_t logical_peak;       /* peak of logical_bytes */
     uint64_t physical_bytes;     /* bytes the file holds on disk: the sizes of its segment files
-                                    (dead bytes included) and, for a named file, its index */
+                                    (dead bytes included; a named file's head and index lie
+                                    inside them) */
     uint64_t physical_peak;      /* peak of physical_bytes */
     uint64_t dead_bytes;         /* of the segment bytes, those not holding a live extent */
     uint64_t logical_written;    /* bytes passed to write calls that succeeded */
@@ -179,6 +228,8 @@ typedef struct bf_stats {
                                     files plus its scratch and read-ahead buffers (codec
                                     contexts are not included: count them with the
                                     allocator hooks) */
+    uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
+    uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
 } bf_stats;
 
 typedef struct bf_space bf_space;
@@ -194,6 +245,12 @@ typedef struct bf_file bf_file;
  * (bf_space_auto_device) and starts the next from them
  * (bf_space_options.auto_device). The space goes on measuring: the figures
  * it starts from are estimates like its own, and new measurements move them.
+ * What a space can measure, and so what it takes: device_ns and pace_ns of
+ * 0 to 2^64 ns per byte (a 64-bit ns clock over at least one byte),
+ * transfer_ns of 0 to 1,000,001 (a transfer slower than 1 ms plus 1 ns a
+ * byte waited for the device), limited_share of 0 to 1; counts and
+ * since_wait of any value. Other figures (NaN, negative, larger) are
+ * BF_EINVAL from bf_space_create.
  * struct_size is set by bf_space_auto_device; a caller that starts from
  * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
  */
@@ -282,7 +339,25 @@ typedef struct bf_space_options {
                                           measured give BF_EINVAL); NULL: from nothing */
     const bf_io_hooks *io_hooks;       /* called around every transfer and descriptor of the
                                           space (see bf_io_hooks; copied); NULL: none */
+    const bf_user_codec *user_codecs;  /* the caller's codecs (copied), n_user_codecs of them */
+    uint32_t n_user_codecs;            /* at most BF_USER_CODECS_MAX */
+    int encrypt;                       /* nonzero: files are sealed (every extent encrypted
+                                          with AES-256-GCM after compression) unless their
+                                          options say otherwise (BF_ENOCODEC when the library
+                                          was built without libcrypto) */
+    const unsigned char *key;          /* the 32-byte key (copied; never written anywhere),
+                                          which every space that opens another's sealed named
+                                          files must share; given without encrypt, files are
+                                          sealed only when their options ask (bf_file_options.
+                                          seal). NULL with encrypt: a random key drawn for this
+                                          space alone (its files are unreadable once it is
+                                          gone, as after a crash); NULL without: no sealing */
 } bf_space_options;
+
+/* Most caller codecs one space takes. */
+#define BF_USER_CODECS_MAX 16
+/* Bytes of an encryption key. */
+#define BF_KEY_BYTES 32
 
 /* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
 #define BF_AUTO_TIME 0
@@ -350,6 +425,16 @@ BF_API void bf_space_auto_device_sized(const bf_space *space, bf_auto_device *ou
 BF_API const char *bf_space_dir(const bf_space *space);
 
 /*
+ * Name of codec `codec` in this space: a built-in codec's, or the caller's
+ * codec's it was given (bf_user_codec); NULL if the space has no such codec.
+ * Owned by the space.
+ */
+BF_API const char *bf_space_codec_name(const bf_space *space, bf_codec codec);
+
+/* Parse a codec name as this space knows them, the caller's codecs included; BF_EINVAL if none. */
+BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_codec *out);
+
+/*
  * Statistics of the space: the sum over its files, open and closed (peaks
  * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
  * writes `size` bytes, no more.
@@ -378,7 +463,13 @@ typedef struct bf_file_options {
     int32_t level;        /* BF_LEVEL_DEFAULT: the space's level when the codec is the space's,
                              else the codec's default */
     uint32_t block_size;  /* 0: the space's */
+    int32_t seal;         /* 0: the space's setting (encrypt); BF_SEAL_ON: seal this file
+                             (the space must have a key: else BF_EKEY); BF_SEAL_OFF: do not */
 } bf_file_options;
+
+/* bf_file_options.seal: a file sealed or not whatever the space's default. */
+#define BF_SEAL_ON 1
+#define BF_SEAL_OFF (-1)
 
 /* Fill `opts` with "the space's" for every field; struct_size = sizeof(*opts). */
 #define bf_file_options_init(opts) bf_file_options_init_sized((opts), sizeof(*(opts)))
@@ -388,7 +479,8 @@ BF_API void bf_file_options_init_sized(bf_file_options *opts, size_t size);
  * Create an empty temporary file in the space. `opts` may be NULL; it is
  * read up to its struct_size only (see bf_space_create).
  * Nothing touches the disk until the first block is written.
- * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM.
+ * Errors: BF_EINVAL, BF_ENOCODEC, BF_ENOMEM, BF_EKEY (seal asked of a
+ * space without a key).
  */
 BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file **out);
 
@@ -404,7 +496,8 @@ BF_API int bf_file_create(bf_space *space, const bf_file_options *opts, bf_file 
  * the status is that failure's and the file is rolled back: it reads
  * exactly as at its last successful persist (export, or the close that
  * ended an earlier session), or, if it was never persisted, it is deleted
- * and its name is free again. If that deletion fails as well (a segment
+ * and its name is free again; sources appended since that persist are not
+ * consumed any more (bf_file_append). If that deletion fails as well (a segment
  * file cannot be unlinked; the message then says so), segments 0..k of the
  * file stay, as after a writer that died before its first persist: no open
  * finds a file by that name (BF_ENOENT), but the name stays taken
@@ -422,7 +515,8 @@ BF_API int bf_file_close(bf_file *file);
  * file is deleted as by bf_file_close. A named file opened read-only just
  * goes; a writable one is rolled back as a failed bf_file_close rolls it
  * back: it reads as at its last persist, or, never persisted, its
- * segments are removed and the name is free again. Its set directory may
+ * segments are removed and the name is free again; sources appended since
+ * that persist are not consumed any more. Its set directory may
  * be gone already (removed under it): that is not an error. Returns BF_OK,
  * or the failure of a removal (BF_EIO; what stays goes with the space
  * directory or the set). NULL is a no-op.
@@ -537,8 +631,9 @@ BF_API bf_space *bf_file_space(const bf_file *file);
 /*
  * Write into buf (len bytes, NUL-terminated, truncated like snprintf) the
  * path its segment files start with: "<space dir>/<id>" for an anonymous
- * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>", a
- * named file's index that + ".idx". For log lines that name the file, as
+ * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>" (a
+ * named file's index lies inside its segments). For log lines that name
+ * the file, as
  * PostgreSQL's log_temp_files does. Returns the length of the whole path.
  */
 BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
@@ -547,9 +642,11 @@ BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
  * File sets: named files that several spaces - in other threads or other
  * processes - can open, as PostgreSQL's parallel hash join and parallel
  * sort hand spill files from workers to the leader. A set is a directory;
- * a named file is stored there as "<name>.<segment>" plus, once exported
- * or closed, an index "<name>.idx" (docs/format.md) that holds the block
- * map, so any opener seeks at the same cost as the writer.
+ * a named file is stored there as its segments "<name>.<segment>" alone
+ * (one file-system object per segment, as PostgreSQL's own temporary files
+ * are): once exported or closed, segment 0's head names an index inside
+ * the file (docs/format.md) that holds the block map, so any opener seeks
+ * at the same cost as the writer.
  *
  * Names are 1..128 characters from [A-Za-z0-9_.-], not starting with '.'.
  * A file is its set and its name, whatever handle or path reaches it. All
@@ -565,9 +662,11 @@ BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
  * overwritten or cut off, so a crash or a failed close leaves that version
  * whole, and opening the file then gives it exactly. Every extent carries
  * the session that wrote it: a read-only handle that outlives later
- * sessions reads its own version while they run and, once a later session
- * reuses the space, BF_ECORRUPT ("reopen it") for the blocks concerned -
- * never another version's bytes.
+ * sessions reads its own version while the first of them runs; once that
+ * one has persisted (it gives back the bytes past its live end, and the
+ * next sessions may reuse what it freed), reads of the blocks concerned
+ * fail with BF_ECORRUPT ("reopen it") - never another version's bytes -
+ * and bf_file_append refuses the handle as a source.
  */
 
 /* Create the set directory `dir` (mode 0700), or accept an existing one owned by the caller. */
@@ -607,27 +706,31 @@ BF_API int bf_file_export(bf_file *file);
  * append at the end and truncate; closing one persists the new index (see
  * bf_file_close for a close that fails). A read-write handle counts the
  * file against this space's temp limit; a read-only one does not.
- * Errors: BF_ENOENT (no index: never exported/closed, or deleted),
- * BF_ECORRUPT (index truncated, checksum wrong, or not matching the
- * segment files), BF_EINVAL (bad name or mode, or a space whose segment
- * size differs from the file's), BF_EBUSY (read-write open of a file that
- * was appended to another: see bf_file_append), BF_EIO (reading the index,
- * or, for a read-write open, removing segments or bytes past the index
- * that a failed session left: the file's data stays as its index says, and
- * the open may be tried again), BF_ENOMEM.
+ * Errors: BF_ENOENT (no such file, or never exported/closed: its head
+ * names no index), BF_ECORRUPT (head or index damaged, truncated, checksum
+ * wrong, or not matching the segment files, as after a delete that failed
+ * half way), BF_EINVAL (bad name or mode, a space whose segment size
+ * differs from the file's, or a read-write open of a file whose index is
+ * at the last generation, UINT32_MAX: no generation is left for another
+ * session; read-only opens still work), BF_EBUSY (read-write open of a
+ * file that was appended to another: see bf_file_append), BF_EIO (reading
+ * the index, or, for a read-write open, removing segments or bytes past
+ * the index that a failed or killed session left: the file's data stays
+ * as its index says, and a retry removes the rest), BF_ENOMEM.
  */
 BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
                               bf_file **out);
 
 /*
- * Delete the named file's index and its own segments (also segments
+ * Delete the named file's own segments, from the last down (also segments
  * without an index, left by a writer that died or whose close failed
  * before its first persist). Segments that other files spliced in with
  * bf_file_append stay until the set is destroyed.
  * Errors: BF_ENOENT when nothing by that name exists, BF_EBUSY for a file
  * that was appended to another (its bytes are that file's now), BF_EIO. A
- * failed delete may have removed the index already (the name no longer
- * opens); deleting again, or destroying the set, removes the rest.
+ * failed delete may have removed the last segments already, the index's
+ * end with them (the name then opens as BF_ECORRUPT but stays taken);
+ * deleting again, or destroying the set, removes the rest.
  */
 BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *name);
 
@@ -646,15 +749,25 @@ BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *na
  * PostgreSQL's BufFileAppend consumes it: its bytes are the target's from
  * now on, so it can still be opened read-only but a read-write open or a
  * bf_file_delete_named of it fails with BF_EBUSY; it goes when the set is
- * destroyed. A read-only target (PostgreSQL's parallel sort appends worker
- * files onto one opened read-only) gets a view for this handle alone:
- * nothing is persisted and the source is not consumed. The source handle
- * stays valid and read-only either way.
+ * destroyed. If the target's close fails instead and rolls the splice back
+ * (bf_file_close), the consumption goes with it: the source can be written
+ * and deleted again (unless its consumed marker cannot be removed: the
+ * close's message then says so). A writer killed before it persisted leaves
+ * its sources consumed until the set is destroyed. A read-only target
+ * (PostgreSQL's parallel sort appends worker files onto one opened
+ * read-only) gets a view for this handle alone: nothing is persisted and
+ * the source is not consumed. The source handle stays valid and read-only
+ * either way. The source must be its file's current version, and so must
+ * its parts: the call reads their indexes to make sure.
  * Errors: BF_EINVAL (not both named in the same set, source not read-only,
- * block or segment sizes differ, or the source is the target or holds it
- * as a part - a file cannot be appended to itself, through any handle),
- * BF_ENOMEM, I/O errors marking the source consumed. On error target and
- * source are unchanged.
+ * block or segment sizes differ, the source is the target or holds it as a
+ * part - a file cannot be appended to itself, through any handle - the
+ * result would pass the largest file size, counting the source's holes, or
+ * the source is outdated: a later read-write session of its file, or of
+ * one of its parts, persisted since it was opened, or the file was deleted;
+ * reopen it), BF_EIO or BF_ECORRUPT (reading those indexes), BF_ENOMEM,
+ * I/O errors marking the source consumed. On error target and source are
+ * unchanged.
  */
 BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
 

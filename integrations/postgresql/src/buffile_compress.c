@@ -81,6 +81,7 @@
 #endif
 
 #include "catalog/pg_tablespace_d.h"
+#include "common/file_utils.h"
 #include "executor/instrument.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
@@ -88,6 +89,11 @@
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#if PG_VERSION_NUM >= 160000
+#include "utils/guc_hooks.h"
+#endif
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/wait_event.h"
@@ -233,19 +239,47 @@ assign_temp_file_compression(const char *newval, void *extra)
 /* The subdirectory of a FileSet directory that holds our files. */
 #define COMPRESSED_SUBDIR		"compressed"
 
+/*
+ * A file.  A hash join may hold a hundred thousand, each costing this
+ * besides the library's block buffer and its own struct: it is kept
+ * within 64 bytes (an allocation's size class), its path is asked of the
+ * library when a message needs it.
+ */
 struct CompressedBufFile
 {
 	dlist_node	node;			/* in open_files, unless appended */
 	bf_file    *bf;				/* the library's handle */
-	bool		isInterXact;	/* keep open over transactions? */
-	bool		readOnly;		/* opened read-only, or exported */
-	bool		wrote;			/* created or opened for writing: report
-								 * usage when done */
-	ResourceOwner resowner;		/* drops us at its release */
-	FileSet    *fileset;		/* NULL for a private file */
-	char	   *path;			/* what its segment files start with */
+	ResourceOwner resowner;		/* drops us at its release; NULL for an
+								 * interXact file */
 	List	   *appended;		/* files appended onto this one */
+	uint64		logical_counted;	/* its bytes written and stored on disk */
+	uint64		physical_counted;	/* so far, as counted in pgBufferUsage */
+	bool		named;			/* a FileSet's file (else private) */
+	bool		readOnly;		/* opened read-only, or exported */
+	bool		wrote;			/* created or opened for writing: report usage
+								 * when done */
+	uint8		method;			/* bf_codec it was created with */
 };
+
+/*
+ * What codec=auto learned of the temporary device, in shared memory: a
+ * process starts its space from it, rather than from nothing (which on a
+ * slow device means writing its first MiB uncompressed), and writes back
+ * what its space knows at the end of each transaction that used auto and
+ * at exit.  The last writer wins: every writer started from the shared
+ * figures and moved them with its own measurements.
+ */
+typedef struct CompressedBufFileShared
+{
+	slock_t		mutex;			/* protects device */
+	bf_auto_device device;
+} CompressedBufFileShared;
+
+static CompressedBufFileShared *shared = NULL;
+
+/* BufferUsage counts the bytes of every bf_codec, auto included. */
+StaticAssertDecl(BF_CODEC_AUTO + 1 == NUM_TEMP_COMPRESSION_METHODS,
+				 "BufferUsage has a counter per bf_codec");
 
 static bf_space *space = NULL;
 static MemoryContext CompressedBufFileContext = NULL;
@@ -253,6 +287,12 @@ static dlist_head open_files = DLIST_STATIC_INIT(open_files);
 static uint32 private_file_counter = 0;
 static char space_parent[MAXPGPATH];	/* pgsql_tmp<pid>.buffile */
 static bool used_auto = false;	/* a file was created with "auto" */
+static bool auto_unshared = false;	/* ... since the space's figures were last
+									 * written to shared memory */
+static bool started_shared = false; /* the space started from shared figures */
+
+/* Set when the library stored blocks: see countWritten(). */
+static bool blocks_stored = false;
 
 /* For the I/O hooks: when the current transfer started, if timed. */
 static bool io_timed = false;
@@ -267,10 +307,19 @@ static void CompressedBufFileProcExit(int code, Datum arg);
 /* ---- the library's allocations, in our memory context ---- */
 
 /*
- * Each allocation carries its size in front, so that realloc can copy
- * without asking the memory context how large a chunk is.
+ * Nothing may raise an error inside the library.  From 16 on,
+ * repalloc_extended() resizes a chunk without raising one, and the
+ * library's allocations are plain chunks (a block buffer is then BLCKSZ
+ * exactly, which counts with many files open).  Before 16, realloc is
+ * alloc, copy and free, and each allocation carries its size in front for
+ * the copy.
  */
+#if PG_VERSION_NUM >= 160000
+#define ALLOC_HEADER	0
+#else
 #define ALLOC_HEADER	MAXALIGN(sizeof(Size))
+#endif
+#define ALLOC_FLAGS		(MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM)
 
 static void *
 space_malloc(void *ctx, size_t size)
@@ -278,10 +327,12 @@ space_malloc(void *ctx, size_t size)
 	char	   *p;
 
 	p = MemoryContextAllocExtended((MemoryContext) ctx, size + ALLOC_HEADER,
-								   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+								   ALLOC_FLAGS);
 	if (p == NULL)
 		return NULL;
+#if PG_VERSION_NUM < 160000
 	*(Size *) p = size;
+#endif
 	return p + ALLOC_HEADER;
 }
 
@@ -299,11 +350,15 @@ space_realloc(void *ctx, void *ptr, size_t size)
 
 	if (ptr == NULL)
 		return space_malloc(ctx, size);
+#if PG_VERSION_NUM >= 160000
+	p = repalloc_extended(ptr, size, ALLOC_FLAGS);
+#else
 	p = space_malloc(ctx, size);
 	if (p == NULL)
 		return NULL;			/* the old block stays, as realloc's does */
 	memcpy(p, ptr, Min(size, *(Size *) ((char *) ptr - ALLOC_HEADER)));
 	space_free(ctx, ptr);
+#endif
 	return p;
 }
 
@@ -348,7 +403,36 @@ space_blocks(void *ctx, bf_io_op op, uint64_t n)
 	if (op == BF_IO_READ)
 		pgBufferUsage.temp_blks_read += n;
 	else
+	{
 		pgBufferUsage.temp_blks_written += n;
+		blocks_stored = true;
+	}
+}
+
+/*
+ * After a library call on "file" that stored blocks, count in pgBufferUsage
+ * the bytes written into the file since the last count and the bytes they
+ * took on disk, by method, for EXPLAIN (BUFFERS).  Both are counted when
+ * blocks go to disk, as temp_blks_written is, so that a plan node is
+ * charged with the bytes whose blocks it wrote out.  (The hook itself may
+ * not call into the library, and the space's own counters would charge
+ * one file's blocks to another's method.)
+ */
+static void
+countWritten(CompressedBufFile *file)
+{
+	bf_stats	st;
+
+	if (!blocks_stored)
+		return;
+	blocks_stored = false;
+	bf_file_stats(file->bf, &st);
+	pgBufferUsage.temp_compressed_logical +=
+		st.logical_written - file->logical_counted;
+	pgBufferUsage.temp_compressed_written[file->method] +=
+		st.physical_written - file->physical_counted;
+	file->logical_counted = st.logical_written;
+	file->physical_counted = st.physical_written;
 }
 
 /*
@@ -442,6 +526,54 @@ CompressedBufFileFailure(int status, const char *path, const char *msg)
 
 /* ---- the space ---- */
 
+/* The shared memory of codec=auto: its size, and its creation or attach. */
+Size
+CompressedBufFileShmemSize(void)
+{
+	return sizeof(CompressedBufFileShared);
+}
+
+void
+CompressedBufFileShmemInit(void)
+{
+	bool		found;
+
+	shared = ShmemInitStruct("BufFile compression",
+							 sizeof(CompressedBufFileShared), &found);
+	if (!found)
+	{
+		bf_auto_device nothing = BF_AUTO_DEVICE_INIT;
+
+		SpinLockInit(&shared->mutex);
+		shared->device = nothing;
+	}
+}
+
+/* Whether "device" holds anything codec=auto measured. */
+static bool
+autoDeviceLearned(const bf_auto_device *device)
+{
+	return device->device_runs > 0 || device->pace_windows > 0 ||
+		device->share_windows > 0 || device->transfer_windows > 0;
+}
+
+/* Write what this process's space learned of the device to shared memory. */
+static void
+shareAutoDevice(void)
+{
+	bf_auto_device device;
+
+	if (space == NULL || shared == NULL || !auto_unshared)
+		return;
+	auto_unshared = false;
+	bf_space_auto_device(space, &device);
+	if (!autoDeviceLearned(&device))
+		return;
+	SpinLockAcquire(&shared->mutex);
+	shared->device = device;
+	SpinLockRelease(&shared->mutex);
+}
+
 static bf_space *
 CompressedBufFileSpace(void)
 {
@@ -454,6 +586,7 @@ CompressedBufFileSpace(void)
 		.fd_release = space_fd_release,
 	};
 	bf_allocator allocator;
+	bf_auto_device device = BF_AUTO_DEVICE_INIT;
 	char		tempdir[MAXPGPATH];
 	char		errbuf[256];
 	int			status;
@@ -466,10 +599,16 @@ CompressedBufFileSpace(void)
 		return space;
 	}
 
+	/*
+	 * Blocks of at most 1 MB (the default is 8 MB): with a hundred thousand
+	 * files open, the context then holds at most 1 MB beyond its chunks.
+	 */
 	if (CompressedBufFileContext == NULL)
 		CompressedBufFileContext = AllocSetContextCreate(TopMemoryContext,
 														 "BufFile compression",
-														 ALLOCSET_DEFAULT_SIZES);
+														 ALLOCSET_DEFAULT_MINSIZE,
+														 ALLOCSET_DEFAULT_INITSIZE,
+														 1024 * 1024);
 	allocator.malloc_fn = space_malloc;
 	allocator.realloc_fn = space_realloc;
 	allocator.free_fn = space_free;
@@ -477,8 +616,8 @@ CompressedBufFileSpace(void)
 
 	/*
 	 * The library keeps a directory per space, which holds nothing of ours
-	 * (every file we make is named), under a parent named like this
-	 * process's temporary files, so that startup after a crash removes it.
+	 * (every file we make is named), under a parent named like this process's
+	 * temporary files, so that startup after a crash removes it.
 	 */
 	TempTablespacePath(tempdir, MyDatabaseTableSpace ? MyDatabaseTableSpace :
 					   DEFAULTTABLESPACE_OID);
@@ -493,6 +632,14 @@ CompressedBufFileSpace(void)
 	opts.temp_limit = temp_file_limit < 0 ? 0 : (uint64) temp_file_limit * 1024;
 	opts.allocator = &allocator;
 	opts.io_hooks = &hooks;
+	if (shared != NULL)
+	{
+		SpinLockAcquire(&shared->mutex);
+		device = shared->device;
+		SpinLockRelease(&shared->mutex);
+		started_shared = autoDeviceLearned(&device);
+	}
+	opts.auto_device = &device;
 
 	status = bf_space_create(&opts, &space, errbuf, sizeof(errbuf));
 	if (status != BF_OK)
@@ -521,59 +668,61 @@ CompressedBufFileOptions(bf_file_options *opts)
 	opts->level = compression_spec.level;
 	opts->block_size = BLCKSZ;
 	if (opts->codec == BF_CODEC_AUTO)
-		used_auto = true;
+		used_auto = auto_unshared = true;
 }
 
 /*
- * Allocate a file's struct, not yet attached to a library handle nor on
- * the list, before the library call that fills it, so that running out of
- * memory cannot strand a library handle.
+ * Make the struct of a new library handle and put it on the list.  It is
+ * allocated without raising an error, so that running out of memory
+ * cannot strand the handle.
  */
 static CompressedBufFile *
-makeCompressedBufFile(bool interXact, FileSet *fileset)
+rememberCompressedBufFile(bf_file *bf, bool interXact, bool named)
 {
 	CompressedBufFile *file;
 
-	file = MemoryContextAllocZero(CompressedBufFileContext,
-								  sizeof(CompressedBufFile));
-	file->isInterXact = interXact;
+	StaticAssertStmt(sizeof(CompressedBufFile) <= 64,
+					 "CompressedBufFile grew out of its size class");
+	file = MemoryContextAllocExtended(CompressedBufFileContext,
+									  sizeof(CompressedBufFile),
+									  MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+	if (file == NULL)
+	{
+		(void) bf_file_abort(bf);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	file->bf = bf;
+	file->method = bf_file_codec(bf);
 	file->resowner = interXact ? NULL : CurrentResourceOwner;
-	file->fileset = fileset;
+	file->named = named;
+	dlist_push_head(&open_files, &file->node);
 	return file;
+}
+
+/* The path a file's segment files start with, into buf (MAXPGPATH bytes). */
+static char *
+filePath(CompressedBufFile *file, char *buf)
+{
+	bf_file_path(file->bf, buf, MAXPGPATH);
+	return buf;
+}
+
+/* Report a failure on "file" (see CompressedBufFileFailure). */
+static void
+fileFailure(CompressedBufFile *file, int status, const char *msg)
+{
+	char		path[MAXPGPATH];
+
+	CompressedBufFileFailure(status, filePath(file, path), msg);
 }
 
 static void
 freeCompressedBufFile(CompressedBufFile *file)
 {
-	if (file->path)
-		pfree(file->path);
 	list_free(file->appended);
 	pfree(file);
-}
-
-/*
- * Attach a new library handle to "file" and put it on the list.  The path
- * is allocated to its length: a hash join may hold many thousands of files.
- */
-static CompressedBufFile *
-rememberCompressedBufFile(CompressedBufFile *file, bf_file *bf)
-{
-	int			len = bf_file_path(bf, NULL, 0);
-
-	file->path = MemoryContextAllocExtended(CompressedBufFileContext, len + 1,
-											MCXT_ALLOC_NO_OOM);
-	if (file->path == NULL)
-	{
-		(void) bf_file_abort(bf);
-		freeCompressedBufFile(file);
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory")));
-	}
-	bf_file_path(bf, file->path, len + 1);
-	file->bf = bf;
-	dlist_push_head(&open_files, &file->node);
-	return file;
 }
 
 /*
@@ -592,10 +741,15 @@ CompressedBufFileReportUsage(CompressedBufFile *file)
 	pgstat_report_tempfile((size_t) st.physical_bytes);
 	if (log_temp_files >= 0 &&
 		st.physical_bytes / 1024 >= (uint64) log_temp_files)
+	{
+		char		path[MAXPGPATH];
+
 		ereport(LOG,
 				(errmsg("temporary file: path \"%s\", size " UINT64_FORMAT ", logical size " UINT64_FORMAT ", compression %s",
-						file->path, st.physical_bytes, st.logical_bytes,
+						filePath(file, path), st.physical_bytes,
+						st.logical_bytes,
 						bf_codec_name(bf_file_codec(file->bf)))));
+	}
 }
 
 /*
@@ -624,7 +778,7 @@ CompressedBufFileDrop(CompressedBufFile *file)
 /*
  * Resource-owner callback: drop the files of the owner being released, as
  * fd.c closes its temporary files.  Files still open at commit are leaks,
- * and said so.
+ * and said so.  At the end of a transaction, share what auto learned.
  */
 static void
 CompressedBufFileResourceRelease(ResourceReleasePhase phase, bool isCommit,
@@ -640,22 +794,30 @@ CompressedBufFileResourceRelease(ResourceReleasePhase phase, bool isCommit,
 		CompressedBufFile *file = dlist_container(CompressedBufFile, node,
 												  iter.cur);
 
-		if (file->isInterXact || file->resowner != CurrentResourceOwner)
+		char		path[MAXPGPATH];
+
+		if (file->resowner != CurrentResourceOwner)
 			continue;
 		if (isCommit)
 			elog(WARNING, "temporary file leak: BufFile \"%s\" still referenced",
-				 file->path);
+				 filePath(file, path));
 		CompressedBufFileDrop(file);
 	}
+	if (isTopLevel)
+		shareAutoDevice();
 }
 
-/* Drop every file still open before statistics and shared memory go. */
+/*
+ * Drop every file still open, and share what auto learned, before
+ * statistics and shared memory go.
+ */
 static void
 CompressedBufFileBeforeShmemExit(int code, Datum arg)
 {
 	while (!dlist_is_empty(&open_files))
 		CompressedBufFileDrop(dlist_container(CompressedBufFile, node,
 											  dlist_head_node(&open_files)));
+	shareAutoDevice();
 }
 
 /* Remove the space and its parent directory at process exit. */
@@ -664,7 +826,8 @@ CompressedBufFileProcExit(int code, Datum arg)
 {
 	/*
 	 * Under log_temp_files, say what temp_file_compression = auto chose in
-	 * this process: the blocks it wrote per codec and its last decision.
+	 * this process: the blocks it wrote per codec, its last decision, and
+	 * whether it started from what other processes had learned.
 	 */
 	if (space != NULL && used_auto && log_temp_files >= 0)
 	{
@@ -676,8 +839,11 @@ CompressedBufFileProcExit(int code, Datum arg)
 						st.blocks_by_codec[0], st.blocks_by_codec[1],
 						st.blocks_by_codec[2], st.blocks_by_codec[3],
 						st.auto_probe_ns / 1e6),
-				 errdetail_internal("Last decision: %s",
-									bf_space_auto_reason(space))));
+				 errdetail_internal("Last decision: %s. Started from %s.",
+									bf_space_auto_reason(space),
+									started_shared ?
+									"the device figures of earlier processes" :
+									"nothing learned of the device")));
 	}
 	bf_space_destroy(space);
 	space = NULL;
@@ -702,20 +868,22 @@ createNamed(bf_space *sp, const char *dir, const char *name,
 	return status;
 }
 
-/* Attach the file created in "dir", or report why it could not be. */
+/* Remember the file created in "dir", or report why it could not be. */
 static CompressedBufFile *
-finishCreate(CompressedBufFile *file, int status, bf_file *bf, char *dir,
-			 const char *name)
+finishCreate(int status, bf_file *bf, char *dir, const char *name,
+			 bool interXact, bool named)
 {
+	CompressedBufFile *file;
+
 	if (status != BF_OK)
 	{
-		freeCompressedBufFile(file);
 		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", name);
 		CompressedBufFileFailure(status, dir,
 								 gettext_noop("could not create temporary file \"%s\": %m"));
 	}
+	file = rememberCompressedBufFile(bf, interXact, named);
 	file->wrote = true;
-	return rememberCompressedBufFile(file, bf);
+	return file;
 }
 
 /*
@@ -728,7 +896,6 @@ CompressedBufFile *
 CompressedBufFileCreateTemp(bool interXact)
 {
 	bf_space   *sp = CompressedBufFileSpace();
-	CompressedBufFile *file;
 	bf_file_options opts;
 	Oid			tblspc = InvalidOid;
 	Oid			deftblspc = MyDatabaseTableSpace ? MyDatabaseTableSpace :
@@ -745,7 +912,6 @@ CompressedBufFileCreateTemp(bool interXact)
 		tblspc = deftblspc;
 	snprintf(name, sizeof(name), "%s%d.%u", PG_TEMP_FILE_PREFIX, MyProcPid,
 			 private_file_counter++);
-	file = makeCompressedBufFile(interXact, NULL);
 
 	for (;;)
 	{
@@ -761,7 +927,7 @@ CompressedBufFileCreateTemp(bool interXact)
 			break;
 		tblspc = deftblspc;
 	}
-	return finishCreate(file, status, bf, dir, name);
+	return finishCreate(status, bf, dir, name, interXact, false);
 }
 
 /*
@@ -791,7 +957,6 @@ CompressedBufFileCreateFileSet(FileSet *fileset, const char *name)
 	bf_space   *sp = CompressedBufFileSpace();
 	char		dir[MAXPGPATH];
 	bf_file_options opts;
-	CompressedBufFile *file;
 	bf_file    *bf = NULL;
 	int			status;
 
@@ -802,14 +967,13 @@ CompressedBufFileCreateFileSet(FileSet *fileset, const char *name)
 	 */
 	CompressedBufFileSetDirectory(fileset, name, dir, false);
 	CompressedBufFileOptions(&opts);
-	file = makeCompressedBufFile(false, fileset);
 	status = createNamed(sp, dir, name, &opts, &bf);
 	if (status == BF_ENOENT)
 	{
 		CompressedBufFileSetDirectory(fileset, name, dir, true);
 		status = createNamed(sp, dir, name, &opts, &bf);
 	}
-	return finishCreate(file, status, bf, dir, name);
+	return finishCreate(status, bf, dir, name, false, true);
 }
 
 /*
@@ -843,20 +1007,19 @@ CompressedBufFileOpenFileSet(FileSet *fileset, const char *name, int mode)
 	int			status;
 
 	CompressedBufFileSetDirectory(fileset, name, dir, false);
-	file = makeCompressedBufFile(false, fileset);
 	status = bf_file_open_named(sp, dir, name,
 								readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
 								&bf);
 	if (status != BF_OK)
 	{
-		freeCompressedBufFile(file);
 		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", name);
 		CompressedBufFileFailure(status, dir,
 								 gettext_noop("could not open temporary file \"%s\": %m"));
 	}
+	file = rememberCompressedBufFile(bf, false, true);
 	file->readOnly = readOnly;
 	file->wrote = !readOnly;
-	return rememberCompressedBufFile(file, bf);
+	return file;
 }
 
 /* Delete a file of a FileSet (one that CompressedBufFileExists found). */
@@ -913,18 +1076,19 @@ CompressedBufFileExportFileSet(CompressedBufFile *file)
 {
 	int			status;
 
-	Assert(file->fileset != NULL);
+	Assert(file->named);
 	Assert(!file->readOnly);
 
 	status = bf_file_flush(file->bf);
 	if (status == BF_OK)
 	{
+		countWritten(file);
 		CompressedBufFileReportUsage(file);
 		status = bf_file_export(file->bf);
 	}
 	if (status != BF_OK)
-		CompressedBufFileFailure(status, file->path,
-								 gettext_noop("could not write to temporary file \"%s\": %m"));
+		fileFailure(file, status,
+					gettext_noop("could not write to temporary file \"%s\": %m"));
 	file->readOnly = true;
 }
 
@@ -937,16 +1101,20 @@ void
 CompressedBufFileClose(CompressedBufFile *file)
 {
 	int			status = BF_OK;
+	char		path[MAXPGPATH];
+	bool		named = file->named;
 	ListCell   *lc;
 
 	if (!file->readOnly)
 		status = bf_file_flush(file->bf);
 	if (status != BF_OK)
-		CompressedBufFileFailure(status, file->path,
-								 gettext_noop("could not write to temporary file \"%s\": %m"));
+		fileFailure(file, status,
+					gettext_noop("could not write to temporary file \"%s\": %m"));
+	countWritten(file);
 	CompressedBufFileReportUsage(file);
 	dlist_delete(&file->node);
-	if (file->fileset != NULL)
+	filePath(file, path);		/* for a message after the handle is gone */
+	if (named)
 		status = bf_file_close(file->bf);
 	else
 		status = bf_file_abort(file->bf);
@@ -957,19 +1125,14 @@ CompressedBufFileClose(CompressedBufFile *file)
 		(void) bf_file_close(source->bf);	/* read-only: nothing to lose */
 		freeCompressedBufFile(source);
 	}
+	freeCompressedBufFile(file);
 	if (status != BF_OK)
 	{
-		char		path[MAXPGPATH];
-		bool		named = (file->fileset != NULL);
-
-		strlcpy(path, file->path, sizeof(path));
-		freeCompressedBufFile(file);
-
 		/*
 		 * A FileSet file that could not persist its index is rolled back by
-		 * the library: its writer must hear of it.  A private file that
-		 * could not be removed is only logged, as fd.c does; the space's
-		 * directory goes at exit.
+		 * the library: its writer must hear of it.  A private file that could
+		 * not be removed is only logged, as fd.c does; the space's directory
+		 * goes at exit.
 		 */
 		if (named)
 			CompressedBufFileFailure(status, path,
@@ -978,19 +1141,33 @@ CompressedBufFileClose(CompressedBufFile *file)
 				(errcode_for_file_access(),
 				 errmsg("could not delete temporary file \"%s\"", path),
 				 errdetail_internal("%s", bf_space_errmsg(space))));
-		return;
 	}
-	freeCompressedBufFile(file);
 }
 
+/*
+ * Read up to "size" bytes.  With "exact", reading fewer is an error, but
+ * for reading none at the end of the file when "eofOK" (as stock's
+ * BufFileReadExact and BufFileReadMaybeEOF).
+ */
 size_t
-CompressedBufFileRead(CompressedBufFile *file, void *ptr, size_t size)
+CompressedBufFileRead(CompressedBufFile *file, void *ptr, size_t size,
+					  bool exact, bool eofOK)
 {
 	int64		nread = bf_file_read(file->bf, ptr, size);
 
 	if (nread < 0)
-		CompressedBufFileFailure((int) nread, file->path,
-								 gettext_noop("could not read from temporary file \"%s\": %m"));
+		fileFailure(file, (int) nread,
+					gettext_noop("could not read from temporary file \"%s\": %m"));
+	countWritten(file);
+	if (exact && (size_t) nread != size && !(nread == 0 && eofOK))
+	{
+		char		path[MAXPGPATH];
+
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from temporary file \"%s\": read only %zu of %zu bytes",
+						filePath(file, path), (size_t) nread, size)));
+	}
 	return (size_t) nread;
 }
 
@@ -1003,8 +1180,9 @@ CompressedBufFileWrite(CompressedBufFile *file, BUFFILE_WRITE_CONST void *ptr,
 	Assert(!file->readOnly);
 	status = bf_file_write(file->bf, ptr, size);
 	if (status != BF_OK)
-		CompressedBufFileFailure(status, file->path,
-								 gettext_noop("could not write to temporary file \"%s\": %m"));
+		fileFailure(file, status,
+					gettext_noop("could not write to temporary file \"%s\": %m"));
+	countWritten(file);
 }
 
 /*
@@ -1048,8 +1226,8 @@ CompressedBufFileSeek(CompressedBufFile *file, int fileno, off_t offset,
 
 	/*
 	 * Leaving the block the position is in: write out and drop the buffered
-	 * block, as stock writes out its buffer, so that the next access of
-	 * that block loads it and is counted as stock's is.
+	 * block, as stock writes out its buffer, so that the next access of that
+	 * block loads it and is counted as stock's is.
 	 */
 	status = BF_OK;
 	if (target / BLCKSZ != pos / BLCKSZ)
@@ -1057,8 +1235,9 @@ CompressedBufFileSeek(CompressedBufFile *file, int fileno, off_t offset,
 	if (status == BF_OK)
 		status = bf_file_seek(file->bf, target, BF_SEEK_SET);
 	if (status != BF_OK)
-		CompressedBufFileFailure(status, file->path,
-								 gettext_noop("could not write to temporary file \"%s\": %m"));
+		fileFailure(file, status,
+					gettext_noop("could not write to temporary file \"%s\": %m"));
+	countWritten(file);
 	return 0;
 }
 
@@ -1090,8 +1269,8 @@ CompressedBufFileAppend(CompressedBufFile *target, CompressedBufFile *source)
 	int			status;
 	MemoryContext oldcxt;
 
-	Assert(target->fileset != NULL);
-	Assert(source->fileset != NULL);
+	Assert(target->named);
+	Assert(source->named);
 	Assert(source->readOnly);
 
 	if (target->resowner != source->resowner)
@@ -1105,8 +1284,9 @@ CompressedBufFileAppend(CompressedBufFile *target, CompressedBufFile *source)
 	 */
 	status = bf_file_append(target->bf, source->bf, &start);
 	if (status != BF_OK)
-		CompressedBufFileFailure(status, target->path,
-								 gettext_noop("could not write to temporary file \"%s\": %m"));
+		fileFailure(target, status,
+					gettext_noop("could not write to temporary file \"%s\": %m"));
+	countWritten(target);
 
 	oldcxt = MemoryContextSwitchTo(CompressedBufFileContext);
 	target->appended = lappend(target->appended, source);
@@ -1128,14 +1308,15 @@ CompressedBufFileTruncateFileSet(CompressedBufFile *file, int fileno,
 	uint64		newsize = (uint64) fileno * MAX_PHYSICAL_FILESIZE + offset;
 	int			status;
 
-	Assert(file->fileset != NULL);
+	Assert(file->named);
 
 	status = bf_file_truncate(file->bf, newsize);
 	if (status == BF_OK && bf_file_tell(file->bf) > newsize)
 		status = bf_file_seek(file->bf, (int64) newsize, BF_SEEK_SET);
 	if (status != BF_OK)
-		CompressedBufFileFailure(status, file->path,
-								 gettext_noop("could not truncate file \"%s\": %m"));
+		fileFailure(file, status,
+					gettext_noop("could not truncate file \"%s\": %m"));
+	countWritten(file);
 }
 
 #endif							/* USE_BUFFILE */

@@ -24,9 +24,16 @@
 /* GUC variable: "off", or a method with an optional level ("zstd:level=3") */
 extern PGDLLIMPORT char *temp_file_compression;
 
+/* Its hooks; from 16 on, GUC hooks are declared in utils/guc_hooks.h. */
+#if PG_VERSION_NUM < 160000
 extern bool check_temp_file_compression(char **newval, void **extra,
 										GucSource source);
 extern void assign_temp_file_compression(const char *newval, void *extra);
+#endif
+
+/* The shared memory of codec=auto; for ipci.c */
+extern Size CompressedBufFileShmemSize(void);
+extern void CompressedBufFileShmemInit(void);
 
 /* true when files created now go through the library */
 extern bool CompressedBufFileWanted(void);
@@ -53,7 +60,7 @@ extern void CompressedBufFileDeleteFileSet(FileSet *fileset, const char *name);
 extern void CompressedBufFileExportFileSet(CompressedBufFile *file);
 extern void CompressedBufFileClose(CompressedBufFile *file);
 extern size_t CompressedBufFileRead(CompressedBufFile *file, void *ptr,
-									size_t size);
+									size_t size, bool exact, bool eofOK);
 extern void CompressedBufFileWrite(CompressedBufFile *file,
 								   BUFFILE_WRITE_CONST void *ptr, size_t size);
 extern int	CompressedBufFileSeek(CompressedBufFile *file, int fileno,

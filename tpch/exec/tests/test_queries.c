@@ -1,6 +1,7 @@
 /*
- * test_queries.c - every TPC-H query at SF 0.01 gives, with every codec and
- * every work_mem, byte for byte the result it gives without spilling
+ * test_queries.c - every TPC-H query at SF 0.01 gives, with every codec
+ * (libbuffile's, lz4 with its spills sealed, and PostgreSQL's pglz when the
+ * build has it) and every work_mem, byte for byte the result it gives without spilling
  * (unlimited work_mem). The small budgets must really spill: at 64 KB the
  * hash joins, the hash aggregate and the sorts all write files, and the
  * hash aggregate recurses. Every operator of every run peaks within 1.1x
@@ -14,7 +15,9 @@
 
 #include "db.h"
 #include "queries/queries.h"
+#include "codec_pglz.h"
 #include "run.h"
+#include "spill_codecs.h"
 #include "test_util.h"
 
 typedef struct config {
@@ -28,7 +31,16 @@ static const config configs[] = {
     {4 * 1024 * 1024, 16384},
 };
 
-static const bf_codec codecs[] = {BF_CODEC_NONE, BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB};
+static const struct {
+    bf_codec codec;
+    int encrypt;
+} codecs[] = {
+    {BF_CODEC_NONE, 0}, {BF_CODEC_LZ4, 0}, {BF_CODEC_ZSTD, 0},
+    {BF_CODEC_ZLIB, 0}, {BF_CODEC_LZ4, 1},
+#ifdef BF_HAVE_PGLZ
+    {PGLZ_CODEC_ID, 0},
+#endif
+};
 
 int main(int argc, char **argv)
 {
@@ -61,10 +73,14 @@ int main(int argc, char **argv)
     qstats small = {0};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         for (size_t k = 0; k < sizeof codecs / sizeof codecs[0]; k++) {
-            run_config cfg = {.codec = codecs[k],
+            run_config cfg = {.codec = codecs[k].codec,
                               .level = BF_LEVEL_DEFAULT,
                               .block_size = configs[c].block_size,
-                              .work_mem = configs[c].work_mem};
+                              .work_mem = configs[c].work_mem,
+                              .encrypt = codecs[k].encrypt};
+            char name[16];
+            snprintf(name, sizeof name, "%s%s", spill_codec_name(codecs[k].codec),
+                     codecs[k].encrypt ? "+enc" : "");
             int differ = 0, over = 0, at_floor = 0;
             uint64_t spilled = 0;
             for (int q = 1; q <= TPCH_NQUERIES; q++) {
@@ -77,8 +93,8 @@ int main(int argc, char **argv)
                 bool same = r.text.len == base[q].len &&
                             (r.text.len == 0 || memcmp(r.text.p, base[q].p, r.text.len) == 0);
                 if (!same) {
-                    fprintf(stderr, "Q%d differs: codec %s, work_mem %lld\n", q,
-                            bf_codec_name(codecs[k]), (long long)configs[c].work_mem);
+                    fprintf(stderr, "Q%d differs: codec %s, work_mem %lld\n", q, name,
+                            (long long)configs[c].work_mem);
                     differ++;
                 }
                 spilled += r.spill.logical_written;
@@ -97,10 +113,10 @@ int main(int argc, char **argv)
                 }
                 sb_free(&r.text);
             }
-            printf("work_mem %7lld block %5u codec %-4s: %d of %d differ, %llu bytes spilled, "
+            printf("work_mem %7lld block %5u codec %-8s: %d of %d differ, %llu bytes spilled, "
                    "%d above work_mem at their floor\n",
-                   (long long)configs[c].work_mem, configs[c].block_size, bf_codec_name(codecs[k]),
-                   differ, TPCH_NQUERIES, (unsigned long long)spilled, at_floor);
+                   (long long)configs[c].work_mem, configs[c].block_size, name, differ,
+                   TPCH_NQUERIES, (unsigned long long)spilled, at_floor);
             CHECK(differ == 0);
             CHECK(over == 0);
             if (configs[c].work_mem <= 256 * 1024)

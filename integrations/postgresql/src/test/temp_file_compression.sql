@@ -66,6 +66,63 @@ SELECT what, count(DISTINCT answer) AS answers, count(DISTINCT blocks) AS counts
        bool_and(blocks NOT LIKE '0 read%') AS spilled, count(*) AS methods
 FROM tfc_runs GROUP BY what ORDER BY what;
 
+-- EXPLAIN (ANALYZE, BUFFERS): a node that wrote compressed temporary files
+-- says with which method, and how many bytes were written against how many
+-- went to disk, in every format.  The byte counts depend on the codec's
+-- output: they are shown as N, with whether the disk got fewer.
+CREATE FUNCTION tfc_explain(fmt text, query text, compare bool DEFAULT true)
+RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan text := '';
+  ln text;
+  in_methods boolean := false;
+  n bigint[];
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT '
+    || fmt || ') ' || query LOOP
+    plan := plan || ln || E'\n';
+  END LOOP;
+  IF fmt = 'json' THEN
+    -- the top node is the one that spilled
+    RETURN NEXT 'methods ' || (plan::json->0->'Plan'->'Temp Compression Methods')::text;
+    n := ARRAY[(plan::json->0->'Plan'->>'Temp Written Logical')::bigint,
+               (plan::json->0->'Plan'->>'Temp Written Physical')::bigint];
+  ELSE
+    -- our lines, the byte counts as N (in YAML, the methods' list items too)
+    FOR ln IN SELECT btrim(regexp_split_to_table(plan, E'\n')) LOOP
+      in_methods := (in_methods AND ln LIKE '- %') OR ln = 'Temp Compression Methods:';
+      CONTINUE WHEN NOT in_methods AND
+        ln !~ '^(Temp Compression|Temp Written (Logical|Physical))';
+      RETURN NEXT regexp_replace(ln, '[0-9]+(kB)?($| )', 'N\1\2', 'g');
+      IF ln ~ '^Temp Compression: ' THEN
+        n := regexp_match(ln, 'written ([0-9]+)kB -> ([0-9]+)kB')::bigint[];
+      ELSIF ln ~ '^Temp Written (Logical|Physical)' THEN
+        n := n || substring(ln from '[0-9]+')::bigint;
+      END IF;
+    END LOOP;
+  END IF;
+  IF compare THEN
+    RETURN NEXT 'smaller on disk: ' || coalesce((n[2] < n[1])::text, 'none shown');
+  END IF;
+END $$;
+SET temp_file_compression = lz4;
+SELECT tfc_explain('text', 'SELECT m FROM tfc ORDER BY m');
+SELECT tfc_explain('json', 'SELECT m FROM tfc ORDER BY m');
+SELECT tfc_explain('yaml', 'SELECT m FROM tfc ORDER BY m');
+-- (auto may well store the blocks uncompressed on a fast device)
+SET temp_file_compression = 'auto';
+SELECT tfc_explain('text', 'SELECT m FROM tfc ORDER BY m', false);
+-- a hash join's batches: the Hash node and the join above it
+SET temp_file_compression = 'zstd';
+SET enable_mergejoin = off;
+SELECT tfc_explain('text', 'SELECT count(*) FROM tfc a JOIN tfc b USING (m)');
+RESET enable_mergejoin;
+-- stock files: nothing of it
+SET temp_file_compression = off;
+SELECT tfc_explain('text', 'SELECT m FROM tfc ORDER BY m');
+DROP FUNCTION tfc_explain(text, text, bool);
+
 -- a held cursor's tuplestore: a file pg_ls_tmpdir() lists, gone at close
 SET temp_file_compression = lz4;
 BEGIN;

@@ -1,0 +1,5 @@
+/* buffile_memory: see buffile_memory.c */
+CREATE FUNCTION buffile_memory_open(n int, bytes int) RETURNS void
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT;
+CREATE FUNCTION buffile_memory_close() RETURNS void
+  AS 'MODULE_PATHNAME' LANGUAGE C STRICT;

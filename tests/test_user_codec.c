@@ -1,0 +1,217 @@
+/*
+ * test_user_codec.c - codecs of the caller's own (bf_user_codec).
+ *
+ * With the test codec "rle" (tests/support.c): named and parsed by the
+ * space, written and read back as a file's and as the space's codec,
+ * counted; data it expands is stored raw; a file set's file written with
+ * it opens in a space given the codec and not in one without it
+ * (BF_ENOCODEC, naming it). A codec that fails, claims more bytes than its
+ * room or decompresses to another length gives a clear error and loses
+ * nothing: what was acknowledged reads back, and the write that failed can
+ * be done again. Definitions that cannot be right are refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "buffile.h"
+#include "support.h"
+
+#define BS 4096u
+
+T_PARENT_FIXTURE("user-codec")
+
+static bf_space *rle_space(t_rle_faults *faults, bf_codec codec)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.block_size = BS;
+    o.codec = codec;
+    bf_user_codec rle = t_rle_codec(faults, 0);
+    o.user_codecs = &rle;
+    o.n_user_codecs = 1;
+    return t_space_opts(&o); /* the space copies the struct and its name */
+}
+
+/* `n` blocks of runs (compressible by rle) or of random bytes (which rle doubles). */
+static void fill(unsigned char *b, uint64_t blkno, int random)
+{
+    t_rng rng = {blkno + 1};
+    if (random) {
+        t_fill(&rng, T_DATA_RANDOM, b, BS);
+        return;
+    }
+    for (uint32_t i = 0; i < BS; i++)
+        b[i] = (unsigned char)((i / 64 + blkno) & 0xff);
+}
+
+static void test_names_and_round_trip(void **state)
+{
+    (void)state;
+    t_rle_faults calls = {0};
+    bf_space *sp = rle_space(&calls, (bf_codec)T_RLE_ID);
+    bf_codec c;
+    assert_int_equal(bf_space_codec_parse(sp, "rle", &c), BF_OK);
+    assert_int_equal(c, T_RLE_ID);
+    assert_string_equal(bf_space_codec_name(sp, c), "rle");
+    assert_int_equal(bf_space_codec_parse(sp, "zstd", &c), BF_OK);
+    assert_int_equal(c, BF_CODEC_ZSTD);
+    assert_null(bf_space_codec_name(sp, (bf_codec)(T_RLE_ID + 1)));
+    assert_int_equal(bf_codec_parse("rle", &c), BF_EINVAL); /* not a built-in name */
+
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK); /* the space's default: rle */
+    assert_int_equal(bf_file_codec(f), T_RLE_ID);
+    unsigned char blk[BS], got[BS];
+    for (uint64_t b = 0; b < 8; b++) {
+        fill(blk, b, b % 4 == 3);
+        assert_int_equal(bf_file_write_block(f, b, blk), BF_OK);
+    }
+    for (uint64_t b = 0; b < 8; b++) {
+        fill(blk, b, b % 4 == 3);
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, blk, BS);
+    }
+    bf_stats fs, ss;
+    bf_file_stats(f, &fs);
+    bf_space_stats(sp, &ss);
+    assert_int_equal(fs.blocks_compressed, 6);
+    assert_int_equal(fs.blocks_raw, 2); /* random data: rle's output is larger, stored raw */
+    assert_int_equal(ss.blocks_user_codec, 8);
+    assert_true(fs.physical_bytes < 3 * BS);
+    assert_int_equal(calls.compresses, 8);
+    assert_int_equal(calls.decompresses, 6);
+    bf_file_close(f);
+
+    /* a file of another codec in the same space, and rle by file option in a default space */
+    bf_file_options fo;
+    bf_file_options_init(&fo);
+    fo.codec = BF_CODEC_LZ4;
+    assert_int_equal(bf_file_create(sp, &fo, &f), BF_OK);
+    assert_int_equal(bf_file_codec(f), BF_CODEC_LZ4);
+    bf_file_close(f);
+    fo.codec = (bf_codec)(T_RLE_ID + 1);
+    assert_int_equal(bf_file_create(sp, &fo, &f), BF_ENOCODEC);
+    bf_space_destroy(sp);
+}
+
+static void test_file_set_needs_the_codec(void **state)
+{
+    (void)state;
+    bf_space *w = rle_space(NULL, (bf_codec)T_RLE_ID);
+    bf_space *r = rle_space(NULL, BF_CODEC_LZ4);
+    bf_space *none = t_space(parent, BF_CODEC_LZ4, BS, NULL);
+    assert_int_equal(bf_fileset_create(w, set), BF_OK);
+    bf_file *f;
+    assert_int_equal(bf_file_create_named(w, set, "x", NULL, &f), BF_OK);
+    unsigned char blk[BS], got[BS];
+    for (uint64_t b = 0; b < 4; b++) {
+        fill(blk, b, 0);
+        assert_int_equal(bf_file_write_block(f, b, blk), BF_OK);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_open_named(none, set, "x", BF_OPEN_READONLY, &f), BF_ENOCODEC);
+    assert_non_null(strstr(bf_space_errmsg(none), "rle"));
+    assert_int_equal(bf_file_open_named(r, set, "x", BF_OPEN_READWRITE, &f), BF_OK);
+    for (uint64_t b = 0; b < 4; b++) {
+        fill(blk, b, 0);
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, blk, BS);
+    }
+    assert_int_equal(bf_file_codec(f), T_RLE_ID); /* the file's codec, not the space's */
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_fileset_destroy(w, set), BF_OK);
+    bf_space_destroy(w);
+    bf_space_destroy(r);
+    bf_space_destroy(none);
+}
+
+/* A codec that fails or lies: the status says so, and what was acknowledged stays. */
+static void test_misbehaving_codec(void **state)
+{
+    (void)state;
+    t_rle_faults flt = {0};
+    bf_space *sp = rle_space(&flt, (bf_codec)T_RLE_ID);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    unsigned char blk[BS], got[BS];
+    fill(blk, 0, 0);
+    assert_int_equal(bf_file_write_block(f, 0, blk), BF_OK);
+    for (int fault = 0; fault < 2; fault++) {
+        flt.fail_compress = fault == 0;
+        flt.over_cap = fault == 1;
+        fill(blk, 1, 0);
+        uint64_t size = bf_file_size(f);
+        assert_int_equal(bf_file_write_block(f, 3, blk), BF_ECODEC);
+        assert_non_null(strstr(bf_space_errmsg(sp), "rle"));
+        assert_int_equal(bf_file_size(f), size); /* nothing of the failed write */
+        /* the stream keeps its dirty block: a flush fails alike, then succeeds */
+        assert_int_equal(bf_file_seek(f, 2 * BS, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, blk, 100), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_ECODEC);
+        flt.fail_compress = flt.over_cap = 0;
+        assert_int_equal(bf_file_flush(f), BF_OK);
+        assert_int_equal(bf_file_write_block(f, 1, blk), BF_OK);
+        assert_int_equal(bf_file_read_block(f, 1, got), BF_OK);
+        assert_memory_equal(got, blk, BS);
+    }
+    fill(blk, 0, 0);
+    assert_int_equal(bf_file_read_block(f, 0, got), BF_OK);
+    assert_memory_equal(got, blk, BS);
+    flt.short_decompress = 1;
+    assert_int_equal(bf_file_read_block(f, 0, got), BF_ECODEC);
+    assert_non_null(strstr(bf_space_errmsg(sp), "another length"));
+    flt.short_decompress = 0;
+    assert_int_equal(bf_file_read_block(f, 0, got), BF_OK);
+    assert_memory_equal(got, blk, BS);
+    bf_file_close(f);
+    bf_space_destroy(sp);
+}
+
+static void test_bad_definitions(void **state)
+{
+    (void)state;
+    bf_user_codec u[2] = {t_rle_codec(NULL, 0), t_rle_codec(NULL, 0)};
+    static const struct {
+        int field;
+        const char *why;
+    } bad[] = {{0, "id"}, {1, "name"}, {2, "name"}, {3, "compress"}, {4, "levels"}, {5, "share"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        u[0] = u[1] = t_rle_codec(NULL, 0);
+        uint32_t n = 1;
+        switch (bad[i].field) {
+        case 0: u[0].id = BF_CODEC_USER_MAX + 1; break;
+        case 1: u[0].name = "lz4"; break;
+        case 2: u[0].name = "Has Space"; break;
+        case 3: u[0].decompress = NULL; break;
+        case 4: u[0].default_level = 3; break;
+        case 5: u[1].name = "other", n = 2; break; /* same id twice */
+        }
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.user_codecs = u;
+        o.n_user_codecs = n;
+        bf_space *sp;
+        char err[256];
+        assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EINVAL);
+        if (strstr(err, bad[i].why) == NULL)
+            fail_msg("definition %zu refused with \"%s\", not naming %s", i, err, bad[i].why);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names_and_round_trip),
+        cmocka_unit_test(test_file_set_needs_the_codec),
+        cmocka_unit_test(test_misbehaving_codec),
+        cmocka_unit_test(test_bad_definitions),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
