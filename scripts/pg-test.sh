@@ -9,8 +9,8 @@
 #   scripts/pg-test.sh PART...       only those parts (the list is printed for
 #                                    an unknown one)
 #
-# Parts (15: regress-lz4 regress-zstd tap-stream tpch aborts battery memory
-# indent; 18: all of them):
+# Parts (15: regress-lz4 regress-lz4-encrypted regress-zstd tap-stream tpch
+# aborts battery memory indent; 18: all of them):
 #   regress-off, regress-lz4, regress-zstd, regress-auto  make check (the whole
 #       parallel schedule) with TEMP_CONFIG = temp_file_compression = <value>,
 #       log_temp_files = 0; then the server log's temp-file lines counted by
@@ -23,6 +23,8 @@
 #       no temp file went around us (a "temporary file:" line without
 #       "logical size"), and but for auto (which may rightly store a fast
 #       device's blocks uncompressed) physical < logical.
+#   regress-lz4-encrypted  the same with temp_file_encryption = on as well:
+#       every file the suite wrote is logged as encrypted.
 #   isolation-lz4  the isolation suite (src/test/isolation, make check) with
 #       TEMP_CONFIG lz4: every test passes, and every temp file its log shows
 #       went through the library with lz4.
@@ -73,9 +75,11 @@ set -uo pipefail
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and runs PostgreSQL as $PG_USER"
 
 if [ "$PG_MAJOR" = 15 ]; then
-  ALL_PARTS=(regress-lz4 regress-zstd tap-stream tpch aborts battery memory indent)
+  ALL_PARTS=(regress-lz4 regress-lz4-encrypted regress-zstd tap-stream tpch aborts battery memory
+             indent)
 else
-  ALL_PARTS=(regress-off regress-lz4 regress-zstd regress-auto isolation-lz4 tap-stream tpch
+  ALL_PARTS=(regress-off regress-lz4 regress-lz4-encrypted regress-zstd regress-auto isolation-lz4
+             tap-stream tpch
              aborts battery meson memory indent)
 fi
 PARTS=("$@")
@@ -151,13 +155,15 @@ describe_counts() {
 
 # --- part: make check ------------------------------------------------------------
 part_regress() {
-  local codec=$1
-  local conf=$RUN/regress-$codec.conf out=$RUN/regress-$codec
+  local codec=$1 encrypt=${2:-off}
+  local tag=$codec; [ "$encrypt" = on ] && tag=$codec-encrypted
+  local conf=$RUN/regress-$tag.conf out=$RUN/regress-$tag
   rm -rf "$out"; mkdir -p "$out"; chown "$PG_USER": "$out"
   # %a: pg_regress names each test's sessions (and their parallel workers)
   # pg_regress/<test>; our own test temp_file_compression sets every value,
   # off included, so its lines are left out of the counts below.
-  printf "temp_file_compression = %s\nlog_temp_files = 0\nlog_line_prefix = '%%m [%%p] %%a '\n" "$codec" > "$conf"
+  printf "temp_file_compression = %s\ntemp_file_encryption = %s\nlog_temp_files = 0\nlog_line_prefix = '%%m [%%p] %%a '\n" \
+    "$codec" "$encrypt" > "$conf"
   local rc=0
   (cd "$B" && as_user make -s check TEMP_CONFIG="$conf" > "$out/make-check.out" 2>&1) || rc=$?
   grep -E '^(ok|not ok|test |     )|tests (passed|failed)|All [0-9]+ tests' "$out/make-check.out" | tail -3
@@ -189,6 +195,12 @@ part_regress() {
   # TEMP_CONFIG reached the server: every file the suite wrote used the codec.
   [ "$(codec_count "$c" "$codec")" -eq $(($2 + $4)) ] \
     || { echo "not every temp file was written with $codec"; return 1; }
+  # ... and, with temp_file_encryption, every one was sealed.
+  if [ "$encrypt" = on ]; then
+    local sealed; sealed=$(grep -c 'temporary file: path .*, encrypted$' "$out/postmaster-suite.log")
+    echo "encrypted: $sealed of $(($2 + $4)) files"
+    [ "$sealed" -eq $(($2 + $4)) ] || { echo "not every temp file was encrypted"; return 1; }
+  fi
 }
 
 # --- part: the isolation suite --------------------------------------------------------
@@ -790,6 +802,7 @@ for p in "${PARTS[@]}"; do
   case "$p" in
     regress-off) part_regress off ;;
     regress-lz4) part_regress lz4 ;;
+    regress-lz4-encrypted) part_regress lz4 on ;;
     regress-zstd) part_regress zstd ;;
     regress-auto) part_regress auto ;;
     isolation-lz4) part_isolation lz4 ;;

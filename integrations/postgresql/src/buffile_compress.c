@@ -5,13 +5,17 @@
  *	  BLCKSZ blocks with a block map.
  *
  * buffile.c hands a file over to this module when temp_file_compression
- * was not "off" at its creation; with "off" (the default) nothing here
- * runs, and BufFiles are PostgreSQL's own.  A file keeps the mode it was
- * created in.  The library keeps each file as compressed blocks plus a
- * block map, so that seek, tell, size, truncate and rewrites stay exact on
- * compressed data; "none" stores the blocks uncompressed (with checksums),
- * "auto" lets the library pick per file, as it grows, among none, lz4 and
- * zstd from what it measures of the device and of each codec on the data.
+ * was not "off" or temp_file_encryption was on at its creation; otherwise
+ * (the default) nothing here runs, and BufFiles are PostgreSQL's own.  A
+ * file keeps the mode it was created in.  The library keeps each file as
+ * compressed blocks plus a block map, so that seek, tell, size, truncate
+ * and rewrites stay exact on compressed data; "none" stores the blocks
+ * uncompressed (with checksums), "auto" lets the library pick per file, as
+ * it grows, among none, lz4 and zstd from what it measures of the device
+ * and of each codec on the data; "pglz" is PostgreSQL's own, given to the
+ * library as a codec of its caller's.  temp_file_encryption seals each
+ * block after compression (AES-256-GCM) with a key drawn at server start
+ * and kept in shared memory only.
  *
  * Invariants kept here:
  *
@@ -82,6 +86,7 @@
 
 #include "catalog/pg_tablespace_d.h"
 #include "common/file_utils.h"
+#include "common/pg_lzcompress.h"
 #include "executor/instrument.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
@@ -111,13 +116,40 @@ typedef struct TempFileCompressionSpec
 
 static TempFileCompressionSpec compression_spec = {false, 0, 0};
 
+/* GUC variable */
+bool		temp_file_encryption = false;
+
 bool
 CompressedBufFileWanted(void)
 {
-	return compression_spec.enabled;
+	return compression_spec.enabled || temp_file_encryption;
+}
+
+/*
+ * GUC check hook for temp_file_encryption: only a server built with
+ * libbuffile can encrypt.  (A libbuffile built without libcrypto is found
+ * out when a file asks for sealing; see CompressedBufFileSpace().)
+ */
+bool
+check_temp_file_encryption(bool *newval, void **extra, GucSource source)
+{
+#ifndef USE_BUFFILE
+	if (*newval)
+	{
+		GUC_check_errdetail("This build does not support encryption of temporary files.");
+		return false;
+	}
+#endif
+	return true;
 }
 
 #ifdef USE_BUFFILE
+
+/*
+ * PostgreSQL's own pglz, given to the library as a codec of the caller's:
+ * extents record this id, so every process's space registers it.
+ */
+#define PGLZ_CODEC_ID		BF_CODEC_USER_MIN
 
 /* The methods this build offers, and their levels (see <buffile.h>). */
 typedef struct TempFileCompressionMethod
@@ -140,6 +172,7 @@ static const TempFileCompressionMethod compression_methods[] = {
 	{"zlib", BF_CODEC_ZLIB, 1, 9},
 #endif
 	{"auto", BF_CODEC_AUTO, 0, 0},
+	{"pglz", PGLZ_CODEC_ID, 0, 0},
 };
 
 #endif							/* USE_BUFFILE */
@@ -169,7 +202,9 @@ check_temp_file_compression(char **newval, void **extra, GucSource source)
 				pg_strncasecmp(compression_methods[i].name, value, namelen) == 0)
 				method = &compression_methods[i];
 		}
-		if (method == NULL || !bf_codec_available(method->codec))
+		if (method == NULL ||
+			(method->codec < BF_CODEC_USER_MIN &&
+			 !bf_codec_available(method->codec)))
 		{
 			GUC_check_errdetail("Compression method \"%.*s\" is not supported by this build.",
 								(int) namelen, value);
@@ -258,6 +293,7 @@ struct CompressedBufFile
 	bool		readOnly;		/* opened read-only, or exported */
 	bool		wrote;			/* created or opened for writing: report usage
 								 * when done */
+	bool		sealed;			/* created with temp_file_encryption on */
 	uint8		method;			/* bf_codec it was created with */
 };
 
@@ -273,13 +309,18 @@ typedef struct CompressedBufFileShared
 {
 	slock_t		mutex;			/* protects device */
 	bf_auto_device device;
+	/* temp_file_encryption's key: drawn at server start, never changed */
+	uint8		key[BF_KEY_BYTES];
 } CompressedBufFileShared;
 
 static CompressedBufFileShared *shared = NULL;
 
-/* BufferUsage counts the bytes of every bf_codec, auto included. */
-StaticAssertDecl(BF_CODEC_AUTO + 1 == NUM_TEMP_COMPRESSION_METHODS,
-				 "BufferUsage has a counter per bf_codec");
+/*
+ * BufferUsage counts the bytes of every bf_codec, auto included, then
+ * pglz's (see countWritten()).
+ */
+StaticAssertDecl(BF_CODEC_AUTO + 2 == NUM_TEMP_COMPRESSION_METHODS,
+				 "BufferUsage has a counter per method");
 
 static bf_space *space = NULL;
 static MemoryContext CompressedBufFileContext = NULL;
@@ -362,6 +403,39 @@ space_realloc(void *ctx, void *ptr, size_t size)
 	return p;
 }
 
+/* ---- pglz, as a codec of the library's caller ---- */
+
+static size_t
+pglz_codec_bound(void *ctx, size_t len)
+{
+	return PGLZ_MAX_OUTPUT(len);
+}
+
+/* pglz's default strategy declines data it saves little on: stored raw */
+static int64_t
+pglz_codec_compress(void *ctx, int32_t level, const void *src, size_t len,
+					void *dst, size_t cap)
+{
+	int32		n = pglz_compress(src, (int32) len, dst, PGLZ_strategy_default);
+
+	return n < 0 ? 0 : n;
+}
+
+static int64_t
+pglz_codec_decompress(void *ctx, const void *src, size_t len, void *dst,
+					  size_t raw_len)
+{
+	return pglz_decompress(src, (int32) len, dst, (int32) raw_len, true);
+}
+
+static const bf_user_codec pglz_codec = {
+	.id = PGLZ_CODEC_ID,
+	.name = "pglz",
+	.bound = pglz_codec_bound,
+	.compress = pglz_codec_compress,
+	.decompress = pglz_codec_decompress,
+};
+
 /* ---- the library's I/O, seen as stock's ---- */
 
 static const uint32 io_wait_events[] = {
@@ -429,7 +503,8 @@ countWritten(CompressedBufFile *file)
 	bf_file_stats(file->bf, &st);
 	pgBufferUsage.temp_compressed_logical +=
 		st.logical_written - file->logical_counted;
-	pgBufferUsage.temp_compressed_written[file->method] +=
+	pgBufferUsage.temp_compressed_written[file->method == PGLZ_CODEC_ID ?
+										  BF_CODEC_AUTO + 1 : file->method] +=
 		st.physical_written - file->physical_counted;
 	file->logical_counted = st.logical_written;
 	file->physical_counted = st.physical_written;
@@ -495,6 +570,13 @@ CompressedBufFileFailure(int status, const char *path, const char *msg)
 					 errmsg("temporary file \"%s\" is corrupted", path),
 					 errdetail_internal("%s", detail)));
 			break;
+		case BF_EKEY:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("could not encrypt or decrypt temporary file \"%s\"",
+							path),
+					 errdetail_internal("%s", detail)));
+			break;
 		case BF_ECODEC:
 		case BF_ENOCODEC:
 			ereport(ERROR,
@@ -526,7 +608,10 @@ CompressedBufFileFailure(int status, const char *path, const char *msg)
 
 /* ---- the space ---- */
 
-/* The shared memory of codec=auto: its size, and its creation or attach. */
+/*
+ * The shared memory of codec=auto and of the key: its size, and its
+ * creation or attach.
+ */
 Size
 CompressedBufFileShmemSize(void)
 {
@@ -546,6 +631,16 @@ CompressedBufFileShmemInit(void)
 
 		SpinLockInit(&shared->mutex);
 		shared->device = nothing;
+
+		/*
+		 * One key per server start, in shared memory only: the processes of a
+		 * parallel query open each other's files, and the files a crash
+		 * leaves behind cannot be read by anyone.
+		 */
+		if (!pg_strong_random(shared->key, sizeof(shared->key)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a key for encrypting temporary files")));
 	}
 }
 
@@ -632,16 +727,30 @@ CompressedBufFileSpace(void)
 	opts.temp_limit = temp_file_limit < 0 ? 0 : (uint64) temp_file_limit * 1024;
 	opts.allocator = &allocator;
 	opts.io_hooks = &hooks;
+	opts.user_codecs = &pglz_codec;
+	opts.n_user_codecs = 1;
 	if (shared != NULL)
 	{
 		SpinLockAcquire(&shared->mutex);
 		device = shared->device;
 		SpinLockRelease(&shared->mutex);
 		started_shared = autoDeviceLearned(&device);
+		/* files are sealed only when they ask (temp_file_encryption) */
+		opts.key = shared->key;
 	}
 	opts.auto_device = &device;
 
 	status = bf_space_create(&opts, &space, errbuf, sizeof(errbuf));
+
+	/*
+	 * A libbuffile built without libcrypto takes no key: compression works
+	 * without it, and a file that asks to be sealed fails with BF_EKEY.
+	 */
+	if (status == BF_ENOCODEC && opts.key != NULL)
+	{
+		opts.key = NULL;
+		status = bf_space_create(&opts, &space, errbuf, sizeof(errbuf));
+	}
 	if (status != BF_OK)
 		ereport(ERROR,
 				(status == BF_ENOMEM ? errcode(ERRCODE_OUT_OF_MEMORY) :
@@ -662,10 +771,14 @@ CompressedBufFileSpace(void)
 static void
 CompressedBufFileOptions(bf_file_options *opts)
 {
-	Assert(compression_spec.enabled);
+	Assert(CompressedBufFileWanted());
 	bf_file_options_init(opts);
-	opts->codec = (bf_codec) compression_spec.codec;
-	opts->level = compression_spec.level;
+	/* temp_file_encryption alone: sealed, not compressed */
+	opts->codec = compression_spec.enabled ?
+		(bf_codec) compression_spec.codec : BF_CODEC_NONE;
+	opts->level = compression_spec.enabled ?
+		compression_spec.level : BF_LEVEL_DEFAULT;
+	opts->seal = temp_file_encryption ? BF_SEAL_ON : BF_SEAL_OFF;
 	opts->block_size = BLCKSZ;
 	if (opts->codec == BF_CODEC_AUTO)
 		used_auto = auto_unshared = true;
@@ -745,10 +858,11 @@ CompressedBufFileReportUsage(CompressedBufFile *file)
 		char		path[MAXPGPATH];
 
 		ereport(LOG,
-				(errmsg("temporary file: path \"%s\", size " UINT64_FORMAT ", logical size " UINT64_FORMAT ", compression %s",
+				(errmsg("temporary file: path \"%s\", size " UINT64_FORMAT ", logical size " UINT64_FORMAT ", compression %s%s",
 						filePath(file, path), st.physical_bytes,
 						st.logical_bytes,
-						bf_codec_name(bf_file_codec(file->bf)))));
+						bf_space_codec_name(space, bf_file_codec(file->bf)),
+						file->sealed ? ", encrypted" : "")));
 	}
 }
 
@@ -883,6 +997,7 @@ finishCreate(int status, bf_file *bf, char *dir, const char *name,
 	}
 	file = rememberCompressedBufFile(bf, interXact, named);
 	file->wrote = true;
+	file->sealed = temp_file_encryption;
 	return file;
 }
 

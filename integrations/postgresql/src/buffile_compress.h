@@ -4,9 +4,9 @@
  *	  BufFiles stored through libbuffile: compressed temporary files.
  *
  * For buffile.c, which hands a file to these functions when it was created
- * while temp_file_compression was not "off" (or, for a FileSet file, when
- * it was created so by any backend), and for the GUC machinery.  Nothing
- * outside storage/file should need it.
+ * while temp_file_compression was not "off" or temp_file_encryption was on
+ * (or, for a FileSet file, when it was created so by any backend), and for
+ * the GUC machinery.  Nothing outside storage/file should need it.
  *
  * Portions Copyright (c) 1996-2022, PostgreSQL Global Development Group
  *
@@ -24,14 +24,19 @@
 /* GUC variable: "off", or a method with an optional level ("zstd:level=3") */
 extern PGDLLIMPORT char *temp_file_compression;
 
+/* GUC variable: seal new files with the server's key */
+extern PGDLLIMPORT bool temp_file_encryption;
+
 /* Its hooks; from 16 on, GUC hooks are declared in utils/guc_hooks.h. */
 #if PG_VERSION_NUM < 160000
 extern bool check_temp_file_compression(char **newval, void **extra,
 										GucSource source);
 extern void assign_temp_file_compression(const char *newval, void *extra);
+extern bool check_temp_file_encryption(bool *newval, void **extra,
+									   GucSource source);
 #endif
 
-/* The shared memory of codec=auto; for ipci.c */
+/* The shared memory of codec=auto and of the key; for ipci.c */
 extern Size CompressedBufFileShmemSize(void);
 extern void CompressedBufFileShmemInit(void);
 

@@ -4,7 +4,9 @@
 -- answers, the same temp block counts in EXPLAIN, listed by pg_ls_tmpdir(),
 -- placed in temp_tablespaces.
 --
--- (Assumes a build with lz4 and zstd.)
+-- (Assumes a build with lz4 and zstd.  The server's temp_file_encryption
+-- is set aside: it would send "off" files through the library.)
+SET temp_file_encryption = off;
 SET temp_file_compression = off;
 SHOW temp_file_compression;
 SET temp_file_compression = 'zstd:level=3';
@@ -13,6 +15,7 @@ SET temp_file_compression = 'zstd:3';
 SET temp_file_compression = 'lz4';
 SET temp_file_compression = 'none';
 SET temp_file_compression = 'auto';
+SET temp_file_compression = 'pglz';
 -- refused at once, leaving the value as it was
 SET temp_file_compression = 'zstd:level=23';
 SET temp_file_compression = 'zlib:22';
@@ -21,9 +24,16 @@ SET temp_file_compression = 'zstd:level=';
 SET temp_file_compression = 'zstd:level=x';
 SET temp_file_compression = 'auto:3';
 SET temp_file_compression = 'none:1';
+SET temp_file_compression = 'pglz:1';
 SET temp_file_compression = 'brotli';
 SET temp_file_compression = '';
 SHOW temp_file_compression;
+-- temp_file_encryption is for superusers (and roles granted SET on it)
+CREATE ROLE regress_tfc_user;
+SET ROLE regress_tfc_user;
+SET temp_file_encryption = on;
+RESET ROLE;
+DROP ROLE regress_tfc_user;
 
 CREATE TEMP TABLE tfc AS
   SELECT g, md5(g::text) AS m FROM generate_series(1, 20000) g;
@@ -49,8 +59,12 @@ DO $$
 DECLARE
   method text;
 BEGIN
-  FOREACH method IN ARRAY ARRAY['off', 'none', 'lz4', 'zstd:level=3', 'zlib', 'auto'] LOOP
-    PERFORM set_config('temp_file_compression', method, true);
+  -- "+encrypted": temp_file_encryption on as well (with off: sealed, not
+  -- compressed)
+  FOREACH method IN ARRAY ARRAY['off', 'none', 'lz4', 'zstd:level=3', 'zlib', 'auto', 'pglz',
+                                'off+encrypted', 'lz4+encrypted'] LOOP
+    PERFORM set_config('temp_file_compression', split_part(method, '+', 1), true);
+    PERFORM set_config('temp_file_encryption', (method LIKE '%+encrypted')::text, true);
     INSERT INTO tfc_runs
       SELECT method, 'sort', r.* FROM tfc_run('SELECT m FROM tfc ORDER BY m') r;
     INSERT INTO tfc_runs
@@ -113,6 +127,9 @@ SELECT tfc_explain('yaml', 'SELECT m FROM tfc ORDER BY m');
 -- (auto may well store the blocks uncompressed on a fast device)
 SET temp_file_compression = 'auto';
 SELECT tfc_explain('text', 'SELECT m FROM tfc ORDER BY m', false);
+-- PostgreSQL's own pglz, a codec the server gives the library
+SET temp_file_compression = 'pglz';
+SELECT tfc_explain('text', 'SELECT m FROM tfc ORDER BY m', false);
 -- a hash join's batches: the Hash node and the join above it
 SET temp_file_compression = 'zstd';
 SET enable_mergejoin = off;
@@ -152,3 +169,4 @@ DROP FUNCTION tfc_run(text);
 RESET work_mem;
 RESET max_parallel_workers_per_gather;
 RESET temp_file_compression;
+RESET temp_file_encryption;
