@@ -286,6 +286,9 @@ PORT_PATCHED=$PG_PORT_BASE
 PORT_STOCK=$((PG_PORT_BASE + 1))
 
 # --- part: TPC-H answers against stock ---------------------------------------------------
+# The values TPC-H runs under, each against stock's answers.
+TPCH_VALUES="off none lz4 zstd zlib pglz auto"
+
 part_tpch() {
   local q=${TPCH_QUERIES:-} data=$PGROOT/tpch-sf0.01 out=$RUN/tpch d
   # shared/ sits beside a clone (CI) or beside the folder of worktrees
@@ -341,7 +344,7 @@ part_tpch() {
     empty=$(cd "$out/stock-w$w" && find . -name 'q*.out' -empty | sed 's|^\./||; s|\.out$||' | sort | tr '\n' ' ')
     [ -z "$empty" ] || echo "stock, workers $w: empty answers: $empty"
     [ "$(echo $empty | wc -w)" -le 1 ] || return 1
-    for codec in off none lz4 zstd zlib auto; do
+    for codec in $TPCH_VALUES; do
       run_queries $PORT_PATCHED "$codec-w$w" "$base $popts -c temp_file_compression=$codec" || return 1
       for n in $(seq 1 22); do
         if ! cmp -s "$out/stock-w$w/q$n.out" "$out/$codec-w$w/q$n.out"; then
@@ -375,7 +378,7 @@ part_tpch() {
   [ $bad -eq 0 ] || { echo "$bad answers differ from stock PostgreSQL's"; return 1; }
   [ $statok = 1 ] || return 1
   [ "$2" -gt 0 ] && [ "$4" -gt 0 ] || { echo "TPC-H did not spill both kinds of temp files"; return 1; }
-  echo "all 22 answers identical to stock for 6 values (off none lz4 zstd zlib auto) x 2 parallel settings"
+  echo "all 22 answers identical to stock for $(echo $TPCH_VALUES | wc -w) values ($TPCH_VALUES) x 2 parallel settings"
 }
 
 # --- part: cancel, temp_file_limit, SIGKILL ----------------------------------------------
@@ -648,7 +651,7 @@ EOF
     "select sum(rn * hashtext(m)) from (select m, row_number() over (order by m) rn from (select m from bt order by m) o) s"
     "set max_parallel_maintenance_workers = 2; set maintenance_work_mem = '1MB'; create index bt_m on bt (m); set enable_seqscan = off; set enable_bitmapscan = off; select sum(hashtext(m)) from (select m from bt where m < '4' order by m) s; drop index bt_m"
   )
-  local methods="off none lz4 zstd:level=3 zlib auto" i m a base bad=0
+  local methods="off none lz4 zstd:level=3 zlib auto pglz" i m a base bad=0
   for i in "${!names[@]}"; do
     for m in $methods; do
       BOPTS="-c work_mem=64kB -c temp_file_compression=$m" psql_b -c "${sqls[$i]}" \
@@ -658,7 +661,7 @@ EOF
         || { echo "DIFF ${names[$i]}: $m answers otherwise than off"; bad=$((bad + 1)); }
     done
   done
-  [ $bad -eq 0 ] && echo "answers: ${#names[@]} BufFile users x 6 methods ($methods) all equal to off"
+  [ $bad -eq 0 ] && echo "answers: ${#names[@]} BufFile users x $(echo $methods | wc -w) methods ($methods) all equal to off"
 
   # EXPLAIN (ANALYZE, BUFFERS): the serial queries' temp blocks, per method
   local q blocks
