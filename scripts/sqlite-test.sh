@@ -71,11 +71,12 @@ fi
 # first), so that tests which never spill a sort still open temp files for the VFS to serve;
 # stock runs the same binary.
 OPTS="-DSQLITE_EXTRA_INIT=bf_sqlite_testfixture_init -DSQLITE_STMTJRNL_SPILL=0"
-# make knows neither the archives nor OPTS: relink when they changed.
-sum=$( (cat "${ARCHIVES[@]}"; echo "$OPTS") | md5sum | cut -d' ' -f1)
+# libbuffile's own dependencies (libcrypto seals extents)
+LIBS="${ARCHIVES[*]} $(pkg-config --libs liblz4 libzstd zlib libcrypto) -lpthread"
+# make knows neither the archives nor OPTS and LIBS: relink when they changed.
+sum=$( (cat "${ARCHIVES[@]}"; echo "$OPTS $LIBS") | md5sum | cut -d' ' -f1)
 [ "$(cat "$TF/.archives" 2>/dev/null)" = "$sum" ] || rm -f "$TF/testfixture" "$TF/testfixture.o"
-(cd "$TF" && make -j"$JOBS" testfixture OPTS="$OPTS" \
-   LIBS="${ARCHIVES[*]} $(pkg-config --libs liblz4 libzstd zlib) -lpthread" > make.log 2>&1) ||
+(cd "$TF" && make -j"$JOBS" testfixture OPTS="$OPTS" LIBS="$LIBS" > make.log 2>&1) ||
   { tail -30 "$TF/make.log"; die "testfixture failed to build (see $TF/make.log)"; }
 echo "$sum" > "$TF/.archives"
 step "testfixture built in $TF"
