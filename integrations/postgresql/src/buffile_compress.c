@@ -294,7 +294,7 @@ struct CompressedBufFile
 	bool		wrote;			/* created or opened for writing: report usage
 								 * when done */
 	bool		sealed;			/* created with temp_file_encryption on */
-	uint8		method;			/* bf_codec it was created with */
+	uint8		usage_slot;		/* its method's counter in BufferUsage */
 };
 
 /*
@@ -316,10 +316,11 @@ typedef struct CompressedBufFileShared
 static CompressedBufFileShared *shared = NULL;
 
 /*
- * BufferUsage counts the bytes of every bf_codec, auto included, then
- * pglz's (see countWritten()).
+ * BufferUsage counts the bytes of every built-in bf_codec, auto included,
+ * then pglz's.
  */
-StaticAssertDecl(BF_CODEC_AUTO + 2 == NUM_TEMP_COMPRESSION_METHODS,
+#define PGLZ_USAGE_SLOT		(BF_CODEC_AUTO + 1)
+StaticAssertDecl(PGLZ_USAGE_SLOT + 1 == NUM_TEMP_COMPRESSION_METHODS,
 				 "BufferUsage has a counter per method");
 
 static bf_space *space = NULL;
@@ -503,8 +504,7 @@ countWritten(CompressedBufFile *file)
 	bf_file_stats(file->bf, &st);
 	pgBufferUsage.temp_compressed_logical +=
 		st.logical_written - file->logical_counted;
-	pgBufferUsage.temp_compressed_written[file->method == PGLZ_CODEC_ID ?
-										  BF_CODEC_AUTO + 1 : file->method] +=
+	pgBufferUsage.temp_compressed_written[file->usage_slot] +=
 		st.physical_written - file->physical_counted;
 	file->logical_counted = st.logical_written;
 	file->physical_counted = st.physical_written;
@@ -793,6 +793,7 @@ static CompressedBufFile *
 rememberCompressedBufFile(bf_file *bf, bool interXact, bool named)
 {
 	CompressedBufFile *file;
+	bf_codec	codec = bf_file_codec(bf);
 
 	StaticAssertStmt(sizeof(CompressedBufFile) <= 64,
 					 "CompressedBufFile grew out of its size class");
@@ -807,7 +808,7 @@ rememberCompressedBufFile(bf_file *bf, bool interXact, bool named)
 				 errmsg("out of memory")));
 	}
 	file->bf = bf;
-	file->method = bf_file_codec(bf);
+	file->usage_slot = codec == PGLZ_CODEC_ID ? PGLZ_USAGE_SLOT : codec;
 	file->resowner = interXact ? NULL : CurrentResourceOwner;
 	file->named = named;
 	dlist_push_head(&open_files, &file->node);
