@@ -767,16 +767,21 @@ EOF
   # those sessions: its lines are stock's too).
   : > "$out/cancel.log"
   local start; start=$(wc -l < "$log")
+  fileset_files() { find "$data/base/pgsql_tmp" -path '*.fileset/compressed/*' -type f 2>/dev/null | grep -q .; }
   for k in 1 2 3; do
+    # the previous join's files gone first, so that the files awaited are this join's
+    for i in $(seq 1 1000); do fileset_files || break; sleep 0.01; done
     BAPP=cancelled BOPTS="-c work_mem=64kB -c temp_file_compression=lz4 -c enable_mergejoin=off -c log_temp_files=-1" \
       psql_b -c "select count(*) from bt a join bt b using (m) join bt c on c.m = b.m join bt d on d.m = a.m" \
       >> "$out/cancel.out" 2>&1 &
     bg=$!
-    for i in $(seq 1 1000); do
-      find "$data/base/pgsql_tmp" -path '*.fileset/compressed/*' -type f 2>/dev/null | grep -q . && break
-      sleep 0.01
+    for i in $(seq 1 1000); do fileset_files && break; sleep 0.01; done
+    # a cancel that reaches the backend between statements does nothing: again
+    # until the session ends
+    while kill -0 $bg 2>/dev/null; do
+      psql_b -c "select pg_cancel_backend(pid) from pg_stat_activity where application_name = 'cancelled' and backend_type = 'client backend'" > /dev/null
+      sleep 0.2
     done
-    psql_b -c "select pg_cancel_backend(pid) from pg_stat_activity where application_name = 'cancelled' and backend_type = 'client backend'" > /dev/null
     wait $bg
   done
   sleep 1
