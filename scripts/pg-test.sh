@@ -79,8 +79,7 @@ if [ "$PG_MAJOR" = 15 ]; then
              indent)
 else
   ALL_PARTS=(regress-off regress-lz4 regress-lz4-encrypted regress-zstd regress-auto isolation-lz4
-             tap-stream tpch
-             aborts battery meson memory indent)
+             tap-stream tpch aborts battery meson memory indent)
 fi
 PARTS=("$@")
 [ ${#PARTS[@]} -gt 0 ] || PARTS=("${ALL_PARTS[@]}")
