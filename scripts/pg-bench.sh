@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# TPC-H in PostgreSQL (PG_MAJOR, 15 by default) with temp_file_compression: temp bytes, wall and CPU time,
-# query by query (issues 13 and 26). Results: docs/results/postgresql.md (SF 1,
+# TPC-H in PostgreSQL (PG_MAJOR, 15 by default) with temp_file_compression: temp
+# bytes, wall and CPU time, query by query (issues 13 and 26). Results: docs/results/postgresql.md (SF 1,
 # stock binary against the patched one) and docs/results/postgresql-scale.md (SF 10,
 # one server).
 #
@@ -37,7 +37,8 @@
 #      OUT/cluster-*; the load's time and size are in OUT/load-info.txt. The
 #      generated text is removed after the load (the cluster is the cache).
 #   3. The servers started with the same settings (scripts/pg-server.sh, checked
-#      equal), on ports PG_PORT_BASE + 90 (stock) and + 91 (patched); stopped on exit.
+#      equal), on ports PG_PORT_BASE + 90 (stock) and + 91 (patched); stopped on
+#      exit.
 #   4. scripts/pg_bench.py runs the phases and writes OUT/report.md,
 #      OUT/results.json and OUT/charts/. Every run is cached (OUT/runs/...): a second
 #      invocation resumes. --check-cpu first checks the CPU accounting against a CPU

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Runs and reports scripts/pg-bench.sh's TPC-H phases in PostgreSQL (PG_MAJOR,
-15 by default) with temp_file_compression. pg-bench.sh prepares the builds, the data and the servers, then
-calls this; alone it needs the same flags (see pg-bench.sh).
+"""Runs and reports scripts/pg-bench.sh's TPC-H phases in PostgreSQL (PG_MAJOR, 15 by
+default) with temp_file_compression. pg-bench.sh prepares the builds, the data and the
+servers, then calls this; alone it needs the same flags (see pg-bench.sh).
 
 Configurations (pg_measure.Config): `stock` is the stock binary's server on a copy of the
 cluster; every other configuration is a value of temp_file_compression in ONE patched
