@@ -6,8 +6,10 @@
  * from another extent is detected before any decompressor sees the bytes.
  * A sealed payload is compressed first, then encrypted (the order that
  * leaves something to compress); its tag authenticates the header (CRC
- * zeroed: the CRC is of the sealed bytes) and the file's identity, which
- * the CRC cannot do against someone who writes the temp directory.
+ * zeroed), the ciphertext and the file's identity, which the CRC cannot
+ * do against someone who writes the temp directory. The CRC of a sealed
+ * extent covers its header, nonce and tag only: every byte is still
+ * checked before any decompressor sees it, the ciphertext by the tag.
  */
 #include "extent.h"
 
@@ -25,6 +27,18 @@ static void seal_aad(const unsigned char *hdr, const unsigned char *id, unsigned
     memcpy(aad, hdr, BF_EXTENT_HDR);
     bf_put32(aad + 24, 0);
     memcpy(aad + BF_EXTENT_HDR, id, BF_FILE_ID_BYTES);
+}
+
+uint32_t bf_extent_crc(const unsigned char *hdr, const unsigned char *payload, uint32_t payload_len)
+{
+    unsigned char h[BF_EXTENT_HDR];
+    memcpy(h, hdr, BF_EXTENT_HDR);
+    bf_put32(h + 24, 0);
+    uint32_t crc = bf_crc32c(0, h, BF_EXTENT_HDR);
+    if ((hdr[5] & BF_EXTENT_FLAG_SEALED) == 0 || payload_len < BF_SEAL_BYTES)
+        return bf_crc32c(crc, payload, payload_len);
+    crc = bf_crc32c(crc, payload, BF_NONCE_BYTES);
+    return bf_crc32c(crc, payload + payload_len - BF_TAG_BYTES, BF_TAG_BYTES);
 }
 
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno, uint32_t gen,
@@ -66,8 +80,7 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
             return BF_ECODEC;
     }
     const unsigned char *payload = raw && seal == NULL ? data : scratch + BF_EXTENT_HDR;
-    uint32_t crc = bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), payload, plen);
-    bf_put32(hdr + 24, crc);
+    bf_put32(hdr + 24, bf_extent_crc(hdr, payload, plen));
 
     if (raw && seal == NULL) {
         iov[0].iov_base = hdr;
@@ -127,12 +140,7 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
         *why = "bad raw length in extent header";
         return BF_ECORRUPT;
     }
-    unsigned char hdr[BF_EXTENT_HDR];
-    memcpy(hdr, ext, BF_EXTENT_HDR);
-    bf_put32(hdr + 24, 0);
-    uint32_t crc =
-        bf_crc32c(bf_crc32c(0, hdr, BF_EXTENT_HDR), ext + BF_EXTENT_HDR, info->payload_len);
-    if (crc != bf_get32(ext + 24)) {
+    if (bf_extent_crc(ext, ext + BF_EXTENT_HDR, info->payload_len) != bf_get32(ext + 24)) {
         *why = "extent checksum mismatch";
         return BF_ECORRUPT;
     }

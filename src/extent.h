@@ -69,6 +69,16 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
                    unsigned char *scratch, struct iovec iov[2], int *iovcnt, bf_extent_info *info);
 
 /*
+ * The CRC-32C an extent's header records, of the header `hdr` (its CRC
+ * field counted as 0) and the `payload_len` bytes at `payload`; of a sealed
+ * extent's payload only the nonce and the tag, which authenticates the
+ * ciphertext between them: summing bytes the tag already vouches for would
+ * cost as much again as sealing them.
+ */
+uint32_t bf_extent_crc(const unsigned char *hdr, const unsigned char *payload,
+                       uint32_t payload_len);
+
+/*
  * Parse and verify the `len` extent bytes at `ext`: header fields, CRC,
  * expected block number, a generation no newer than `max_gen` (a later
  * session's extent where an older map points is not that map's data),

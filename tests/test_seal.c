@@ -212,9 +212,7 @@ static void test_moved_extents(void **state)
     int fd = open(pf, O_RDWR);
     assert_int_equal(pread(fd, ext, l0, (off_t)of0), (ssize_t)l0);
     bf_put64(ext + 16, 1);
-    bf_put32(ext + 24, 0);
-    bf_put32(ext + 24,
-             bf_crc32c(bf_crc32c(0, ext, BF_EXTENT_HDR), ext + BF_EXTENT_HDR, l0 - BF_EXTENT_HDR));
+    bf_put32(ext + 24, bf_extent_crc(ext, ext + BF_EXTENT_HDR, l0 - BF_EXTENT_HDR));
     assert_int_equal(pwrite(fd, ext, l0, (off_t)of1), (ssize_t)l0);
     close(fd);
     assert_int_equal(bf_file_read_block(f, 1, got), BF_ECORRUPT);
