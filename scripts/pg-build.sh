@@ -30,6 +30,7 @@
 # --enable-cassert. Prints the time of each step.
 set -euo pipefail
 . "$(dirname "$0")/pg-common.sh"
+. "$(dirname "$0")/debian-source.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and creates user $PG_USER"
 SOURCE_ONLY=0
 case "${1:-}" in
@@ -60,47 +61,10 @@ APTOPT=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$A
         -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "APT::Sandbox::User=root")
 dsc_of() { echo "$PGB/dl/postgresql-${PG_MAJOR}_${1#*:}.dsc"; }
 
-# deb_src_entries: the machine's apt sources as deb-src entries (same URIs,
-# components and keys), with the suites PG_SOURCE_SUITES when it is set
-# (then entries of security suites, which hold no other suite, are left out).
-deb_src_entries() {
-  local f
-  # deb822 files, a paragraph per entry
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk -v suites="$PG_SOURCE_SUITES" 'BEGIN { RS = ""; ORS = "\n\n" }
-      {
-        $0 = "\n" $0
-        if (suites != "") {
-          if ($0 ~ /\nSuites:[^\n]*-security/) next
-          sub(/\nSuites:[^\n]*/, "\nSuites: " suites)
-        }
-        sub(/\nTypes:[^\n]*/, "\nTypes: deb-src")
-        print substr($0, 2)
-      }' "$f"
-  done > "$APT/sources.list.d/deb-src.sources"
-  # one-line files: deb [options] URI suite components...
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    awk -v suites="$PG_SOURCE_SUITES" '
-      $1 == "deb" {
-        i = 2
-        if ($2 ~ /^\[/) while ($i !~ /\]$/) i++
-        if (suites != "" && $(i + 2) ~ /-security$/) next
-        n = split(suites == "" ? $(i + 2) : suites, s, " ")
-        for (k = 1; k <= n; k++) {
-          line = "deb-src"
-          for (j = 2; j <= NF; j++) line = line " " (j == i + 2 ? s[k] : $j)
-          print line
-        }
-      }' "$f"
-  done > "$APT/sources.list"
-}
-
 VER=$(cat "$PGB/pg-version" 2>/dev/null || true)
 if [ -z "$VER" ] || [ ! -f "$(dsc_of "$VER")" ]; then
   mkdir -p "$APT/sources.list.d" "$APT/lists/partial" "$APT/cache/archives/partial" "$PGB/dl"
-  deb_src_entries
+  debian_source_lists "$APT" "$PG_SOURCE_SUITES"
   log "private deb-src lists in $APT${PG_SOURCE_SUITES:+ (suites $PG_SOURCE_SUITES)}"
   apt-get "${APTOPT[@]}" update -qq
   VER=""
