@@ -14,6 +14,7 @@
  * bytes by docs/format.md). Page-cache I/O under --temp-dir. A benchmark,
  * not a test: nothing here asserts timings.
  */
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +102,8 @@ int main(int argc, char **argv)
             one_run(temp_dir, order[i], data, len, &runs[r][order[i]]);
     }
     printf("bench_seal: %zu MiB of lineitem rows written and read back, 8 KiB blocks, %d rounds "
-           "(shuffled), page cache under %s\n",
-           mib, rounds, temp_dir);
+           "(shuffled), page cache under %s; cipher from %s\n",
+           mib, rounds, temp_dir, OpenSSL_version(OPENSSL_VERSION));
     printf("%-11s %9s %-28s %12s %11s %11s %11s\n", "config", "median_s", "ratio [95%]",
            "median ratio", "writtenMB", "extents", "+B/extent");
     for (int k = 0; k < NCONF; k++) {
