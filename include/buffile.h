@@ -437,8 +437,7 @@ BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_code
 /*
  * Statistics of the space: the sum over its files, open and closed (peaks
  * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
- * writes `size` bytes, no more. Its cost grows with the files open (their
- * memory is summed); bf_file_stats is the one to call after every write.
+ * writes `size` bytes, no more.
  */
 #define bf_space_stats(space, out) bf_space_stats_sized((space), (out), sizeof(*(out)))
 BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
@@ -613,12 +612,7 @@ BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
  */
 BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
 
-/*
- * Statistics of this file (a macro passing sizeof(*out), as bf_space_stats).
- * Constant time whatever the file's size (its block map's memory aside, a
- * word per 4096 blocks): a caller may ask after every call, as PostgreSQL's
- * EXPLAIN counting does.
- */
+/* Statistics of this file (a macro passing sizeof(*out), as bf_space_stats). */
 #define bf_file_stats(file, out) bf_file_stats_sized((file), (out), sizeof(*(out)))
 BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size);
 
