@@ -84,13 +84,12 @@ static void physical_set(bf_file *f, uint64_t end)
 
 static void live_add(bf_file *f, int64_t delta)
 {
-    f->live += (uint64_t)delta;
     if (f->counted)
         f->seg.space->live_now += (uint64_t)delta;
 }
 
-/* Bytes of live part-0 extents in the map: what a file adopted from an index starts with. */
-static uint64_t map_live_bytes(const bf_file *f)
+/* Bytes of live part-0 extents; computed, not stored, to keep the struct small. */
+static uint64_t live_bytes(const bf_file *f)
 {
     uint64_t live = 0;
     const bf_map_entry *e;
@@ -1110,7 +1109,7 @@ uint64_t bf_file_memory(const bf_file *f)
 void bf_file_stats_sized(const bf_file *f, bf_stats *out, size_t size)
 {
     bf_stats st;
-    bf_stats_fill(&st, &f->c, f->size, f->phys_end, f->phys_end - index_bytes(f) - f->live);
+    bf_stats_fill(&st, &f->c, f->size, f->phys_end, f->phys_end - index_bytes(f) - live_bytes(f));
     st.memory_bytes = bf_file_memory(f);
     bf_abi_write(out, size, &st, sizeof(st));
 }
@@ -1137,7 +1136,7 @@ void bf_file_adopt(bf_file *f, uint64_t size, uint64_t phys_end, uint64_t idx_by
 {
     logical_set(f, size);
     bf_file_set_physical(f, phys_end, idx_bytes);
-    live_add(f, (int64_t)map_live_bytes(f));
+    live_add(f, (int64_t)live_bytes(f));
 }
 
 void bf_file_options_init_sized(bf_file_options *opts, size_t size)
@@ -1238,7 +1237,7 @@ int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
 void bf_file_release(bf_file *f)
 {
     bf_space *sp = f->seg.space;
-    live_add(f, -(int64_t)f->live);
+    live_add(f, -(int64_t)live_bytes(f));
     logical_set(f, 0);
     bf_file_set_physical(f, 0, 0);
     bf_named_release(f);

@@ -82,13 +82,12 @@ struct bf_file {
     uint64_t size;
     unsigned char *buf;
     uint64_t phys_end;
-    uint64_t live; /* bytes of its live part-0 extents: kept, so that statistics cost O(1) */
     bf_named *named;
     uint32_t buf_blk;
     uint32_t block_size;
     int32_t level;
     uint8_t codec;
-    /* One byte of flags, so that the struct stays within its size (tests/test_memory.c). */
+    /* One byte of flags, so that the struct keeps its size (tests/test_memory.c). */
     uint8_t buf_dirty : 1;
     uint8_t readonly : 1;
     uint8_t counted : 1;

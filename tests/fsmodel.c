@@ -712,9 +712,6 @@ static void check_handle(fsm *m, fhandle *h)
           "covered; buffile.h allows %llu",
           m->op, hi, nm, (unsigned long long)mem, (unsigned long long)used, h->f->map.n,
           (unsigned long long)t_map_bound(used, h->f->map.n));
-    CHECK(m, "stats-live", h->f->live == t_map_live(&h->f->map),
-          "%s: handle %d (%s) keeps %llu live bytes, its map points at %llu", m->op, hi, nm,
-          (unsigned long long)h->f->live, (unsigned long long)t_map_live(&h->f->map));
     CHECK(m, "stats-dead", st.dead_bytes <= st.physical_bytes,
           "%s: handle %d (%s) dead %llu > physical %llu", m->op, hi, nm,
           (unsigned long long)st.dead_bytes, (unsigned long long)st.physical_bytes);

@@ -547,16 +547,6 @@ uint64_t t_map_used(const bf_blockmap *m)
     return n;
 }
 
-uint64_t t_map_live(const bf_blockmap *m)
-{
-    uint64_t live = 0;
-    const bf_map_entry *e;
-    for (uint64_t b = 0; (e = bf_map_next(m, &b)) != NULL; b++)
-        if (bf_map_part(e) == 0)
-            live += bf_map_len(e);
-    return live;
-}
-
 uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
 {
     /* "at most 31 bytes per block holding data and, past 4096 blocks, a directory of 12 bytes

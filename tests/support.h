@@ -173,8 +173,6 @@ void t_image_check(bf_file *f, const t_image *m, const char *what);
 
 /* Blocks of a block map that hold an extent. */
 uint64_t t_map_used(const bf_blockmap *m);
-/* Bytes of the part-0 extents a map points at: what the file's kept `live` must equal. */
-uint64_t t_map_live(const bf_blockmap *m);
 
 /*
  * The most heap the block map of a file may hold by include/buffile.h, for
