@@ -1114,6 +1114,14 @@ void bf_file_stats_sized(const bf_file *f, bf_stats *out, size_t size)
     bf_abi_write(out, size, &st, sizeof(st));
 }
 
+void bf_file_written(const bf_file *f, uint64_t *logical, uint64_t *physical)
+{
+    if (logical != NULL)
+        *logical = f->c.logical_written;
+    if (physical != NULL)
+        *physical = f->c.physical_written;
+}
+
 int bf_file_release_buffer(bf_file *f)
 {
     int rc = buf_flush(f);

@@ -197,6 +197,12 @@ static void test_blocks_and_stats(void **state)
     assert_int_equal(st.logical_written, 64 * 8192);
     assert_true(st.physical_written < st.logical_written * 85 / 100);
     assert_true(st.physical_read > 0);
+    uint64_t logical = 0, physical = 0;
+    bf_file_written(f, &logical, &physical); /* the same counters, without the map walk */
+    assert_int_equal(logical, st.logical_written);
+    assert_int_equal(physical, st.physical_written);
+    bf_file_written(f, NULL, &physical);
+    assert_int_equal(physical, st.physical_written);
     assert_true(st.compress_ns > 0);
     assert_true(st.dead_bytes > 0); /* block 12's extent is free space now */
     assert_true(st.physical_peak >= st.physical_bytes);

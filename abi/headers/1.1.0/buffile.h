@@ -612,9 +612,23 @@ BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
  */
 BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
 
-/* Statistics of this file (a macro passing sizeof(*out), as bf_space_stats). */
+/*
+ * Statistics of this file (a macro passing sizeof(*out), as bf_space_stats).
+ * Its dead_bytes are summed over the file's block map: the call costs time
+ * in proportion to the blocks the file holds. To count what a file wrote
+ * after every call, use bf_file_written.
+ */
 #define bf_file_stats(file, out) bf_file_stats_sized((file), (out), sizeof(*(out)))
 BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size);
+
+/*
+ * What the file has written so far, in constant time: *logical the bytes
+ * passed to its write calls that succeeded, *physical the extent bytes it
+ * wrote to disk (bf_stats' logical_written and physical_written). For a
+ * caller that charges each call's bytes to whoever made it, as PostgreSQL's
+ * EXPLAIN (BUFFERS) does per plan node. Either pointer may be NULL.
+ */
+BF_API void bf_file_written(const bf_file *file, uint64_t *logical, uint64_t *physical);
 
 /*
  * Write the buffered block if it was modified, and free the block buffer:

@@ -491,23 +491,24 @@ space_blocks(void *ctx, bf_io_op op, uint64_t n)
  * blocks go to disk, as temp_blks_written is, so that a plan node is
  * charged with the bytes whose blocks it wrote out.  (The hook itself may
  * not call into the library, and the space's own counters would charge
- * one file's blocks to another's method.)
+ * one file's blocks to another's method.)  bf_file_written costs the same
+ * whatever the file's size; bf_file_stats walks the file's block map.
  */
 static void
 countWritten(CompressedBufFile *file)
 {
-	bf_stats	st;
+	uint64		logical;
+	uint64		physical;
 
 	if (!blocks_stored)
 		return;
 	blocks_stored = false;
-	bf_file_stats(file->bf, &st);
-	pgBufferUsage.temp_compressed_logical +=
-		st.logical_written - file->logical_counted;
+	bf_file_written(file->bf, &logical, &physical);
+	pgBufferUsage.temp_compressed_logical += logical - file->logical_counted;
 	pgBufferUsage.temp_compressed_written[file->usage_slot] +=
-		st.physical_written - file->physical_counted;
-	file->logical_counted = st.logical_written;
-	file->physical_counted = st.physical_written;
+		physical - file->physical_counted;
+	file->logical_counted = logical;
+	file->physical_counted = physical;
 }
 
 /*
