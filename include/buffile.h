@@ -437,7 +437,8 @@ BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_code
 /*
  * Statistics of the space: the sum over its files, open and closed (peaks
  * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
- * writes `size` bytes, no more.
+ * writes `size` bytes, no more. Its cost grows with the files open: their
+ * memory is summed, a step per file and per 4096 blocks of its map.
  */
 #define bf_space_stats(space, out) bf_space_stats_sized((space), (out), sizeof(*(out)))
 BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
