@@ -99,9 +99,6 @@ struct bf_file {
     bf_counters c;
 };
 
-/* Heap bytes the file holds (struct, buffer, map, free list, named state). */
-uint64_t bf_file_memory(const struct bf_file *f);
-
 /* A new file with the options resolved, not yet counted as created (bf_file_create counts). */
 int bf_file_new(struct bf_space *space, const bf_file_options *opts, struct bf_file **out);
 

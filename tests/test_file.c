@@ -203,6 +203,7 @@ static void test_blocks_and_stats(void **state)
     assert_int_equal(physical, st.physical_written);
     bf_file_written(f, NULL, &physical);
     assert_int_equal(physical, st.physical_written);
+    assert_int_equal(bf_file_memory(f), st.memory_bytes); /* ditto for the file's heap */
     assert_true(st.compress_ns > 0);
     assert_true(st.dead_bytes > 0); /* block 12's extent is free space now */
     assert_true(st.physical_peak >= st.physical_bytes);

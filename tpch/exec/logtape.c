@@ -24,10 +24,9 @@ struct ltset {
 
 static void sync_memory(ltset *s)
 {
-    bf_stats st;
-    bf_file_stats(s->f, &st);
-    mem_charge(s->m, 0, (int64_t)st.memory_bytes - s->lib);
-    s->lib = (int64_t)st.memory_bytes;
+    int64_t lib = (int64_t)bf_file_memory(s->f);
+    mem_charge(s->m, 0, lib - s->lib);
+    s->lib = lib;
 }
 
 ltset *lt_create(qctx *q, memacct *m)

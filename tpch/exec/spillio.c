@@ -17,11 +17,9 @@ int64_t spill_writer_cost(const qctx *q)
 /* Charge m what the library holds for the file now. */
 static void sync_memory(spillfile *s)
 {
-    bf_stats st;
-    bf_file_stats(s->f, &st);
     int64_t buf = s->buffered ? (int64_t)bf_file_block_size(s->f) : 0;
     int64_t work = buf + (int64_t)s->rcap;
-    int64_t lib = (int64_t)st.memory_bytes - buf;
+    int64_t lib = (int64_t)bf_file_memory(s->f) - buf;
     mem_charge(s->m, work - s->work, lib - s->lib);
     s->work = work;
     s->lib = lib;

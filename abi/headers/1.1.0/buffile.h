@@ -632,6 +632,17 @@ BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size)
 BF_API void bf_file_written(const bf_file *file, uint64_t *logical, uint64_t *physical);
 
 /*
+ * The heap the file holds now, in bytes: its handle, its block buffer if it
+ * has one, its block map and free list, and a named file's part list
+ * (bf_stats' memory_bytes of the file).
+ * A step per 4096 blocks of the map: for a caller that charges the file's
+ * memory to its own budget after every block, as an executor's work_mem
+ * accounting does, where bf_file_stats would also walk the map for its dead
+ * bytes.
+ */
+BF_API uint64_t bf_file_memory(const bf_file *file);
+
+/*
  * Write the buffered block if it was modified, and free the block buffer:
  * a file that only waits to be read back (a hash-join batch, an aggregate
  * partition, a frozen sort tape) then costs its struct and block map
