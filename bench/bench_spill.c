@@ -1,0 +1,299 @@
+/*
+ * bench_spill.c - the library's path against a stock-BufFile-like one on a
+ * hash join's spill pattern, in one run.
+ *
+ * A hash join writes its batches a tuple at a time into many files, the
+ * file picked by the tuple's hash, then reads each file back in turn and
+ * deletes them all. Per round every configuration replays the same
+ * sequence (same tuples, same files, same order) in an order shuffled per
+ * round:
+ *  - stock: what PostgreSQL's buffile.c does with it: an 8 KiB buffer per
+ *    file, one pwrite of the whole block at a multiple of 8 KiB when it
+ *    fills, reads of 8 KiB into the buffer, then unlink;
+ *  - stock+32: the same, but every block goes out as a 32-byte header and
+ *    the block in one pwritev at multiples of 8,224 bytes, and is read back
+ *    as such: the library's layout of a raw extent, without the library;
+ *    what it costs over stock is the file system's share (pages touched in
+ *    part, not page-aligned);
+ *  - none, lz4: the library (one space, one anonymous file per batch),
+ *    tuples through bf_file_write and bf_file_read, bf_file_close at the
+ *    end;
+ *  - control: stock again, what the machine's noise makes of two identical
+ *    runs.
+ * Each time is compared with stock's of the same round: the geometric mean
+ * of the paired ratios with a 95% t interval on their logs
+ * (tpch/exec/paired.c), and the extra nanoseconds per byte spilled. Times
+ * of the three phases (write, read, close) are medians. Page-cache I/O
+ * under --temp-dir. A benchmark, not a test: nothing here asserts timings.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "bench_rows.h"
+#include "bench_util.h"
+#include "buffile.h"
+#include "paired.h"
+
+#define NCONF 5
+#define STOCK 0
+#define STOCK_HDR 1
+#define CONTROL 4
+#define MAX_ROUNDS 200
+#define MAX_FILES 1024
+#define BLOCK 8192u
+#define HDR 32u
+
+static const char *const labels[NCONF] = {"stock", "stock+32", "none", "lz4", "control"};
+static const char *const prog = "bench_spill";
+
+typedef struct cfg {
+    const char *temp_dir;
+    int files;
+    size_t tuple;
+    size_t len; /* bytes spilled, a whole number of tuples */
+} cfg;
+
+typedef struct run {
+    double write, read, close;
+} run;
+
+/* The batch of tuple `i`: a hash of its number, the same in every configuration. */
+static int batch_of(uint64_t i, int files)
+{
+    uint64_t h = (i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    h ^= h >> 29;
+    return (int)(h % (uint64_t)files);
+}
+
+/*
+ * One stock-like file: room for a header and a block (the block's bytes
+ * always at HDR), what of the block is filled, and where the next goes.
+ * With a stride of BLOCK the header is neither written nor read.
+ */
+typedef struct plain {
+    int fd;
+    unsigned char buf[HDR + BLOCK];
+    size_t used;
+    off_t end;
+} plain;
+
+static void plain_flush(plain *p, size_t stride)
+{
+    size_t skip = HDR + BLOCK - stride;
+    struct iovec iov = {p->buf + skip, stride - BLOCK + p->used};
+    if (pwritev(p->fd, &iov, 1, p->end) != (ssize_t)iov.iov_len)
+        bench_die(prog, "pwritev failed");
+    p->end += (off_t)stride;
+    p->used = 0;
+}
+
+static void run_plain(const cfg *c, size_t stride, const unsigned char *data, run *r)
+{
+    static plain files[MAX_FILES];
+    char path[4200];
+    for (int k = 0; k < c->files; k++) {
+        snprintf(path, sizeof(path), "%s/bench-spill.%ld.%d", c->temp_dir, (long)getpid(), k);
+        files[k].fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (files[k].fd < 0)
+            bench_die(prog, "cannot create a batch file");
+        files[k].used = 0;
+        files[k].end = 0;
+    }
+    double t0 = bench_now();
+    for (uint64_t i = 0; i * c->tuple < c->len; i++) {
+        plain *p = &files[batch_of(i, c->files)];
+        const unsigned char *t = data + i * c->tuple;
+        size_t done = 0;
+        while (done < c->tuple) {
+            size_t n = c->tuple - done < BLOCK - p->used ? c->tuple - done : BLOCK - p->used;
+            memcpy(p->buf + HDR + p->used, t + done, n);
+            p->used += n;
+            done += n;
+            if (p->used == BLOCK)
+                plain_flush(p, stride);
+        }
+    }
+    for (int k = 0; k < c->files; k++)
+        if (files[k].used > 0)
+            plain_flush(&files[k], stride);
+    double t1 = bench_now();
+    unsigned char tuple[65536];
+    uint64_t sum = 0;
+    for (int k = 0; k < c->files; k++) {
+        plain *p = &files[k];
+        size_t avail = 0, at = 0;
+        for (off_t off = 0;;) {
+            if (at == avail) {
+                if (off >= p->end)
+                    break;
+                size_t skip = HDR + BLOCK - stride;
+                ssize_t n = pread(p->fd, p->buf + skip, stride, off);
+                if (n <= (ssize_t)(stride - BLOCK))
+                    bench_die(prog, "pread failed");
+                off += (off_t)stride;
+                at = HDR;
+                avail = skip + (size_t)n;
+            }
+            size_t n = c->tuple < avail - at ? c->tuple : avail - at;
+            memcpy(tuple, p->buf + at, n);
+            at += n;
+            sum += tuple[0];
+        }
+    }
+    double t2 = bench_now();
+    for (int k = 0; k < c->files; k++) {
+        snprintf(path, sizeof(path), "%s/bench-spill.%ld.%d", c->temp_dir, (long)getpid(), k);
+        close(files[k].fd);
+        unlink(path);
+    }
+    double t3 = bench_now();
+    if (sum == 0)
+        bench_die(prog, "read nothing back");
+    r->write = t1 - t0;
+    r->read = t2 - t1;
+    r->close = t3 - t2;
+}
+
+static void run_library(const cfg *c, bf_codec codec, const unsigned char *data, run *r)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = c->temp_dir;
+    o.codec = codec;
+    o.block_size = BLOCK;
+    char err[256];
+    bf_space *sp;
+    static bf_file *files[MAX_FILES];
+    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
+        bench_die(prog, err);
+    for (int k = 0; k < c->files; k++)
+        if (bf_file_create(sp, NULL, &files[k]) != BF_OK)
+            bench_die(prog, bf_space_errmsg(sp));
+    double t0 = bench_now();
+    for (uint64_t i = 0; i * c->tuple < c->len; i++)
+        if (bf_file_write(files[batch_of(i, c->files)], data + i * c->tuple, c->tuple) != BF_OK)
+            bench_die(prog, bf_space_errmsg(sp));
+    for (int k = 0; k < c->files; k++)
+        if (bf_file_flush(files[k]) != BF_OK)
+            bench_die(prog, bf_space_errmsg(sp));
+    double t1 = bench_now();
+    unsigned char tuple[65536];
+    uint64_t sum = 0, got = 0;
+    for (int k = 0; k < c->files; k++) {
+        if (bf_file_seek(files[k], 0, BF_SEEK_SET) != BF_OK)
+            bench_die(prog, bf_space_errmsg(sp));
+        int64_t n;
+        while ((n = bf_file_read(files[k], tuple, c->tuple)) > 0) {
+            sum += tuple[0];
+            got += (uint64_t)n;
+        }
+        if (n < 0)
+            bench_die(prog, bf_space_errmsg(sp));
+    }
+    double t2 = bench_now();
+    for (int k = 0; k < c->files; k++)
+        if (bf_file_close(files[k]) != BF_OK)
+            bench_die(prog, bf_space_errmsg(sp));
+    double t3 = bench_now();
+    bf_space_destroy(sp);
+    if (sum == 0 || got != c->len)
+        bench_die(prog, "read back a different number of bytes");
+    r->write = t1 - t0;
+    r->read = t2 - t1;
+    r->close = t3 - t2;
+}
+
+static void one_run(const cfg *c, int k, const unsigned char *data, run *r)
+{
+    switch (k) {
+    case STOCK:
+    case CONTROL: run_plain(c, BLOCK, data, r); break;
+    case STOCK_HDR: run_plain(c, BLOCK + HDR, data, r); break;
+    case 2: run_library(c, BF_CODEC_NONE, data, r); break;
+    default: run_library(c, BF_CODEC_LZ4, data, r); break;
+    }
+}
+
+static double total(const run *r)
+{
+    return r->write + r->read + r->close;
+}
+
+int main(int argc, char **argv)
+{
+    cfg c = {NULL, 32, 100, 0};
+    size_t mib = 128;
+    int rounds = 11;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--mib=", 6) == 0)
+            mib = strtoul(argv[i] + 6, NULL, 10);
+        else if (strncmp(argv[i], "--rounds=", 9) == 0)
+            rounds = atoi(argv[i] + 9);
+        else if (strncmp(argv[i], "--files=", 8) == 0)
+            c.files = atoi(argv[i] + 8);
+        else if (strncmp(argv[i], "--tuple=", 8) == 0)
+            c.tuple = strtoul(argv[i] + 8, NULL, 10);
+        else if (strncmp(argv[i], "--temp-dir=", 11) == 0)
+            c.temp_dir = argv[i] + 11;
+        else
+            rounds = -1;
+    }
+    if (mib < 1 || rounds < 2 || rounds > MAX_ROUNDS || c.files < 1 || c.files > MAX_FILES ||
+        c.tuple < 1 || c.tuple > 65536) {
+        fprintf(stderr,
+                "usage: bench_spill [--mib=N] [--rounds=2..%d] [--files=1..%d] "
+                "[--tuple=1..65536] [--temp-dir=DIR]\n",
+                MAX_ROUNDS, MAX_FILES);
+        return 2;
+    }
+    if (c.temp_dir == NULL)
+        c.temp_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    c.len = (mib << 20) / c.tuple * c.tuple;
+    unsigned char *data = bench_lineitem_rows(c.temp_dir, "bench-spill-data", prog, c.len);
+    static run runs[MAX_ROUNDS][NCONF];
+    run warm;
+    for (int k = 0; k < NCONF; k++)
+        one_run(&c, k, data, &warm); /* page cache, contexts: not counted */
+    for (int r = 0; r < rounds; r++) {
+        int order[NCONF];
+        pd_shuffle(26, r, NCONF, order);
+        for (int i = 0; i < NCONF; i++)
+            one_run(&c, order[i], data, &runs[r][order[i]]);
+    }
+    printf("bench_spill: %zu MiB of lineitem text as %zu-byte tuples into %d batch files "
+           "(hash order), read back file by file, deleted; %d rounds (shuffled), page cache "
+           "under %s\n",
+           mib, c.tuple, c.files, rounds, c.temp_dir);
+    printf("%-9s %8s %8s %8s %8s  %-26s %10s\n", "config", "write_s", "read_s", "close_s",
+           "total_s", "total / stock [95%]", "+ns/B");
+    for (int k = 0; k < NCONF; k++) {
+        double w[MAX_ROUNDS], rd[MAX_ROUNDS], cl[MAX_ROUNDS], t[MAX_ROUNDS], b[MAX_ROUNDS],
+            extra[MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++) {
+            w[r] = runs[r][k].write;
+            rd[r] = runs[r][k].read;
+            cl[r] = runs[r][k].close;
+            t[r] = total(&runs[r][k]);
+            b[r] = total(&runs[r][STOCK]);
+            extra[r] = (t[r] - b[r]) * 1e9 / (double)c.len;
+        }
+        char ratio[64] = "", ns[32] = "";
+        if (k != STOCK) {
+            pd_interval iv = pd_ratio(t, b, rounds);
+            snprintf(ratio, sizeof(ratio), "%.3f [%.3f, %.3f]%s", iv.est, iv.lo, iv.hi,
+                     pd_holds_one(&iv) ? "~" : "");
+            snprintf(ns, sizeof(ns), "%+.3f", bench_median(extra, rounds));
+        }
+        printf("%-9s %8.3f %8.3f %8.3f %8.3f  %-26s %10s\n", labels[k], bench_median(w, rounds),
+               bench_median(rd, rounds), bench_median(cl, rounds), bench_median(t, rounds), ratio,
+               ns);
+    }
+    printf("'~': the interval holds 1.0 (no measurable difference); +ns/B: the median over the "
+           "rounds of the time beyond stock's, per byte spilled\n");
+    free(data);
+    return 0;
+}
