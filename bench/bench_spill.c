@@ -43,6 +43,8 @@
 #define NCONF 5
 #define STOCK 0
 #define STOCK_HDR 1
+#define LIB_NONE 2
+#define LIB_LZ4 3
 #define CONTROL 4
 #define MAX_ROUNDS 200
 #define MAX_FILES 1024
@@ -83,6 +85,12 @@ typedef struct plain {
     off_t end;
 } plain;
 
+/* The path of stock-like batch file `k`. */
+static void batch_path(const cfg *c, int k, char *path, size_t len)
+{
+    snprintf(path, len, "%s/bench-spill.%ld.%d", c->temp_dir, (long)getpid(), k);
+}
+
 static void plain_flush(plain *p, size_t stride)
 {
     size_t skip = HDR + BLOCK - stride;
@@ -99,7 +107,7 @@ static void run_plain(const cfg *c, size_t stride, const unsigned char *data, ru
     char path[4200];
     double t0 = bench_now();
     for (int k = 0; k < c->files; k++) {
-        snprintf(path, sizeof(path), "%s/bench-spill.%ld.%d", c->temp_dir, (long)getpid(), k);
+        batch_path(c, k, path, sizeof(path));
         files[k].fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
         if (files[k].fd < 0)
             bench_die(prog, "cannot create a batch file");
@@ -148,7 +156,7 @@ static void run_plain(const cfg *c, size_t stride, const unsigned char *data, ru
     }
     double t2 = bench_now();
     for (int k = 0; k < c->files; k++) {
-        snprintf(path, sizeof(path), "%s/bench-spill.%ld.%d", c->temp_dir, (long)getpid(), k);
+        batch_path(c, k, path, sizeof(path));
         close(files[k].fd);
         unlink(path);
     }
@@ -215,8 +223,8 @@ static void one_run(const cfg *c, int k, const unsigned char *data, run *r)
     case STOCK:
     case CONTROL: run_plain(c, BLOCK, data, r); break;
     case STOCK_HDR: run_plain(c, BLOCK + HDR, data, r); break;
-    case 2: run_library(c, BF_CODEC_NONE, data, r); break;
-    default: run_library(c, BF_CODEC_LZ4, data, r); break;
+    case LIB_NONE: run_library(c, BF_CODEC_NONE, data, r); break;
+    case LIB_LZ4: run_library(c, BF_CODEC_LZ4, data, r); break;
     }
 }
 
