@@ -7,6 +7,7 @@ Inputs are those scripts' results.json structures: a ratio is a list [est, lo, h
 
 import math
 import os
+import textwrap
 
 from . import charts
 from .charts import KINDS, plt
@@ -42,7 +43,9 @@ def tpch_charts(results, out_dir, setting):
         ax.axvline(len(groups) - 1.5, color="grey", linewidth=0.8, linestyle=":")
         ax.set_ylabel("temp space written (MiB on disk, log scale)")
         ax.set_xlabel("query (only queries that spill); total over them")
-        ax.set_title(f"Temp bytes per query by configuration, {setting}, {res['title']}")
+        # A phase's description is long (device, workers, work_mem): wrapped, not clipped.
+        ax.set_title(textwrap.fill(f"Temp bytes per query by configuration, {setting}, "
+                                   f"{res['title']}", 110))
         ax.legend(handles=[charts.Patch(color=charts.colour(c), label=c) for c in labels],
                   title="temp_file_compression", ncol=len(labels), fontsize=8, title_fontsize=8)
         charts._finish(fig, os.path.join(out_dir, f"temp-{res['phase']}.png"))
