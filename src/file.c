@@ -623,15 +623,21 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     if (sequential) {
         uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
         uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
+        uint64_t gaps = 0; /* bytes in the window that are not the stream's next extents */
         for (uint64_t b = blkno + 1; b < f->map.n; b++) {
             const bf_map_entry *e = bf_map_get(&f->map, b);
             if (!bf_map_used(e))
                 break;
             uint64_t eoff = bf_map_off(e);
             uint64_t eend = eoff + bf_map_len(e);
+            /* A gap is another block's extent or free space. Small gaps are read through,
+               but no more of them than of the stream's own extents: files whose blocks
+               were written interleaved with others' (logtape.c's tapes) have small
+               extents a gap apart, and reading them ahead would read mostly the others. */
             if (bf_map_part(e) != part || eoff < end || eoff - end > 4096 || eend > seg_end ||
-                eend - off > BF_READAHEAD)
+                eend - off > BF_READAHEAD || 2 * (gaps + eoff - end) > eend - off)
                 break;
+            gaps += eoff - end;
             end = eend;
         }
     }

@@ -59,11 +59,23 @@ static void lru_push(bf_seg *seg)
     sp->lru_head = seg;
 }
 
-/* The read-ahead buffer must never outlive, or hide a change to, the bytes it copied. */
+/*
+ * The read-ahead buffer must never outlive, or hide a change to, the bytes it
+ * copied: a change to [off, off + len) of seg drops it when the ranges meet.
+ * Only then: a reader of one tape while other tapes of the same file are
+ * written (hash aggregation re-spilling) would otherwise fetch its window
+ * again for every block it reads.
+ */
+static void forget_readahead_over(bf_seg *seg, uint64_t off, uint64_t len)
+{
+    struct bf_space *sp = seg->space;
+    if (sp->ra_seg == seg && off < sp->ra_off + sp->ra_len && off + len > sp->ra_off)
+        sp->ra_seg = NULL;
+}
+
 static void forget_readahead(bf_seg *seg)
 {
-    if (seg->space->ra_seg == seg)
-        seg->space->ra_seg = NULL;
+    forget_readahead_over(seg, 0, UINT64_MAX);
 }
 
 void bf_seg_close(bf_seg *seg)
@@ -157,7 +169,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     struct bf_space *sp = seg->space;
     uint32_t segno = (uint32_t)(off / sp->segment_size);
     uint64_t soff = off % sp->segment_size;
-    forget_readahead(seg);
+    forget_readahead_over(seg, off, total);
     int rc = seg_open(seg, segno, 1);
     if (rc != BF_OK)
         return rc;
@@ -245,7 +257,7 @@ int bf_seg_resize(bf_seg *seg, uint64_t end)
     uint32_t keep = (uint32_t)((end + sp->segment_size - 1) / sp->segment_size);
     if (keep == 0 && seg->prefix != NULL && seg->nsegs > 0)
         keep = 1; /* a named file's segment 0 holds its name */
-    forget_readahead(seg);
+    forget_readahead_over(seg, end, UINT64_MAX - end);
     while (seg->nsegs > keep) {
         uint32_t last = seg->nsegs - 1;
         if (seg->fd >= 0 && seg->segno == last)

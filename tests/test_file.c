@@ -270,6 +270,77 @@ static void test_readahead(void **state)
     bf_space_destroy(sp);
 }
 
+/*
+ * Hash aggregation's spill pattern in PostgreSQL's logtape.c: one file holds many tapes, each
+ * a run of logical blocks written interleaved with the others (so a tape's successive extents
+ * lie apart on disk), and a tape is read back one block at a time through the stream API while
+ * the tuples re-spill into new tapes of the same file. Whatever the codec, the disk must not
+ * read much more than the extents the reader needs: neither writes elsewhere in the file nor
+ * other tapes' extents between a tape's own may turn each block read into a read-ahead window.
+ */
+/* A block of spill-like rows; `varied` 0 repeats a few rows, as the spill of a
+   low-cardinality aggregate does, so its extent is a few hundred bytes. */
+static void interleaved_block(t_rng *r, int varied, uint64_t blkno, unsigned char *blk, size_t bs)
+{
+    size_t fresh = varied ? bs : 256;
+    t_fill(r, T_DATA_TEXT, blk, fresh);
+    for (size_t i = fresh; i < bs; i += fresh)
+        memcpy(blk + i, blk, bs - i < fresh ? bs - i : fresh);
+    memcpy(blk, &blkno, sizeof(blkno));
+}
+
+static void test_readahead_interleaved(void **state)
+{
+    (void)state;
+    enum { BS = 8192, RUN = 32, READ = 4 * RUN };
+    const bf_codec codecs[] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB};
+    /* 16 tapes; or one, whose extents then lie back to back and are read ahead. */
+    for (uint64_t tapes = 1; tapes <= 16; tapes += 15)
+        for (int varied = 0; varied < 2; varied++)
+            for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+                bf_space *sp = t_space(parent, codecs[c], BS, NULL);
+                bf_file *f;
+                assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+                static unsigned char blk[BS], got[BS];
+                t_rng r = {31 + c};
+                /* Tape t's k-th block is logical block (k / RUN * tapes + t) * RUN + k % RUN:
+                   runs of RUN blocks per tape, as logtape.c preallocates them, written
+                   round-robin. */
+                for (uint64_t k = 0; k < READ; k++)
+                    for (uint64_t t = 0; t < tapes; t++) {
+                        uint64_t b = (k / RUN * tapes + t) * RUN + k % RUN;
+                        interleaved_block(&r, varied, b, blk, BS);
+                        assert_int_equal(bf_file_seek(f, (int64_t)(b * BS), BF_SEEK_SET), BF_OK);
+                        assert_int_equal(bf_file_write(f, blk, BS), BF_OK);
+                    }
+                bf_stats before, after;
+                bf_file_stats(f, &before);
+                /* Read tape 0 back, writing a block of a new tape after each block read. */
+                uint64_t next_new = tapes * READ + 1; /* not the tape's successor: a hole between */
+                for (uint64_t k = 0; k < READ; k++) {
+                    uint64_t b = k / RUN * tapes * RUN + k % RUN;
+                    assert_int_equal(bf_file_seek(f, (int64_t)(b * BS), BF_SEEK_SET), BF_OK);
+                    assert_int_equal(bf_file_read(f, got, BS), BS);
+                    assert_memory_equal(got, &b, sizeof(b));
+                    interleaved_block(&r, varied, next_new, blk, BS);
+                    assert_int_equal(bf_file_seek(f, (int64_t)(next_new++ * BS), BF_SEEK_SET),
+                                     BF_OK);
+                    assert_int_equal(bf_file_write(f, blk, BS), BF_OK);
+                }
+                bf_file_stats(f, &after);
+                uint64_t phys = after.physical_read - before.physical_read;
+                uint64_t own = before.physical_written / tapes; /* tape 0's share */
+                printf("%llu tapes, %s, %s rows: a tape of %d blocks, %llu bytes on disk, read "
+                       "with %llu "
+                       "bytes from disk\n",
+                       (unsigned long long)tapes, bf_codec_name(codecs[c]),
+                       varied ? "varied" : "repeated", READ, (unsigned long long)own,
+                       (unsigned long long)phys);
+                assert_true(phys <= own + own / 2);
+                bf_space_destroy(sp);
+            }
+}
+
 static void test_batched_writes(void **state)
 {
     (void)state;
@@ -340,8 +411,9 @@ int main(void)
         cmocka_unit_test(test_space_options),    cmocka_unit_test(test_file_overrides),
         cmocka_unit_test(test_holes_and_eof),    cmocka_unit_test(test_seek_rules),
         cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
-        cmocka_unit_test(test_readahead),        cmocka_unit_test(test_io_limit),
-        cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_readahead),        cmocka_unit_test(test_readahead_interleaved),
+        cmocka_unit_test(test_io_limit),         cmocka_unit_test(test_batched_writes),
+        cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
