@@ -270,14 +270,6 @@ static void test_readahead(void **state)
     bf_space_destroy(sp);
 }
 
-/*
- * Hash aggregation's spill pattern in PostgreSQL's logtape.c: one file holds many tapes, each
- * a run of logical blocks written interleaved with the others (so a tape's successive extents
- * lie apart on disk), and a tape is read back one block at a time through the stream API while
- * the tuples re-spill into new tapes of the same file. Whatever the codec, the disk must not
- * read much more than the extents the reader needs: neither writes elsewhere in the file nor
- * other tapes' extents between a tape's own may turn each block read into a read-ahead window.
- */
 /* A block of spill-like rows; `varied` 0 repeats a few rows, as the spill of a
    low-cardinality aggregate does, so its extent is a few hundred bytes. */
 static void interleaved_block(t_rng *r, int varied, uint64_t blkno, unsigned char *blk, size_t bs)
@@ -289,6 +281,14 @@ static void interleaved_block(t_rng *r, int varied, uint64_t blkno, unsigned cha
     memcpy(blk, &blkno, sizeof(blkno));
 }
 
+/*
+ * Hash aggregation's spill pattern in PostgreSQL's logtape.c: one file holds many tapes, each
+ * a run of logical blocks written interleaved with the others (so a tape's successive extents
+ * lie apart on disk), and a tape is read back one block at a time through the stream API while
+ * the tuples re-spill into new tapes of the same file. Whatever the codec, the disk must not
+ * read much more than the extents the reader needs: neither writes elsewhere in the file nor
+ * other tapes' extents between a tape's own may turn each block read into a read-ahead window.
+ */
 static void test_readahead_interleaved(void **state)
 {
     (void)state;
@@ -330,9 +330,8 @@ static void test_readahead_interleaved(void **state)
                 bf_file_stats(f, &after);
                 uint64_t phys = after.physical_read - before.physical_read;
                 uint64_t own = before.physical_written / tapes; /* tape 0's share */
-                printf("%llu tapes, %s, %s rows: a tape of %d blocks, %llu bytes on disk, read "
-                       "with %llu "
-                       "bytes from disk\n",
+                printf("%llu tapes, %s, %s rows: a tape of %d blocks, %llu bytes on disk, "
+                       "read with %llu bytes from disk\n",
                        (unsigned long long)tapes, bf_codec_name(codecs[c]),
                        varied ? "varied" : "repeated", READ, (unsigned long long)own,
                        (unsigned long long)phys);
