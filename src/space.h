@@ -79,10 +79,11 @@ struct bf_space {
     size_t ra_len;
     const void *seq_file; /* last block loaded, to recognise sequential reads */
     uint64_t seq_blk;
-    void *throttle; /* io_throttle state when io_limit is set */
+    uint64_t seq_run;  /* blocks loaded in the current sequential pass, seq_blk included */
+    void *throttle;    /* io_throttle state when io_limit is set */
     bf_io_hooks hooks; /* the caller's I/O hooks (all NULL: none) */
     void *hooked;      /* io_hooks state when any hook is set */
-    bf_auto *autoc; /* codec=auto's measurements, from the first file that uses it */
+    bf_auto *autoc;    /* codec=auto's measurements, from the first file that uses it */
     int auto_prefer;
     uint32_t auto_slack_pct;
     bf_auto_device auto_seed; /* what auto starts from (zero: nothing) */

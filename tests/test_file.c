@@ -239,7 +239,8 @@ static void test_readahead(void **state)
 {
     (void)state;
     /* A sequential stream read fetches consecutive extents with few preads, and a write in
-       the middle of the stream is seen by the reads after it. */
+       the middle of the stream is seen by the reads after it. The window grows with the pass
+       (1, 2, 3, 4, 6, 9, ... blocks) and the rewrite starts a new one: 15 preads, not 64. */
     bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
     t_faults faults = {0};
     bf_io io = t_fault_io(&faults);
@@ -266,7 +267,7 @@ static void test_readahead(void **state)
     }
     uint64_t preads = faults.reads - reads_before;
     printf("64 blocks read sequentially with %llu preads\n", (unsigned long long)preads);
-    assert_true(preads <= 12);
+    assert_true(preads <= 16);
     bf_space_destroy(sp);
 }
 
@@ -336,6 +337,57 @@ static void test_readahead_interleaved(void **state)
                        varied ? "varied" : "repeated", READ, (unsigned long long)own,
                        (unsigned long long)phys);
                 assert_true(phys <= own + own / 2);
+                bf_space_destroy(sp);
+            }
+}
+
+/*
+ * An external sort's merge (logtape.c under tuplesort.c): the runs were written one tape after
+ * another, so each tape's extents lie back to back, and the merge reads a few blocks of one
+ * tape, then a few of the next, through the stream API. Each turn to another tape ends a
+ * sequential pass and drops the read-ahead window; what it fetched beyond the blocks read was
+ * read for nothing. With sort data compressed tenfold a fixed 256 KiB window is some 300
+ * blocks, so the disk must read not much more than the tapes however few blocks a turn reads.
+ */
+static void test_readahead_merge(void **state)
+{
+    (void)state;
+    enum { BS = 8192, TAPES = 8, PER_TAPE = 96 };
+    const bf_codec codecs[] = {BF_CODEC_LZ4, BF_CODEC_ZSTD};
+    const uint64_t turns[] = {1, 2, 4, 7, 16};
+    for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++)
+        for (int varied = 0; varied < 2; varied++)
+            for (size_t k = 0; k < sizeof(turns) / sizeof(turns[0]); k++) {
+                bf_space *sp = t_space(parent, codecs[c], BS, NULL);
+                bf_file *f;
+                assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+                static unsigned char blk[BS], got[BS];
+                t_rng r = {41 + c};
+                for (uint64_t b = 0; b < TAPES * PER_TAPE; b++) {
+                    interleaved_block(&r, varied, b, blk, BS);
+                    assert_int_equal(bf_file_write(f, blk, BS), BF_OK);
+                }
+                bf_stats before, after;
+                bf_file_stats(f, &before);
+                uint64_t next[TAPES] = {0};
+                for (uint64_t done = 0; done < TAPES * PER_TAPE;)
+                    for (uint64_t t = 0; t < TAPES; t++)
+                        for (uint64_t i = 0; i < turns[k] && next[t] < PER_TAPE; i++, done++) {
+                            uint64_t b = t * PER_TAPE + next[t]++;
+                            if (i == 0)
+                                assert_int_equal(bf_file_seek(f, (int64_t)(b * BS), BF_SEEK_SET),
+                                                 BF_OK);
+                            assert_int_equal(bf_file_read(f, got, BS), BS);
+                            assert_memory_equal(got, &b, sizeof(b));
+                        }
+                bf_file_stats(f, &after);
+                uint64_t phys = after.physical_read - before.physical_read;
+                uint64_t disk = before.physical_written;
+                printf("%s, %s rows, %llu blocks a turn: %llu bytes on disk read with %llu\n",
+                       bf_codec_name(codecs[c]), varied ? "varied" : "repeated",
+                       (unsigned long long)turns[k], (unsigned long long)disk,
+                       (unsigned long long)phys);
+                assert_true(phys <= disk + disk / 2);
                 bf_space_destroy(sp);
             }
 }
@@ -411,8 +463,8 @@ int main(void)
         cmocka_unit_test(test_holes_and_eof),    cmocka_unit_test(test_seek_rules),
         cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
         cmocka_unit_test(test_readahead),        cmocka_unit_test(test_readahead_interleaved),
-        cmocka_unit_test(test_io_limit),         cmocka_unit_test(test_batched_writes),
-        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_readahead_merge),  cmocka_unit_test(test_io_limit),
+        cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
