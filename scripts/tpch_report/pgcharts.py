@@ -70,6 +70,17 @@ def tpch_charts(results, out_dir, setting):
                            os.path.join(out_dir, f"time-{res['phase']}.png"))
 
 
+def cell_label(e, kind, c):
+    """The text of one heat-map cell: configuration c's ratio (`kind`) as % of the reference
+    with its interval, or, for a cell with no ratios, why (its status's first words: "not
+    run", "incomplete", "failed", a warm-up's "timeout")."""
+    if not e or "ratios" not in e:
+        return (e or {}).get("status", "not run").split(" (")[0].split(":")[0]
+    est, lo, hi, k = e["ratios"][kind][c]
+    txt = f"{100 * est:.0f}%" + ("~" if k > 1 and lo <= 1 <= hi else "")
+    return txt + (f"\n{100 * lo:.0f}-{100 * hi:.0f}" if k > 1 else "")
+
+
 def matrix_heatmaps(cells, labels, out_dir):
     """matrix-wall.png and matrix-cpu.png: one panel per (configuration, device), rows =
     (rows, duplicates), columns = connections; each cell the configuration's time as % of
@@ -98,13 +109,14 @@ def matrix_heatmaps(cells, labels, out_dir):
                 for yi, (rows, d) in enumerate(ys):
                     for xi, n in enumerate(xs):
                         e = by.get((dev, rows, d, n))
+                        txt = cell_label(e, kind, c)
                         if not e or "ratios" not in e:
+                            # a blank cell must say why, or it reads as a missing chart
+                            ax.text(xi, yi, txt, ha="center", va="center", fontsize=6.5,
+                                    color="grey", style="italic")
                             continue
-                        est, lo, hi, k = e["ratios"][kind][c]
+                        est = e["ratios"][kind][c][0]
                         grid[yi][xi] = est
-                        txt = f"{100 * est:.0f}%" + ("~" if k > 1 and lo <= 1 <= hi else "")
-                        if k > 1:
-                            txt += f"\n{100 * lo:.0f}-{100 * hi:.0f}"
                         # white on the dark ends of the scale
                         dark = abs(math.log(est)) > 0.35
                         ax.text(xi, yi, txt, ha="center", va="center", fontsize=6.5,
