@@ -240,9 +240,10 @@ def render(m, cells, results):
     P(f"Command: `{a.command}`  ")
     P(f"Rounds: {a.rounds}; seed {a.seed}; statement_timeout {a.timeout} s; work_mem {a.work_mem}; "
       f"generated {time.strftime('%Y-%m-%d %H:%M:%S')}  ")
-    loads = [json.load(open(os.path.join(dp, f)))["load1"]
-             for dp, _, fs in os.walk(os.path.join(a.out, "runs", config_set(m.cfgs)))
-             for f in fs if f.endswith(".json")]
+    # this report's cells only: the runs directory also holds other commands' cells
+    loads = [json.load(open(os.path.join(d, f)))["load1"]
+             for d in map(m.cell_dir, cells) if os.path.isdir(d)
+             for f in os.listdir(d) if f.endswith(".json")]
     if loads:
         P(f"Load average (1 min) over the runs: median {median(loads):.2f}, max {max(loads):.2f}, "
           f"{len(loads)} runs  ")
