@@ -88,6 +88,12 @@ class Matrix:
     def path(self, cell, tag):
         return os.path.join(self.cell_dir(cell), tag + ".json")
 
+    def records(self, cell):
+        """Every run of the cell saved so far (warm-up included), whatever its options."""
+        d = self.cell_dir(cell)
+        return [json.load(open(os.path.join(d, f)))
+                for f in (os.listdir(d) if os.path.isdir(d) else []) if f.endswith(".json")]
+
     def cached(self, cell, tag, cfg):
         return load_run(self.path(cell, tag), cell.opts(cfg), self.a.timeout)
 
@@ -241,9 +247,7 @@ def render(m, cells, results):
     P(f"Rounds: {a.rounds}; seed {a.seed}; statement_timeout {a.timeout} s; work_mem {a.work_mem}; "
       f"generated {time.strftime('%Y-%m-%d %H:%M:%S')}  ")
     # this report's cells only: the runs directory also holds other commands' cells
-    loads = [json.load(open(os.path.join(d, f)))["load1"]
-             for d in map(m.cell_dir, cells) if os.path.isdir(d)
-             for f in os.listdir(d) if f.endswith(".json")]
+    loads = [r["load1"] for cell in cells for r in m.records(cell)]
     if loads:
         P(f"Load average (1 min) over the runs: median {median(loads):.2f}, max {max(loads):.2f}, "
           f"{len(loads)} runs  ")
@@ -310,11 +314,9 @@ def targets(results):
 def estimate(m, cells):
     per = {}
     for cell in cells:
-        d = m.cell_dir(cell)
-        for f in (os.listdir(d) if os.path.isdir(d) else []):
-            if f.endswith(".json"):
-                r = json.load(open(os.path.join(d, f)))
-                per.setdefault(cell.name, []).append(r["wall_s"])
+        walls = [r["wall_s"] for r in m.records(cell)]
+        if walls:
+            per[cell.name] = walls
     left, n, unknown = 0.0, 0, 0
     for cell in cells:
         w = m.cached(cell, "warm", m.cfgs[0])

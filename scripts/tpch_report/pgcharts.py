@@ -71,14 +71,17 @@ def tpch_charts(results, out_dir, setting):
 
 
 def cell_label(e, kind, c):
-    """The text of one heat-map cell: configuration c's ratio (`kind`) as % of the reference
-    with its interval, or, for a cell with no ratios, why (its status's first words: "not
-    run", "incomplete", "failed", a warm-up's "timeout")."""
+    """One heat-map cell: (text, estimate). The text is configuration c's ratio (`kind`) as %
+    of the reference with its interval; for a cell with no ratios it says why (its status's
+    first words: "not run", "incomplete", "failed", a warm-up's "timeout") and the estimate
+    is None."""
     if not e or "ratios" not in e:
-        return (e or {}).get("status", "not run").split(" (")[0].split(":")[0]
-    est, lo, hi, k = e["ratios"][kind][c]
-    txt = f"{100 * est:.0f}%" + ("~" if k > 1 and lo <= 1 <= hi else "")
-    return txt + (f"\n{100 * lo:.0f}-{100 * hi:.0f}" if k > 1 else "")
+        return (e or {}).get("status", "not run").split(" (")[0].split(":")[0], None
+    iv = Interval(*e["ratios"][kind][c])
+    if iv.n < 2:
+        return f"{100 * iv.est:.0f}%", iv.est
+    return (f"{100 * iv.est:.0f}%" + ("~" if iv.holds_one() else "")
+            + f"\n{100 * iv.lo:.0f}-{100 * iv.hi:.0f}"), iv.est
 
 
 def matrix_heatmaps(cells, labels, out_dir):
@@ -109,13 +112,12 @@ def matrix_heatmaps(cells, labels, out_dir):
                 for yi, (rows, d) in enumerate(ys):
                     for xi, n in enumerate(xs):
                         e = by.get((dev, rows, d, n))
-                        txt = cell_label(e, kind, c)
-                        if not e or "ratios" not in e:
+                        txt, est = cell_label(e, kind, c)
+                        if est is None:
                             # a blank cell must say why, or it reads as a missing chart
                             ax.text(xi, yi, txt, ha="center", va="center", fontsize=6.5,
                                     color="grey", style="italic")
                             continue
-                        est = e["ratios"][kind][c][0]
                         grid[yi][xi] = est
                         # white on the dark ends of the scale
                         dark = abs(math.log(est)) > 0.35

@@ -276,13 +276,13 @@ class PgHeatmap(unittest.TestCase):
     def test_labels(self):
         ok = self.cell(1, status="ok", ratios={"wall": {"lz4": [0.8, 0.7, 0.9, 3]},
                                                "cpu": {"lz4": [1.05, 0.95, 1.2, 3]}})
-        self.assertEqual(pgcharts.cell_label(ok, "wall", "lz4"), "80%\n70-90")
-        self.assertEqual(pgcharts.cell_label(ok, "cpu", "lz4"), "105%~\n95-120")
-        self.assertEqual(pgcharts.cell_label(None, "wall", "lz4"), "not run")
+        self.assertEqual(pgcharts.cell_label(ok, "wall", "lz4"), ("80%\n70-90", 0.8))
+        self.assertEqual(pgcharts.cell_label(ok, "cpu", "lz4"), ("105%~\n95-120", 1.05))
+        self.assertEqual(pgcharts.cell_label(None, "wall", "lz4"), ("not run", None))
         for status, shown in (("not run", "not run"), ("incomplete (1 of 3 rounds)", "incomplete"),
                               ("failed: lz4 timeout", "failed"), ("timeout", "timeout")):
             self.assertEqual(pgcharts.cell_label(self.cell(10, status=status), "wall", "lz4"),
-                             shown)
+                             (shown, None))
 
     def test_chart_with_a_missing_cell(self):
         ok = self.cell(1, status="ok", ratios={k: {"lz4": [0.8, 0.7, 0.9, 3]}
