@@ -32,31 +32,57 @@ unsigned bf_version_number(void)
     return BF_VERSION_NUMBER;
 }
 
-int bf_abi_read(void *dst, size_t known, const void *src, const char *type, const char *init,
-                char *why, size_t whylen)
+/* Where field `f` of `type` ends: the sizeof of the release whose last field it was. */
+#define BF_END(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+
+/*
+ * The sizes of each release, ascending. A field appended in a new release
+ * adds this header's sizeof at the end of its list (and 1.0.0's sizes are
+ * named by their last fields, so that they hold on any ABI).
+ */
+const bf_abi_type bf_abi_space_options = {
+    "bf_space_options", "bf_space_options_init", sizeof(bf_space_options),
+    _Alignof(bf_space_options), 2,
+    {BF_END(bf_space_options, auto_device) /* 1.0.0 */, sizeof(bf_space_options) /* 1.1.0 */}};
+const bf_abi_type bf_abi_file_options = {
+    "bf_file_options", "bf_file_options_init", sizeof(bf_file_options),
+    _Alignof(bf_file_options), 2,
+    {BF_END(bf_file_options, block_size) /* 1.0.0 */, sizeof(bf_file_options) /* 1.1.0 */}};
+const bf_abi_type bf_abi_auto_device = {"auto_device",
+                                        "bf_space_auto_device or BF_AUTO_DEVICE_INIT",
+                                        sizeof(bf_auto_device),
+                                        _Alignof(bf_auto_device),
+                                        1,
+                                        {sizeof(bf_auto_device) /* 1.0.0 */}};
+
+int bf_abi_read(void *dst, const bf_abi_type *t, const void *src, char *why, size_t whylen)
 {
     uint32_t size;
     memcpy(&size, src, sizeof(size));
-    if (size < sizeof(size) || size > BF_ABI_SIZE_MAX) {
+    int released = 0;
+    for (size_t i = 0; i < t->nsizes; i++)
+        released |= t->sizes[i] == size;
+    int newer = size > t->known && size <= BF_ABI_SIZE_MAX && size % t->align == 0;
+    if (!released && !newer) {
         snprintf(why, whylen,
                  "%s.struct_size is %u, not a size any buffile.h gives it (fill the struct "
                  "with %s)",
-                 type, (unsigned)size, init);
+                 t->name, (unsigned)size, t->init);
         return BF_EINVAL;
     }
     const unsigned char *p = src;
-    for (size_t i = known; i < size; i++)
+    for (size_t i = t->known; i < size; i++)
         if (p[i] != 0) {
             snprintf(why, whylen,
                      "%s of %u bytes sets a field past the %zu bytes this library (%d.%d.%d) "
                      "knows: built against a newer buffile.h",
-                     type, (unsigned)size, known, BF_VERSION_MAJOR, BF_VERSION_MINOR,
+                     t->name, (unsigned)size, t->known, BF_VERSION_MAJOR, BF_VERSION_MINOR,
                      BF_VERSION_PATCH);
             return BF_EINVAL;
         }
-    memcpy(dst, src, size < known ? size : known);
+    memcpy(dst, src, size < t->known ? size : t->known);
     /* The size read is the caller's; what the library holds now is its own layout. */
-    uint32_t own = (uint32_t)known;
+    uint32_t own = (uint32_t)t->known;
     memcpy(dst, &own, sizeof(own));
     return BF_OK;
 }

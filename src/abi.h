@@ -24,16 +24,32 @@
 #define BF_ABI_SIZE_MAX 4096u
 
 /*
- * Read the caller's struct `src` (starting with its uint32_t struct_size) over `dst`,
- * the library's layout of `known` bytes already holding the defaults. A
- * struct from an older header overwrites only its own bytes; one from a
- * newer header must hold zeros past `known`. On BF_EINVAL (a struct_size
- * no header gives; a field this library does not know is set) `dst` is
- * unchanged and `why` says which, naming the struct as `type` and the
- * function that fills it as `init`.
+ * A growable struct as the library reads it: its name and the function that
+ * fills it (for messages), the library's own size and alignment, and the
+ * sizes released headers gave it, ascending, the last one `known`.
  */
-int bf_abi_read(void *dst, size_t known, const void *src, const char *type, const char *init,
-                char *why, size_t whylen);
+typedef struct bf_abi_type {
+    const char *name;
+    const char *init;
+    size_t known;
+    size_t align;
+    size_t nsizes;
+    size_t sizes[4];
+} bf_abi_type;
+
+extern const bf_abi_type bf_abi_space_options, bf_abi_file_options, bf_abi_auto_device;
+
+/*
+ * Read the caller's struct `src` (starting with its uint32_t struct_size)
+ * over `dst`, the library's layout of t->known bytes already holding the
+ * defaults. A struct from an older header overwrites only its own bytes,
+ * and its struct_size must be one that a released header gave (a size that
+ * ends inside a field would tear it: half a pointer is a wild one); one from
+ * a newer header must be a multiple of the struct's alignment, as any
+ * sizeof is, and hold zeros past `known`. On BF_EINVAL `dst` is unchanged
+ * and `why` says which, naming the struct and the function that fills it.
+ */
+int bf_abi_read(void *dst, const bf_abi_type *t, const void *src, char *why, size_t whylen);
 
 /*
  * Write the library's struct `src` (`known` bytes) into the caller's struct

@@ -1174,8 +1174,7 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     bf_file_options o;
     bf_file_options_init(&o);
     char why[256];
-    if (opts != NULL && bf_abi_read(&o, sizeof(o), opts, "bf_file_options", "bf_file_options_init",
-                                    why, sizeof(why)) != BF_OK)
+    if (opts != NULL && bf_abi_read(&o, &bf_abi_file_options, opts, why, sizeof(why)) != BF_OK)
         return bf_fail(sp, BF_EINVAL, "create", NULL, 0, "%s", why);
     bf_codec codec = o.codec == BF_CODEC_DEFAULT ? sp->codec : o.codec;
     if (bf_space_codec_name(sp, codec) == NULL && !bf_codec_is_user(codec))

@@ -118,13 +118,11 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     bf_space_options o;
     bf_space_options_init(&o);
     char why[256];
-    if (opts != NULL && bf_abi_read(&o, sizeof(o), opts, "bf_space_options",
-                                    "bf_space_options_init", why, sizeof(why)) != BF_OK)
+    if (opts != NULL && bf_abi_read(&o, &bf_abi_space_options, opts, why, sizeof(why)) != BF_OK)
         return reject(errbuf, errlen, BF_EINVAL, "%s", why);
     bf_auto_device seed = BF_AUTO_DEVICE_INIT;
     if (o.auto_device != NULL &&
-        bf_abi_read(&seed, sizeof(seed), o.auto_device, "auto_device",
-                    "bf_space_auto_device or BF_AUTO_DEVICE_INIT", why, sizeof(why)) != BF_OK)
+        bf_abi_read(&seed, &bf_abi_auto_device, o.auto_device, why, sizeof(why)) != BF_OK)
         return reject(errbuf, errlen, BF_EINVAL, "%s", why);
     uint32_t bs = o.block_size;
     if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)

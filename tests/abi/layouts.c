@@ -65,22 +65,26 @@ typedef struct field {
 #f, offsetof(type, f), sizeof(((type *)0)->f), __alignof__(((type *)0)->f)                 \
     }
 
+/* Where field `f` of `type` ends: the sizeof of a release whose last field it was. */
+#define END(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+
 /*
- * The sizes an older header's struct could have had: the sizeof of each
- * prefix of the fields, where it does not reach into the next field.
+ * The sizes released headers gave a struct, up to this header's: 1.0.0's
+ * (whose last fields were auto_device and block_size) and this header's
+ * own. Any other struct_size is refused (a struct that ends inside a field
+ * would tear a pointer), so these are the only layouts an older caller has.
  */
-static size_t layouts(const field *fs, size_t n, size_t full, size_t *out)
+static size_t released(size_t v100, size_t full, size_t *out)
 {
-    size_t k = 0, align = 1;
-    for (size_t i = 0; i < n; i++) {
-        align = fs[i].align > align ? fs[i].align : align;
-        size_t end = fs[i].off + fs[i].size;
-        size_t size = (end + align - 1) / align * align;
-        if (i + 1 < n ? size <= fs[i + 1].off : size == full)
-            out[k++] = size;
-    }
+    size_t k = 0;
+    if (v100 < full)
+        out[k++] = v100;
+    out[k++] = full;
     return k;
 }
+#define SPACE_V100 END(bf_space_options, auto_device)
+#define FILE_V100 END(bf_file_options, block_size)
+#define DEVICE_V100 sizeof(bf_auto_device)
 
 #define FITS(type, f, size) (offsetof(type, f) + sizeof(((type *)0)->f) <= (size))
 
@@ -180,9 +184,8 @@ static int exists(const char *fmt, ...)
 static void test_space_options(void **state)
 {
     (void)state;
-    size_t sizes[NFIELDS(space_fields)];
-    size_t n = layouts(space_fields, NFIELDS(space_fields), sizeof(bf_space_options), sizes);
-    assert_true(n >= 8);
+    size_t sizes[2];
+    size_t n = released(SPACE_V100, sizeof(bf_space_options), sizes);
     bf_auto_device seed = seed_device(sizeof(bf_auto_device));
     for (size_t i = 0; i < n; i++) {
         size_t k = sizes[i];
@@ -260,9 +263,8 @@ static void test_space_options(void **state)
 static void test_file_options(void **state)
 {
     (void)state;
-    size_t sizes[NFIELDS(file_fields)];
-    size_t n = layouts(file_fields, NFIELDS(file_fields), sizeof(bf_file_options), sizes);
-    assert_int_equal(n, NFIELDS(file_fields));
+    size_t sizes[2];
+    size_t n = released(FILE_V100, sizeof(bf_file_options), sizes);
     bf_space *sp;
     assert_int_equal(bf_space_create(NULL, &sp, NULL, 0), BF_OK);
     for (size_t i = 0; i < n; i++) {
@@ -306,9 +308,8 @@ static void test_file_options(void **state)
 static void test_auto_device(void **state)
 {
     (void)state;
-    size_t sizes[NFIELDS(device_fields)];
-    size_t n = layouts(device_fields, NFIELDS(device_fields), sizeof(bf_auto_device), sizes);
-    assert_true(n >= 7);
+    size_t sizes[2];
+    size_t n = released(DEVICE_V100, sizeof(bf_auto_device), sizes);
     bf_auto_device full = seed_device(sizeof(bf_auto_device));
     for (size_t i = 0; i < n; i++) {
         size_t k = sizes[i];
@@ -432,6 +433,122 @@ static void test_newer_and_uninitialised(void **state)
     unguard(buf);
 }
 
+/* 1 when `size` ends strictly inside one of the fields `fs`. */
+static int inside_field(const field *fs, size_t n, size_t size)
+{
+    for (size_t i = 0; i < n; i++)
+        if (size > fs[i].off && size < fs[i].off + fs[i].size)
+            return 1;
+    return 0;
+}
+
+/*
+ * Give `create` a copy of `full` (this header's struct, every pointer field
+ * set) that claims struct_size k, for every k from 0 to sizeof + 64: the
+ * library takes a released size, refuses every other size at or below
+ * this header's with BF_EINVAL, and never reads a torn field (a size that
+ * ends inside a pointer made bf_space_create follow half of it). Sizes past
+ * this header's are a newer header's: taken when the bytes past it are
+ * zero and the size is a multiple of the struct's alignment, as every
+ * sizeof is.
+ */
+static void every_size(const char *type, const void *full, size_t fsize, size_t align,
+                       const size_t *ok, size_t nok, const field *fs, size_t nfs,
+                       int (*create)(const void *opts, char *err, size_t len))
+{
+    for (size_t k = 0; k <= fsize + 64; k++) {
+        size_t have = k < sizeof(uint32_t) ? sizeof(uint32_t) : k;
+        unsigned char *p = guarded(have);
+        memset(p, 0, have);
+        memcpy(p, full, k < fsize ? k : fsize);
+        uint32_t k32 = (uint32_t)k;
+        memcpy(p, &k32, sizeof(k32));
+        char err[256] = "";
+        int rc = create(p, err, sizeof(err));
+        int known = 0;
+        for (size_t i = 0; i < nok; i++)
+            known |= ok[i] == k;
+        if (rc != BF_OK && rc != BF_EINVAL)
+            fail_msg("%s of %zu bytes: %d (%s)", type, k, rc, err);
+        if (k <= fsize && rc != (known ? BF_OK : BF_EINVAL))
+            fail_msg("%s of %zu bytes (%s): %d (%s)", type, k,
+                     known                       ? "a released size"
+                     : inside_field(fs, nfs, k) ? "ends inside a field"
+                                                 : "no release had it",
+                     rc, err);
+        if (k > fsize && k % align != 0 && rc != BF_EINVAL)
+            fail_msg("%s of %zu bytes, not a multiple of %zu: taken", type, k, align);
+        if (rc == BF_EINVAL && strstr(err, type) == NULL)
+            fail_msg("%s of %zu bytes refused without naming the struct: %s", type, k, err);
+        unguard(p);
+    }
+}
+
+static int create_space(const void *opts, char *err, size_t len)
+{
+    bf_space *sp;
+    int rc = bf_space_create(opts, &sp, err, len);
+    if (rc == BF_OK)
+        bf_space_destroy(sp);
+    return rc;
+}
+
+static bf_space *file_space;
+static int create_file(const void *opts, char *err, size_t len)
+{
+    bf_file *f;
+    int rc = bf_file_create(file_space, opts, &f);
+    snprintf(err, len, "%s", rc == BF_OK ? "" : bf_space_errmsg(file_space));
+    if (rc == BF_OK)
+        assert_int_equal(bf_file_close(f), BF_OK);
+    return rc;
+}
+
+static int create_seeded(const void *seed, char *err, size_t len)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = dir_set;
+    o.auto_device = seed;
+    return create_space(&o, err, len);
+}
+
+static void test_every_struct_size(void **state)
+{
+    (void)state;
+    bf_space_options so;
+    bf_space_options_init(&so);
+    so.temp_dir = dir_set;
+    so.allocator = &counting;
+    bf_auto_device seed = seed_device(sizeof(bf_auto_device));
+    so.auto_device = &seed;
+#ifdef BF_SEAL_ON /* 1.1.0's pointers */
+    static const bf_io_hooks no_hooks;
+    static const unsigned char key[BF_KEY_BYTES] = "a key for the struct_size walk.";
+    so.io_hooks = &no_hooks;
+    so.key = key;
+#endif
+    size_t ok[2];
+    size_t n = released(SPACE_V100, sizeof(so), ok);
+    every_size("bf_space_options", &so, sizeof(so), __alignof__(bf_space_options), ok, n,
+               space_fields, NFIELDS(space_fields), create_space);
+
+    bf_file_options fo;
+    bf_file_options_init(&fo);
+    fo.codec = BF_CODEC_ZLIB;
+    fo.level = 9;
+    fo.block_size = 32768;
+    n = released(FILE_V100, sizeof(fo), ok);
+    assert_int_equal(bf_space_create(NULL, &file_space, NULL, 0), BF_OK);
+    every_size("bf_file_options", &fo, sizeof(fo), __alignof__(bf_file_options), ok, n,
+               file_fields, NFIELDS(file_fields), create_file);
+    bf_space_destroy(file_space);
+
+    n = released(DEVICE_V100, sizeof(seed), ok);
+    every_size("auto_device", &seed, sizeof(seed), __alignof__(bf_auto_device), ok, n,
+               device_fields, NFIELDS(device_fields), create_seeded);
+}
+
 /* The running library is of this header's major version and no older than it. */
 static void test_version(void **state)
 {
@@ -466,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_version),      cmocka_unit_test(test_space_options),
         cmocka_unit_test(test_file_options), cmocka_unit_test(test_auto_device),
         cmocka_unit_test(test_stats),        cmocka_unit_test(test_newer_and_uninitialised),
+        cmocka_unit_test(test_every_struct_size),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     rmdir(dir_set);
