@@ -559,17 +559,25 @@ static int read_index(bf_seg *seg, unsigned char **out, size_t *len, bf_head_slo
         return bf_fail(sp, BF_ECORRUPT, "open", path, 0, "index of %llu bytes at %llu",
                        (unsigned long long)slot->len, (unsigned long long)slot->off);
     seg->nsegs = (uint32_t)((end + ss - 1) / ss);
-    /* A large index's last byte first: a damaged slot must not make us allocate its length. */
+    /* No length from disk reaches the allocator before the file is known to hold that many
+       bytes: an index that fits the scratch buffer is read there first (no extra call), a
+       larger one's last byte is read first. */
+    int staged = slot->len <= sp->scratch_size;
     unsigned char last;
-    if (slot->len > (1u << 20) && (rc = bf_seg_read(seg, end - 1, &last, 1)) != BF_OK)
-        return rc == BF_ECORRUPT
-                   ? bf_fail(sp, rc, "open", path, 0, "the head names an index past the file's end")
-                   : rc;
+    rc = staged ? span_io(seg, slot->off, sp->scratch, slot->len, 0)
+                : bf_seg_read(seg, end - 1, &last, 1);
+    if (rc != BF_OK)
+        return rc == BF_ECORRUPT ? bf_fail(sp, rc, "open", path, 0,
+                                           "the head names an index past the file's end "
+                                           "(truncated or corrupt)")
+                                 : rc;
     unsigned char *buf = bf_malloc(&sp->alloc, (size_t)slot->len);
     if (buf == NULL)
         return bf_fail(sp, BF_ENOMEM, "open", path, 0, "index of %llu bytes",
                        (unsigned long long)slot->len);
-    if ((rc = span_io(seg, slot->off, buf, slot->len, 0)) != BF_OK) {
+    if (staged)
+        memcpy(buf, sp->scratch, (size_t)slot->len);
+    else if ((rc = span_io(seg, slot->off, buf, slot->len, 0)) != BF_OK) {
         bf_free(&sp->alloc, buf);
         return rc;
     }

@@ -200,6 +200,7 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
        the size covers. */
     if (idx->segment_size == 0 || idx->segment_size % 4096 != 0 ||
         idx->segment_size > (UINT64_C(1) << 40) || idx->nparts >= BF_MAP_MAX_PARTS ||
+        idx->nparts > (len - BF_INDEX_HDR) / PART_FIXED || /* bounds the parts' allocation */
         idx->size > ((uint64_t)BF_MAP_MAX_BLOCK + 1) * bs ||
         (uint64_t)idx->nblocks > (idx->size + bs - 1) / bs || idx->phys_end < BF_HEAD_BYTES ||
         idx->idx_off < idx->phys_end || idx->idx_off > BF_MAP_OFF_MASK - len ||
@@ -228,8 +229,9 @@ static int slot_valid(const unsigned char *p, bf_head_slot *slot)
     slot->gen = bf_get32(p + 4);
     slot->off = bf_get64(p + 8);
     slot->len = bf_get64(p + 16);
+    /* Both bounded before they are added: a length past the offset mask would wrap. */
     return slot->gen != 0 && slot->off >= BF_HEAD_BYTES && slot->len >= BF_INDEX_HDR + 4 &&
-           slot->off <= BF_MAP_OFF_MASK - slot->len;
+           slot->len <= BF_MAP_OFF_MASK && slot->off <= BF_MAP_OFF_MASK - slot->len;
 }
 
 int bf_head_decode(const unsigned char *buf, size_t n, bf_head_slot *slot, const char **why)

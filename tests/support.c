@@ -84,11 +84,22 @@ void t_fill(t_rng *r, t_data kind, unsigned char *buf, size_t len)
 }
 
 /* Each allocation carries its size in a 16-byte prefix so free can account it. */
+/* 1 when `size` is over the test's limit: the request is refused and counted. */
+static int too_large(t_counting *c, size_t size)
+{
+    if (c->max_request == 0 || size <= c->max_request)
+        return 0;
+    c->too_large++;
+    if (size > c->largest_refused)
+        c->largest_refused = size;
+    return 1;
+}
+
 static void *count_malloc(void *ctx, size_t size)
 {
     t_counting *c = ctx;
     c->calls++;
-    if (c->fail_at && --c->fail_at == 0)
+    if ((c->fail_at && --c->fail_at == 0) || too_large(c, size))
         return NULL;
     size_t *p = malloc(size + 16);
     if (p == NULL)
@@ -118,7 +129,7 @@ static void *count_realloc(void *ctx, void *ptr, size_t size)
     if (ptr == NULL)
         return count_malloc(ctx, size);
     c->calls++;
-    if (c->fail_at && --c->fail_at == 0)
+    if ((c->fail_at && --c->fail_at == 0) || too_large(c, size))
         return NULL;
     size_t *p = (size_t *)((char *)ptr - 16);
     size_t old = p[0];

@@ -40,6 +40,12 @@ typedef struct t_counting {
     uint64_t calls;
     uint64_t fail_at;
     int poison;
+    /* When not 0: a request of more bytes fails (NULL), counted in `too_large`, the
+       largest in `largest_refused`: a length read from disk that reached the allocator
+       before it was bounded by the file's real size. */
+    uint64_t max_request;
+    uint64_t too_large;
+    uint64_t largest_refused;
 } t_counting;
 
 void t_counting_init(t_counting *c);

@@ -23,6 +23,7 @@
 
 #include "buffile.h"
 #include "crc32c.h"
+#include "index.h"
 #include "le.h"
 #include "space.h"
 #include "support.h"
@@ -456,6 +457,73 @@ static void test_forged_index(void **state)
 }
 
 /*
+ * A head slot whose checksum holds but whose offset and length do not fit:
+ * lengths past the offset mask (offset + length wraps past 2^64, or past
+ * 2^48), offsets near either, and lengths far past the file's end. Each is
+ * BF_ECORRUPT, and no request larger than the file reaches the allocator
+ * (one for the slot's length was asked before the slot was bounded).
+ */
+static void test_forged_head_slot(void **state)
+{
+    (void)state;
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, &cnt.hooks);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    unsigned char *d = make_data(7, 50000);
+    write_named(sp, "h", d, 50000);
+    char prefix[700], seg0[800];
+    snprintf(prefix, sizeof(prefix), "%s/h", set);
+    snprintf(seg0, sizeof(seg0), "%s.0", prefix);
+    unsigned char head[BF_HEAD_BYTES];
+    assert_int_equal(t_phys_read(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, head, sizeof(head)), 0);
+    bf_head_slot good;
+    const char *why;
+    assert_int_equal(bf_head_decode(head, sizeof(head), &good, &why), BF_OK);
+    struct stat st;
+    assert_int_equal(stat(seg0, &st), 0);
+    const uint64_t mask = (UINT64_C(1) << 48) - 1;
+    const struct {
+        uint64_t off, len;
+    } forged[] = {
+        {good.off, UINT64_MAX - good.off + 1},    /* off + len wraps to 0 */
+        {good.off, UINT64_MAX - 4095},            /* wraps to just below off */
+        {good.off, UINT64_MAX},                   /* the largest length */
+        {good.off, mask + 1},                     /* just past the offset mask */
+        {mask - 200, 200},                        /* fits the mask, far past the file */
+        {UINT64_MAX - 8, good.len},               /* an offset past the mask */
+        {good.off, (uint64_t)st.st_size * 4},     /* past the file's end, under 1 MiB */
+        {good.off, (UINT64_C(1) << 20) + 1},      /* and over it */
+    };
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+        unsigned char h[BF_HEAD_BYTES];
+        memcpy(h, head, sizeof(h));
+        bf_head_encode(&(bf_head_slot){good.gen, forged[i].off, forged[i].len},
+                       h + bf_head_slot_at(good.gen));
+        assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, h, sizeof(h)), 0);
+        cnt.max_request = (uint64_t)st.st_size;
+        bf_file *f = NULL;
+        int rc = bf_file_open_named(sp, set, "h", BF_OPEN_READONLY, &f);
+        cnt.max_request = 0;
+        if (rc != BF_ECORRUPT || cnt.too_large != 0)
+            fail_msg("slot %zu (offset %llu, length %llu): open %d, %llu requests over %lld "
+                     "bytes (largest %llu): %s",
+                     i, (unsigned long long)forged[i].off, (unsigned long long)forged[i].len, rc,
+                     (unsigned long long)cnt.too_large, (long long)st.st_size,
+                     (unsigned long long)cnt.largest_refused, bf_space_errmsg(sp));
+        assert_null(f);
+    }
+    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, head, sizeof(head)), 0);
+    bf_file *f;
+    assert_int_equal(bf_file_open_named(sp, set, "h", BF_OPEN_READONLY, &f), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    free(d);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+}
+
+/*
  * Export and open under I/O faults: the N-th pwritev, pread or metadata
  * call (open, ftruncate, unlink) fails, for every N the clean run makes. A
  * failed export says so (status, path, errno text), leaves the head naming
@@ -581,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_reopen_append_truncate),
         cmocka_unit_test(test_bad_index),
         cmocka_unit_test(test_forged_index),
+        cmocka_unit_test(test_forged_head_slot),
         cmocka_unit_test(test_export_and_open_faults),
         cmocka_unit_test(test_segments_and_cost),
     };

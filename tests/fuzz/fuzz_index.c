@@ -11,7 +11,9 @@
  *   bit 3     open read-write (else read-only)
  *   bits 4-6  where the read-write run writes
  *   bit 7     the first 64 bytes are the head itself (both slots), the
- *             rest the index
+ *             rest the index; with bit 2 the slots' CRCs are fixed too,
+ *             so forged offsets and lengths (near 2^48 and 2^64 among the
+ *             seeds) reach the slot checks and the open
  * Each run builds a set: "g" (3 blocks, exported) appended onto "f"
  * (6.5 blocks), so f's index has a spliced part; f is closed, its index
  * and head replaced by the input and f opened. Properties: open succeeds or says
@@ -19,8 +21,15 @@
  * reads back exactly; blocks of an accepted index read back or report
  * BF_ECORRUPT; a read-write handle can write, truncate and close, and the
  * index it persists opens again with what was written; the set is then
- * destroyed without leftovers and all memory is returned.
+ * destroyed without leftovers and all memory is returned. While the forged
+ * index is opened and read, the allocator refuses any request larger than
+ * the set's bytes on disk, a full map leaf, or the map directory the
+ * index's block count states (whichever is largest), and the run fails if
+ * it was asked: no length read from disk may reach the allocator before it
+ * is bounded by the file's real size.
  */
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +78,10 @@ static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len, uint
     uint64_t start;
     must(sp, bf_file_append(f, g, &start), "append");
     FUZZ_CHECK(start == START, "append started at %llu", (unsigned long long)start);
+    /* Read it once, so that the decompressors' contexts exist before the open under test
+       (which may then read blocks under the allocator's limit). */
+    static unsigned char blk[BS];
+    must(sp, bf_file_read_block(f, 0, blk), "read_block");
     must(sp, bf_file_close(f), "close f");
     must(sp, bf_file_close(g), "close g");
     char prefix[4096];
@@ -76,6 +89,42 @@ static unsigned char *build(bf_space *sp, const char *set, size_t *idx_len, uint
     unsigned char *idx = t_index_read(prefix, SEG, idx_len, idx_off);
     FUZZ_CHECK(idx != NULL, "no index in %s.0's head", prefix);
     return idx;
+}
+
+/* Bytes of the regular files in `dir` (a set: its segment files). */
+static uint64_t dir_bytes(const char *dir)
+{
+    uint64_t n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        char path[4400];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            n += (uint64_t)st.st_size;
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/*
+ * The largest allocation opening and reading the forged index may ask: the
+ * set's bytes on disk (the index read whole), a full dense map leaf, or the
+ * directory of leaves that `nblocks` logical blocks need (a pointer, a count
+ * and a bit per 4096 blocks; taken as 16 bytes), plus a margin for structs.
+ */
+static uint64_t request_limit(const char *set, const unsigned char *idx, size_t len)
+{
+    uint64_t limit = dir_bytes(set);
+    uint64_t leaf = 4096 * 16;
+    limit = limit > leaf ? limit : leaf;
+    if (len >= BF_INDEX_HDR) {
+        uint64_t dir = ((uint64_t)bf_get32(idx + 56) + 4095) / 4096 * 16;
+        limit = limit > dir ? limit : dir;
+    }
+    return limit + 4096;
 }
 
 /* Read the first blocks of an accepted file: data or BF_ECORRUPT/BF_EIO, exact if `exact`. */
@@ -168,6 +217,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!(flags & 0x80)) { /* the slot of the index's own generation names the input */
         uint32_t gen = bf_get32(orig + 60);
         bf_head_encode(&(bf_head_slot){gen, off, len}, head + bf_head_slot_at(gen));
+    } else if (flags & 4) { /* the input's slots, their CRCs made right */
+        for (size_t at = 0; at < BF_HEAD_BYTES; at += BF_HEAD_SLOT)
+            bf_put32(head + at + 28, bf_crc32c(0, head + at, 28));
     }
     int exact = len == orig_len && memcmp(idx, orig, len) == 0 && !(flags & 0x80);
     FUZZ_CHECK(t_phys_write(prefix, SEG, off, idx, len) == 0 &&
@@ -176,6 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     int mode = flags & 8 ? BF_OPEN_READWRITE : BF_OPEN_READONLY;
     bf_file *f = NULL;
+    cnt.max_request = request_limit(set, idx, len);
     int rc = bf_file_open_named(sp, set, "f", mode, &f);
     if (exact)
         must(sp, rc, "open with the unmodified index");
@@ -191,6 +244,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (exact)
             FUZZ_CHECK(bf_file_size(f) == TOTAL, "size %llu", (unsigned long long)bf_file_size(f));
         read_blocks(sp, f, exact);
+    }
+    cnt.max_request = 0;
+    FUZZ_CHECK(cnt.too_large == 0,
+               "%llu allocations of up to %llu bytes asked while opening a forged index: a "
+               "length from disk not bounded by the file's size",
+               (unsigned long long)cnt.too_large, (unsigned long long)cnt.largest_refused);
+    if (rc == BF_OK) {
         if (mode == BF_OPEN_READWRITE)
             rewrite(sp, set, f, flags);
         else
@@ -206,6 +266,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(idx);
     free(orig);
     return 0;
+}
+
+/*
+ * Seeds whose head is the input (bit 7, CRCs fixed by bit 2): the real
+ * index, named by a slot whose offset or length is forged near 2^48 and
+ * 2^64, so that offset + length wraps or runs past every segment.
+ */
+static void head_seeds(const char *dir, const unsigned char *idx, size_t len, uint64_t off)
+{
+    static const struct {
+        const char *name;
+        uint64_t off, len;
+    } forged[] = {
+        {"wrap", 0, UINT64_MAX - 4095},         /* off + len wraps to just below off */
+        {"wrap-48", 0, (UINT64_C(1) << 48) + 1}, /* past the offset mask */
+        {"len-max", 0, UINT64_MAX},
+        {"off-max", UINT64_MAX - 8, 0},
+        {"off-48", (UINT64_C(1) << 48) - 200, 0},
+        {"past-end", 0, 1u << 21},       /* 2 MiB, far past the file's end */
+        {"past-end-small", 0, 1u << 19}, /* 512 KiB: still past it */
+    };
+    uint32_t gen = bf_get32(idx + 60);
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+        size_t n = BF_HEAD_BYTES + len;
+        unsigned char *body = calloc(1, n);
+        FUZZ_CHECK(body != NULL, "out of memory");
+        uint64_t o = forged[i].off ? forged[i].off : off;
+        uint64_t l = forged[i].len ? forged[i].len : len;
+        bf_head_encode(&(bf_head_slot){gen, o, l}, body + bf_head_slot_at(gen));
+        memcpy(body + BF_HEAD_BYTES, idx, len);
+        char name[64];
+        snprintf(name, sizeof(name), "head-%s", forged[i].name);
+        fuzz_seed(dir, name, 0x80 | 0x04, body, n);
+        free(body);
+    }
 }
 
 /* Seeds: f's real index for every codec, read-only and read-write, CRC fixing on and off. */
@@ -225,6 +320,8 @@ int fuzz_write_seeds(const char *dir)
             snprintf(name, sizeof(name), "%s-%s", bf_codec_name(codecs[c]), v ? "rw" : "ro");
             fuzz_seed(dir, name, (uint8_t)(c | (v ? 0x08 | 0x04 | 0x70 : 0)), idx, len);
         }
+        if (c == 0)
+            head_seeds(dir, idx, len, off);
         free(idx);
         bf_fileset_destroy(sp, set);
         bf_space_destroy(sp);

@@ -56,6 +56,17 @@ static size_t mutate(t_rng *r, const unsigned char *in, size_t len, unsigned cha
             uint32_t v = vals[t_below(r, sizeof(vals) / sizeof(vals[0]))];
             for (size_t k = 0; k < 4 && at + k < n; k++)
                 out[at + k] = (unsigned char)(v >> (8 * k));
+            if (t_below(r, 2) == 0) { /* or a 64-bit one near 2^48 or 2^64: offsets, lengths */
+                static const uint64_t wide[] = {UINT64_MAX,
+                                                UINT64_MAX - 4095,
+                                                UINT64_C(1) << 63,
+                                                (UINT64_C(1) << 48) - 1,
+                                                UINT64_C(1) << 48,
+                                                (UINT64_C(1) << 48) + 4096};
+                uint64_t w = wide[t_below(r, sizeof(wide) / sizeof(wide[0]))];
+                for (size_t k = 0; k < 8 && at + k < n; k++)
+                    out[at + k] = (unsigned char)(w >> (8 * k));
+            }
         } else if (kind == 3) { /* cut the tail */
             n = t_below(r, n + 1);
         } else if (n < len + 48) { /* insert a few bytes */
