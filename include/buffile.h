@@ -151,8 +151,9 @@ typedef struct bf_user_codec {
     const char *name; /* 1..15 of [a-z0-9_-], not a built-in codec's name */
     int32_t default_level, min_level, max_level; /* what BF_LEVEL_DEFAULT means, the range */
     /* The most bytes compress may write for `len` bytes of input (its dst has that room:
-       at least len - 1). NULL: len - 1, and compress returns 0 when that does not hold the
-       output. */
+       at least len - 1), at most 2 * len + 4096 for every block size (a larger bound is
+       BF_EINVAL from bf_space_create). NULL: len - 1, and compress returns 0 when that does
+       not hold the output. */
     size_t (*bound)(void *ctx, size_t len);
     /* Compress `len` bytes of `src` into `dst` (room: `cap` bytes): the compressed length,
        0 when the output would not be smaller than `len` (the block is stored raw), or a

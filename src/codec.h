@@ -57,8 +57,16 @@ static inline int bf_codec_is_user(int codec)
 }
 
 /*
- * Check a caller's codec `u` (id, name, levels, functions); BF_OK or
- * BF_EINVAL with the reason in `why`.
+ * The most room a caller's codec may ask for `len` bytes of input: twice
+ * them and 4 KiB (pglz writes a few bytes past its input; no codec worth
+ * storing a block with needs more). Sums of it with headers stay far from
+ * SIZE_MAX.
+ */
+#define BF_USER_BOUND_MAX(len) (2 * (size_t)(len) + 4096)
+
+/*
+ * Check a caller's codec `u` (id, name, levels, functions, and its bound at
+ * every block size); BF_OK or BF_EINVAL with the reason in `why`.
  */
 int bf_user_codec_check(const bf_user_codec *u, char *why, size_t len);
 

@@ -6,7 +6,9 @@
  * mistakes from becoming the library's: a compressed length past the room
  * given, or a decompressed length other than the block's, fails the call
  * (BF_ECODEC) instead of being trusted; an output not smaller than the
- * input is stored raw, as for the built-in codecs.
+ * input is stored raw, as for the built-in codecs; a bound past
+ * BF_USER_BOUND_MAX is refused when the space is made and never believed
+ * after it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,16 +31,27 @@ int bf_user_codec_check(const bf_user_codec *u, char *why, size_t len)
     else if (u->min_level > u->max_level || u->default_level < u->min_level ||
              u->default_level > u->max_level || u->min_level == BF_LEVEL_DEFAULT)
         bad = "its levels are not min <= default <= max";
+    for (size_t bs = BF_BLOCK_SIZE_MIN; bad == NULL && u->bound != NULL && bs <= BF_BLOCK_SIZE_MAX;
+         bs *= 2)
+        if (u->bound(u->ctx, bs) > BF_USER_BOUND_MAX(bs))
+            bad = "its bound is more than twice the block and 4 KiB (the room a space gives)";
     if (bad == NULL)
         return BF_OK;
     snprintf(why, len, "caller codec %d (%s): %s", u->id, n > 0 && n <= 15 ? u->name : "?", bad);
     return BF_EINVAL;
 }
 
+/*
+ * The room compress gets. Held to BF_USER_BOUND_MAX whatever the caller's
+ * bound says now (bf_space_create checked it once; a bound that grows
+ * later must not size a buffer past what the space sums without overflow).
+ */
 static size_t user_bound(void *ctx, size_t len)
 {
     const bf_user_codec *u = ctx;
     size_t need = u->bound != NULL ? u->bound(u->ctx, len) : 0;
+    if (need > BF_USER_BOUND_MAX(len))
+        need = BF_USER_BOUND_MAX(len);
     return need > len - 1 ? need : len - 1;
 }
 

@@ -205,6 +205,110 @@ static void test_bad_definitions(void **state)
     }
 }
 
+/* The test codec rle with a bound of the test's choosing. */
+static size_t bound_value;     /* what bound returns once it has been asked `honest_calls` times */
+static unsigned honest_calls;  /* answers len + 16 this many times first */
+static unsigned bound_calls;
+static size_t chosen_bound(void *ctx, size_t len)
+{
+    (void)ctx;
+    return bound_calls++ < honest_calls ? len + 16 : bound_value;
+}
+
+/* The largest bound a space takes: twice the input and 4 KiB. */
+static size_t largest_bound(void *ctx, size_t len)
+{
+    (void)ctx;
+    return 2 * len + 4096;
+}
+
+/* Write incompressible blocks (rle doubles them: it fills all the room it is given, up to
+   twice the block) and compressible ones, and read them back. */
+static void write_and_read(bf_space *sp)
+{
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    unsigned char blk[BS], got[BS];
+    for (uint64_t b = 0; b < 8; b++) {
+        fill(blk, b, b % 2);
+        int rc = bf_file_write_block(f, b, blk);
+        if (rc != BF_OK)
+            fail_msg("block %llu: %d %s", (unsigned long long)b, rc, bf_space_errmsg(sp));
+    }
+    for (uint64_t b = 0; b < 8; b++) {
+        fill(blk, b, b % 2);
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, blk, BS);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+}
+
+/*
+ * A codec whose bound is hostile: near SIZE_MAX (fixed values and random
+ * draws), near 2^32 and 2^48, and one that answers honestly when the space
+ * is made and SIZE_MAX afterwards. A bound the space cannot hold (more
+ * than twice the block and 4 KiB) is refused at bf_space_create naming
+ * the codec; one that changes later is held to what the space allocated.
+ * Room was bound + header + seal bytes, which wrapped: a scratch buffer of
+ * about 60 bytes while compress was told it had SIZE_MAX (a heap overflow,
+ * which ASan reports).
+ */
+static void test_hostile_bound(void **state)
+{
+    (void)state;
+    bf_user_codec u = t_rle_codec(NULL, 0);
+    u.bound = chosen_bound;
+    size_t values[64];
+    size_t n = 0;
+    static const size_t fixed[] = {SIZE_MAX,      SIZE_MAX - 1,  SIZE_MAX - 31, SIZE_MAX - 59,
+                                   SIZE_MAX - 60, SIZE_MAX - 61, SIZE_MAX / 2,  (size_t)1 << 48,
+                                   UINT32_MAX,    UINT32_MAX + (size_t)40,      2 * BS + 4097};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        values[n++] = fixed[i];
+    t_rng rng = {45};
+    while (n < sizeof(values) / sizeof(values[0]))
+        values[n++] = SIZE_MAX - (size_t)t_below(&rng, 1u << 20);
+    for (size_t i = 0; i <= n; i++) {
+        int liar = i == n; /* honest while the space is made, SIZE_MAX after */
+        bound_value = liar ? SIZE_MAX : values[i];
+        honest_calls = liar ? 1000 : 0;
+        bound_calls = 0;
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.block_size = BS;
+        o.codec = (bf_codec)T_RLE_ID;
+        o.user_codecs = &u;
+        o.n_user_codecs = 1;
+        bf_space *sp = NULL;
+        char err[256] = "";
+        int rc = bf_space_create(&o, &sp, err, sizeof(err));
+        if (!liar) {
+            if (rc != BF_EINVAL)
+                fail_msg("bound %zu: bf_space_create %d (%s)", values[i], rc, err);
+            assert_non_null(strstr(err, "rle"));
+            assert_non_null(strstr(err, "bound"));
+            continue;
+        }
+        assert_int_equal(rc, BF_OK);
+        bound_calls = honest_calls; /* from now on: SIZE_MAX */
+        write_and_read(sp);
+        bf_space_destroy(sp);
+    }
+    /* The largest bound taken, at every block size. */
+    u.bound = largest_bound;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.block_size = BS;
+    o.codec = (bf_codec)T_RLE_ID;
+    o.user_codecs = &u;
+    o.n_user_codecs = 1;
+    bf_space *sp = t_space_opts(&o);
+    write_and_read(sp);
+    bf_space_destroy(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_file_set_needs_the_codec),
         cmocka_unit_test(test_misbehaving_codec),
         cmocka_unit_test(test_bad_definitions),
+        cmocka_unit_test(test_hostile_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
