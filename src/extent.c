@@ -29,12 +29,30 @@ static void seal_aad(const unsigned char *hdr, const unsigned char *id, unsigned
     memcpy(aad + BF_EXTENT_HDR, id, BF_FILE_ID_BYTES);
 }
 
+uint32_t bf_extent_name_seed(const char *name)
+{
+    return bf_crc32c(0, name, strlen(name));
+}
+
+/* The 16 bits of a name's seed a compressed caller-codec extent's header carries: never 0. */
+static uint16_t name_check(uint32_t seed)
+{
+    uint16_t c = (uint16_t)((seed >> 16) ^ seed);
+    return c != 0 ? c : 1;
+}
+
 uint32_t bf_extent_crc(const unsigned char *hdr, const unsigned char *payload, uint32_t payload_len)
+{
+    return bf_extent_crc_seeded(0, hdr, payload, payload_len);
+}
+
+uint32_t bf_extent_crc_seeded(uint32_t seed, const unsigned char *hdr,
+                              const unsigned char *payload, uint32_t payload_len)
 {
     unsigned char h[BF_EXTENT_HDR];
     memcpy(h, hdr, BF_EXTENT_HDR);
     bf_put32(h + 24, 0);
-    uint32_t crc = bf_crc32c(0, h, BF_EXTENT_HDR);
+    uint32_t crc = bf_crc32c(seed, h, BF_EXTENT_HDR);
     if ((hdr[5] & BF_EXTENT_FLAG_SEALED) == 0 || payload_len < BF_SEAL_BYTES)
         return bf_crc32c(crc, payload, payload_len);
     crc = bf_crc32c(crc, payload, BF_NONCE_BYTES);
@@ -71,6 +89,11 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     bf_put32(hdr + 12, raw_len);
     bf_put64(hdr + 16, blkno);
     bf_put32(hdr + 28, gen);
+    /* A caller's codec is bound to its extents by name, not only by its id, which another
+       space may give to another codec. */
+    uint32_t seed = bf_codec_is_user(ops->id) && !raw ? bf_extent_name_seed(ops->name) : 0;
+    if (bf_codec_is_user(ops->id) && !raw)
+        bf_put16(hdr + 6, name_check(seed));
     if (seal != NULL) {
         unsigned char aad[BF_EXTENT_HDR + BF_FILE_ID_BYTES];
         seal_aad(hdr, seal->id, aad);
@@ -80,7 +103,7 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
             return BF_ECODEC;
     }
     const unsigned char *payload = raw && seal == NULL ? data : scratch + BF_EXTENT_HDR;
-    bf_put32(hdr + 24, bf_extent_crc(hdr, payload, plen));
+    bf_put32(hdr + 24, bf_extent_crc_seeded(seed, hdr, payload, plen));
 
     if (raw && seal == NULL) {
         iov[0].iov_base = hdr;
@@ -106,6 +129,14 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
 int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno, uint32_t max_gen,
                     uint32_t block_size, bf_extent_info *info, const char **why)
 {
+    return bf_extent_check_names(ext, len, expect_blkno, max_gen, block_size, NULL, NULL, info,
+                                 why);
+}
+
+int bf_extent_check_names(const unsigned char *ext, size_t len, uint64_t expect_blkno,
+                          uint32_t max_gen, uint32_t block_size, bf_extent_names names,
+                          const void *names_ctx, bf_extent_info *info, const char **why)
+{
     if (len < BF_EXTENT_HDR) {
         *why = "extent shorter than its header";
         return BF_ECORRUPT;
@@ -125,8 +156,9 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
     info->raw_len = bf_get32(ext + 12);
     info->blkno = bf_get64(ext + 16);
     info->gen = bf_get32(ext + 28);
-    if ((ext[5] & ~(BF_EXTENT_FLAG_RAW | BF_EXTENT_FLAG_SEALED)) != 0 || ext[6] != 0 ||
-        ext[7] != 0) {
+    int named = bf_codec_is_user(info->codec) && !info->raw;
+    uint16_t check = bf_get16(ext + 6);
+    if ((ext[5] & ~(BF_EXTENT_FLAG_RAW | BF_EXTENT_FLAG_SEALED)) != 0 || (check != 0) != named) {
         *why = "reserved extent header bits set";
         return BF_ECORRUPT;
     }
@@ -140,8 +172,23 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
         *why = "bad raw length in extent header";
         return BF_ECORRUPT;
     }
-    if (bf_extent_crc(ext, ext + BF_EXTENT_HDR, info->payload_len) != bf_get32(ext + 24)) {
-        *why = "extent checksum mismatch";
+    uint32_t seed = 0;
+    if (named) {
+        const char *name = names != NULL ? names(names_ctx, info->codec) : NULL;
+        if (name == NULL) {
+            *why = "extent compressed with a caller's codec this space was not given";
+            return BF_ENOCODEC;
+        }
+        seed = bf_extent_name_seed(name);
+        if (name_check(seed) != check) {
+            *why = "extent compressed with another caller codec than this space's of that id";
+            return BF_ENOCODEC;
+        }
+    }
+    if (bf_extent_crc_seeded(seed, ext, ext + BF_EXTENT_HDR, info->payload_len) !=
+        bf_get32(ext + 24)) {
+        *why = named ? "extent checksum mismatch (or written by another caller codec of this id)"
+                     : "extent checksum mismatch";
         return BF_ECORRUPT;
     }
     if (info->blkno != expect_blkno) {

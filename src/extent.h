@@ -4,7 +4,10 @@
  * Header (32 bytes, little-endian; docs/format.md is the reference):
  *   0  u32 magic "BFX" + format version byte
  *   4  u8  codec id        5  u8 flags (bit 0: payload stored raw; bit 1: sealed)
- *   6  u16 reserved (0)
+ *   6  u16 a compressed caller-codec extent: its codec name's check (never
+ *          0); else 0. The CRC of such an extent starts from the name's
+ *          CRC, so a space whose codec of that id is another one does not
+ *          take its bytes (BF_ENOCODEC, or BF_ECORRUPT if the checks meet)
  *   8  u32 payload length  12 u32 raw length (logical bytes in the block)
  *  16  u64 logical block number
  *  24  u32 CRC-32C of header (this field as 0) and payload
@@ -78,14 +81,32 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
 uint32_t bf_extent_crc(const unsigned char *hdr, const unsigned char *payload,
                        uint32_t payload_len);
 
+/* The same from `seed`: a compressed caller-codec extent's is bf_extent_name_seed(name). */
+uint32_t bf_extent_crc_seeded(uint32_t seed, const unsigned char *hdr,
+                              const unsigned char *payload, uint32_t payload_len);
+
+/* The CRC-32C of a caller codec's name, which its compressed extents' CRC starts from. */
+uint32_t bf_extent_name_seed(const char *name);
+
+/* The caller codec of id `id` that the reader has: its name, or NULL. */
+typedef const char *(*bf_extent_names)(const void *ctx, bf_codec id);
+
 /*
  * Parse and verify the `len` extent bytes at `ext`: header fields, CRC,
  * expected block number, a generation no newer than `max_gen` (a later
  * session's extent where an older map points is not that map's data),
  * raw length <= block_size. On success *info is filled; the payload starts
  * at ext + BF_EXTENT_HDR.
- * Returns BF_OK or BF_ECORRUPT with a reason in *why.
+ * A compressed caller-codec extent is checked against `names(names_ctx,
+ * id)` (NULL: no caller codecs): BF_ENOCODEC when the reader has no codec
+ * of that id or one of another name.
+ * Returns BF_OK, BF_ECORRUPT or BF_ENOCODEC with a reason in *why.
  */
+int bf_extent_check_names(const unsigned char *ext, size_t len, uint64_t expect_blkno,
+                          uint32_t max_gen, uint32_t block_size, bf_extent_names names,
+                          const void *names_ctx, bf_extent_info *info, const char **why);
+
+/* bf_extent_check_names for a reader without caller codecs. */
 int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno, uint32_t max_gen,
                     uint32_t block_size, bf_extent_info *info, const char **why);
 

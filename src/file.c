@@ -668,6 +668,12 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     return rc;
 }
 
+/* The name of the space's caller codec `id` (NULL if it has none): what its extents bind. */
+static const char *space_codec_name(const void *sp, bf_codec id)
+{
+    return bf_space_codec_name(sp, id);
+}
+
 /*
  * Read block `blkno` into `dst` (block_size bytes; zeros for holes and past
  * the data). `stream`: a read through the stream API, which may read ahead.
@@ -691,7 +697,8 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     bf_extent_info info;
     const char *why = NULL;
     char path[4096];
-    rc = bf_extent_check(ext, len, blkno - delta, gen, f->block_size, &info, &why);
+    rc = bf_extent_check_names(ext, len, blkno - delta, gen, f->block_size, space_codec_name, sp,
+                               &info, &why);
     if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
         rc = BF_ECORRUPT;
         why = "raw flag differs from the block map";

@@ -857,11 +857,19 @@ static int check_keys_and_codec(bf_space *sp, const char *prefix, const bf_index
         return bf_fail(sp, BF_EKEY, "open", prefix, 0, "the file was sealed with another key");
     if ((idx->flags & BF_INDEX_SEALED) && bf_index_verify(sp->seal, buf, len, &why) != BF_OK)
         return bf_fail(sp, BF_ECORRUPT, "open", prefix, 0, "%s", why);
-    if (bf_codec_is_user(idx->codec) && bf_space_codec_ops(sp, (bf_codec)idx->codec) == NULL)
+    const bf_codec_ops *ops =
+        bf_codec_is_user(idx->codec) ? bf_space_codec_ops(sp, (bf_codec)idx->codec) : NULL;
+    if (bf_codec_is_user(idx->codec) && ops == NULL)
         return bf_fail(sp, BF_ENOCODEC, "open", prefix, 0,
                        "the file was written with the caller's codec %s (id %d), which this "
                        "space was not given",
                        idx->codec_name, (int)idx->codec);
+    /* An id names a codec only within a space: another space may give it to another one. */
+    if (ops != NULL && strcmp(ops->name, idx->codec_name) != 0)
+        return bf_fail(sp, BF_ENOCODEC, "open", prefix, 0,
+                       "the file was written with the caller's codec %s (id %d), and this "
+                       "space's codec of that id is %s",
+                       idx->codec_name, (int)idx->codec, ops->name);
     return BF_OK;
 }
 

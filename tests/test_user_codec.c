@@ -205,6 +205,121 @@ static void test_bad_definitions(void **state)
     }
 }
 
+/*
+ * "rlx": rle whose value bytes are flipped. Given rle's extents it decodes
+ * them to the same length and other bytes, so only the codec's name tells
+ * the two apart.
+ */
+static bf_user_codec rle_def;
+static int64_t rlx_compress(void *ctx, int32_t level, const void *src, size_t len, void *dst,
+                            size_t cap)
+{
+    int64_t n = rle_def.compress(ctx, level, src, len, dst, cap);
+    for (int64_t i = 1; i < n; i += 2)
+        ((unsigned char *)dst)[i] ^= 0x5a;
+    return n;
+}
+static int64_t rlx_decompress(void *ctx, const void *src, size_t len, void *dst, size_t raw_len)
+{
+    unsigned char *tmp = malloc(len ? len : 1);
+    memcpy(tmp, src, len);
+    for (size_t i = 1; i < len; i += 2)
+        tmp[i] ^= 0x5a;
+    int64_t n = rle_def.decompress(ctx, tmp, len, dst, raw_len);
+    free(tmp);
+    return n;
+}
+
+/* A space whose codec of id `id` is rle, or rlx (`other`). */
+static bf_space *id_space(int id, int other)
+{
+    rle_def = t_rle_codec(NULL, 0);
+    bf_user_codec u = rle_def;
+    u.id = id;
+    if (other) {
+        u.name = "rlx";
+        u.compress = rlx_compress;
+        u.decompress = rlx_decompress;
+    }
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.block_size = BS;
+    o.codec = BF_CODEC_LZ4;
+    o.user_codecs = &u;
+    o.n_user_codecs = 1;
+    return t_space_opts(&o);
+}
+
+/* Read what `sp` takes of file `name`: no block may read back other bytes than written. */
+static int read_named(bf_space *sp, const char *name, uint64_t first, uint64_t n)
+{
+    bf_file *f;
+    int rc = bf_file_open_named(sp, set, name, BF_OPEN_READONLY, &f);
+    if (rc != BF_OK)
+        return rc;
+    unsigned char blk[BS], got[BS];
+    int worst = BF_OK;
+    for (uint64_t b = 0; b < first + n; b++) {
+        rc = bf_file_read_block(f, b, got);
+        fill(blk, b < first ? b + 100 : b - first, 0);
+        if (rc == BF_OK && memcmp(got, blk, BS) != 0)
+            fail_msg("%s: block %llu read back other bytes with BF_OK", name,
+                     (unsigned long long)b);
+        if (rc != BF_OK)
+            worst = rc;
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    return worst;
+}
+
+/*
+ * Two spaces that give one id to two codecs (rle and rlx, for every id a
+ * caller may use): a file written with one opens in the other as
+ * BF_ENOCODEC naming both, and a file of another codec holding a spliced
+ * part written with it reads that part as BF_ENOCODEC, never as other
+ * bytes (the index names only the file's own codec: the extents are bound
+ * to their codec's name too).
+ */
+static void test_one_id_two_codecs(void **state)
+{
+    (void)state;
+    for (int id = BF_CODEC_USER_MIN; id <= BF_CODEC_USER_MAX; id += 9) {
+        bf_space *a = id_space(id, 0), *b = id_space(id, 1), *a2 = id_space(id, 0);
+        assert_int_equal(bf_fileset_create(a, set), BF_OK);
+        bf_file_options fo;
+        bf_file_options_init(&fo);
+        fo.codec = (bf_codec)id;
+        bf_file *x, *q;
+        assert_int_equal(bf_file_create_named(a, set, "x", &fo, &x), BF_OK);
+        assert_int_equal(bf_file_create_named(a, set, "q", NULL, &q), BF_OK);
+        unsigned char blk[BS];
+        for (uint64_t blkno = 0; blkno < 4; blkno++) {
+            fill(blk, blkno, 0);
+            assert_int_equal(bf_file_write_block(x, blkno, blk), BF_OK);
+            fill(blk, blkno + 100, 0);
+            assert_int_equal(bf_file_write_block(q, blkno, blk), BF_OK);
+        }
+        assert_int_equal(bf_file_export(x), BF_OK);
+        uint64_t at;
+        assert_int_equal(bf_file_append(q, x, &at), BF_OK);
+        assert_int_equal(at, 4 * BS);
+        assert_int_equal(bf_file_close(q), BF_OK);
+        assert_int_equal(bf_file_close(x), BF_OK);
+
+        assert_int_equal(read_named(a2, "x", 0, 4), BF_OK);
+        assert_int_equal(read_named(a2, "q", 4, 4), BF_OK);
+        assert_int_equal(read_named(b, "x", 0, 4), BF_ENOCODEC);
+        assert_non_null(strstr(bf_space_errmsg(b), "rle"));
+        assert_non_null(strstr(bf_space_errmsg(b), "rlx"));
+        assert_int_equal(read_named(b, "q", 4, 4), BF_ENOCODEC);
+        assert_int_equal(bf_fileset_destroy(a, set), BF_OK);
+        bf_space_destroy(a);
+        bf_space_destroy(a2);
+        bf_space_destroy(b);
+    }
+}
+
 /* The test codec rle with a bound of the test's choosing. */
 static size_t bound_value;     /* what bound returns once it has been asked `honest_calls` times */
 static unsigned honest_calls;  /* answers len + 16 this many times first */
@@ -317,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_misbehaving_codec),
         cmocka_unit_test(test_bad_definitions),
         cmocka_unit_test(test_hostile_bound),
+        cmocka_unit_test(test_one_id_two_codecs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
