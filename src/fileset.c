@@ -361,8 +361,8 @@ int bf_named_persist(bf_file *f)
     idx.nblocks = f->map.n;
     idx.gen = nm->gen;
     memcpy(idx.file_id, nm->file_id, sizeof(idx.file_id));
-    if (f->sealed) {
-        idx.flags = BF_INDEX_SEALED;
+    if (sp->seal != NULL) { /* every index a key's space writes is tagged, sealed file or not */
+        idx.flags = BF_INDEX_TAGGED | (f->sealed ? BF_INDEX_SEALED : 0);
         memcpy(idx.kcv, bf_seal_kcv(sp->seal), BF_KCV_BYTES);
     }
     if (bf_codec_is_user(idx.codec))
@@ -845,17 +845,30 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
  * caller's codec a file was written with.
  */
 static int check_keys_and_codec(bf_space *sp, const char *prefix, const bf_index *idx,
-                                const unsigned char *buf, size_t len)
+                                const unsigned char *buf, size_t len, int mode)
 {
     const char *why = NULL;
-    if ((idx->flags & BF_INDEX_SEALED) && sp->seal == NULL)
+    int sealed = (idx->flags & BF_INDEX_SEALED) != 0, tagged = (idx->flags & BF_INDEX_TAGGED) != 0;
+    if (sealed && sp->seal == NULL)
         return bf_fail(sp, BF_EKEY, "open", prefix, 0,
                        "the file is sealed and this space has no key (encrypt, with the key it "
                        "was sealed with)");
-    if ((idx->flags & BF_INDEX_SEALED) &&
-        memcmp(idx->kcv, bf_seal_kcv(sp->seal), BF_KCV_BYTES) != 0)
-        return bf_fail(sp, BF_EKEY, "open", prefix, 0, "the file was sealed with another key");
-    if ((idx->flags & BF_INDEX_SEALED) && bf_index_verify(sp->seal, buf, len, &why) != BF_OK)
+    /* A space with a key opens only what a space with its key wrote: else whoever can write
+       the directory could strip a sealed file's seal, or put any file in its place. */
+    if (!tagged && sp->seal != NULL)
+        return bf_fail(sp, BF_EKEY, "open", prefix, 0,
+                       "the file's index carries no tag: written by a space without a key (or a "
+                       "sealed file stripped of its seal); a space with a key opens only files "
+                       "written under its key");
+    if (tagged && sp->seal == NULL && mode == BF_OPEN_READWRITE)
+        return bf_fail(sp, BF_EKEY, "open", prefix, 0,
+                       "the file was written under a key: rewriting it needs a space with that "
+                       "key");
+    if (tagged && sp->seal != NULL && memcmp(idx->kcv, bf_seal_kcv(sp->seal), BF_KCV_BYTES) != 0)
+        return bf_fail(sp, BF_EKEY, "open", prefix, 0,
+                       sealed ? "the file was sealed with another key"
+                              : "the file was written under another key");
+    if (tagged && sp->seal != NULL && bf_index_verify(sp->seal, buf, len, &why) != BF_OK)
         return bf_fail(sp, BF_ECORRUPT, "open", prefix, 0, "%s", why);
     const bf_codec_ops *ops =
         bf_codec_is_user(idx->codec) ? bf_space_codec_ops(sp, (bf_codec)idx->codec) : NULL;
@@ -921,7 +934,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
             rc =
                 bf_fail(sp, BF_EINVAL, "open", prefix, 0, "no generation left for another session");
         else
-            rc = check_keys_and_codec(sp, prefix, &idx, buf, len);
+            rc = check_keys_and_codec(sp, prefix, &idx, buf, len, mode);
     }
     bf_file *f = NULL;
     if (rc == BF_OK) {

@@ -32,10 +32,10 @@ static size_t part_size(uint16_t name_len)
     return (PART_FIXED + (size_t)name_len + 7) & ~(size_t)7;
 }
 
-/* The bytes after the runs: the seal's nonce and tag when the index is sealed, and the CRC. */
+/* The bytes after the runs: the seal's nonce and tag when the index is tagged, and the CRC. */
 static size_t tail_size(uint8_t flags)
 {
-    return ((flags & BF_INDEX_SEALED) ? BF_SEAL_BYTES : 0) + 4;
+    return ((flags & BF_INDEX_TAGGED) ? BF_SEAL_BYTES : 0) + 4;
 }
 
 /* The run of used blocks that starts at or after *b: its first block and length, or 0. */
@@ -106,7 +106,7 @@ int bf_index_encode(const bf_index *idx, const bf_blockmap *map, bf_seal *seal, 
             bf_put32(p + 12, e->cap);
         }
     }
-    if (idx->flags & BF_INDEX_SEALED) {
+    if (idx->flags & BF_INDEX_TAGGED) {
         /* The index is not secret (docs/format.md), but a map or size altered could make a
            reader return zeros or another version's blocks: a tag over all of it, nothing
            encrypted. */
@@ -188,7 +188,9 @@ int bf_index_decode(const unsigned char *buf, size_t len, bf_index *idx, const c
     int named = idx->codec_name[0] != '\0';
     size_t nl = strnlen(idx->codec_name, sizeof(idx->codec_name));
     if (named != bf_codec_is_user(idx->codec) || nl == sizeof(idx->codec_name) ||
-        (idx->flags & ~BF_INDEX_SEALED) != 0 || buf[85] != 0 || buf[86] != 0 || buf[87] != 0 ||
+        (idx->flags & ~(BF_INDEX_SEALED | BF_INDEX_TAGGED)) != 0 ||
+        (idx->flags & (BF_INDEX_SEALED | BF_INDEX_TAGGED)) == BF_INDEX_SEALED || buf[85] != 0 ||
+        buf[86] != 0 || buf[87] != 0 ||
         len < BF_INDEX_HDR + tail_size(idx->flags))
         return bad(why, "bad codec name, flags or length in index header");
     for (size_t i = nl; i < sizeof(idx->codec_name); i++)

@@ -27,8 +27,12 @@
 
 #define BF_INDEX_VERSION 3u
 #define BF_INDEX_HDR 112u
-/* Flag bits of the index header. */
+/* Flag bits of the index header. SEALED: the file's extents are sealed. TAGGED: the index ends
+   with a nonce and a tag under the writer's key, which the key check value names: every index
+   a space with a key writes, so that such a space can tell a file it cannot authenticate (a
+   sealed one stripped of its seal) from one of its key's. SEALED is only ever set with it. */
 #define BF_INDEX_SEALED 0x01u
+#define BF_INDEX_TAGGED 0x02u
 
 /* The head: two slots at the start of a named file's segment 0, before its first extent. */
 #define BF_HEAD_SLOT 32u
@@ -85,8 +89,8 @@ typedef struct bf_index {
     uint32_t gen;         /* the session that wrote the index: its extents are this old or older */
     uint64_t idx_off;     /* where the index itself lies, past phys_end */
     unsigned char file_id[12];       /* the file's identity, which its sealed extents name */
-    uint8_t flags;                   /* BF_INDEX_SEALED */
-    unsigned char kcv[BF_KCV_BYTES]; /* sealed: the key's check value */
+    uint8_t flags;                   /* BF_INDEX_SEALED, BF_INDEX_TAGGED */
+    unsigned char kcv[BF_KCV_BYTES]; /* tagged: the key's check value */
     char codec_name[16];             /* a caller's codec: its name (NUL-padded), else zeros */
     bf_index_part *parts; /* nparts entries (caller-provided storage on decode) */
     const unsigned char *runs; /* decoded: the runs of used entries, up to the CRC */
@@ -97,13 +101,13 @@ size_t bf_index_size(const bf_index *idx, const bf_blockmap *map);
 
 /*
  * Encode into `out` (bf_index_size bytes); `map` supplies the entries. A
- * sealed index (BF_INDEX_SEALED) ends with a nonce and a tag that `seal`
+ * tagged index (BF_INDEX_TAGGED) ends with a nonce and a tag that `seal`
  * computes over all of it before them: BF_OK, or BF_ECODEC if it cannot.
  */
 int bf_index_encode(const bf_index *idx, const bf_blockmap *map, bf_seal *seal, unsigned char *out);
 
 /*
- * Check the tag of a sealed index that bf_index_decode_body accepted:
+ * Check the tag of a tagged index that bf_index_decode_body accepted:
  * BF_OK, or BF_ECORRUPT with *why when it does not hold (the index was
  * altered: a map or size that is not the writer's).
  */

@@ -273,12 +273,28 @@ static void test_keys(void **state)
     }
     assert_int_equal(bf_file_close(f), BF_OK);
 
-    /* A file that is not sealed: any space reads it, a sealing one too, and it stays so. */
+    /* A file written by a space without a key: such spaces read it, a space with a key does
+       not (it could not tell it from a sealed file stripped of its seal). */
     make_named(plain, "p", 2);
-    assert_int_equal(bf_file_open_named(a, set, "p", BF_OPEN_READWRITE, &f), BF_OK);
+    assert_int_equal(bf_file_open_named(plain, set, "p", BF_OPEN_READONLY, &f), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_open_named(a, set, "p", BF_OPEN_READONLY, &f), BF_EKEY);
+    assert_non_null(strstr(bf_space_errmsg(a), "no tag"));
+    /* One a space with a key wrote unsealed: its key's spaces read and rewrite it, and it
+       stays unsealed; a space without a key reads it and may not rewrite it. */
+    bf_file_options unsealed;
+    bf_file_options_init(&unsealed);
+    unsealed.seal = BF_SEAL_OFF;
+    assert_int_equal(bf_file_create_named(a, set, "p2", &unsealed, &f), BF_OK);
+    assert_int_equal(bf_file_write_block(f, 0, want), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_file_open_named(a2, set, "p2", BF_OPEN_READWRITE, &f), BF_OK);
     assert_int_equal(bf_file_write_block(f, 2, want), BF_OK);
     assert_int_equal(bf_file_close(f), BF_OK);
-    assert_int_equal(bf_file_open_named(plain, set, "p", BF_OPEN_READONLY, &f), BF_OK);
+    assert_int_equal(bf_file_open_named(b, set, "p2", BF_OPEN_READONLY, &f), BF_EKEY);
+    assert_non_null(strstr(bf_space_errmsg(b), "another key"));
+    assert_int_equal(bf_file_open_named(plain, set, "p2", BF_OPEN_READWRITE, &f), BF_EKEY);
+    assert_int_equal(bf_file_open_named(plain, set, "p2", BF_OPEN_READONLY, &f), BF_OK);
     assert_int_equal(bf_file_read_block(f, 2, got), BF_OK);
     assert_memory_equal(got, want, BS);
 
@@ -381,6 +397,110 @@ static void test_altered_index(void **state)
     free(good);
     assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
     bf_space_destroy(sp);
+}
+
+/*
+ * Every downgrade of a sealed file's index that needs no key: the flags
+ * byte (84) with its sealed and tagged bits cleared in each combination;
+ * the nonce and tag kept, zeroed or dropped (the head's slot then names
+ * the shorter index); the key check value and the file id kept or zeroed;
+ * the map kept or emptied (its runs dropped: every block a hole). The CRC
+ * and the head slot are made right each time. A space holding the key
+ * must then refuse the file (BF_EKEY or BF_ECORRUPT) or read back exactly
+ * what was written: never zeros or other bytes with BF_OK. A stripped
+ * index made the key's space read every block as zeros.
+ */
+static void test_index_downgrades(void **state)
+{
+    (void)state;
+    bf_space *sp = sealed_space(key_a, BF_CODEC_LZ4), *reader = sealed_space(key_a, BF_CODEC_ZSTD);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    enum { NBLK = 4 };
+    make_named(sp, "d", NBLK);
+    char prefix[700];
+    snprintf(prefix, sizeof(prefix), "%s/d", set);
+    size_t len;
+    uint64_t off;
+    unsigned char *good = t_index_read(prefix, BF_SEGMENT_SIZE_DEFAULT, &len, &off);
+    assert_non_null(good);
+    unsigned char head[BF_HEAD_BYTES];
+    assert_int_equal(t_phys_read(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, head, sizeof(head)), 0);
+    uint32_t gen = bf_get32(good + 60);
+    size_t body = len - 4 - BF_SEAL_BYTES; /* header and runs: what the tag covers */
+    assert_true(body > BF_INDEX_HDR);
+    unsigned char want[NBLK][BS];
+    t_rng rng = {NBLK};
+    for (int b = 0; b < NBLK; b++)
+        t_fill(&rng, T_DATA_TEXT, want[b], BS);
+    int refused = 0, tried = 0;
+    for (int flags = 0; flags < 4; flags++)
+        for (int tail = 0; tail < 3; tail++)     /* tag kept, zeroed, dropped */
+            for (int zero = 0; zero < 4; zero++) /* bit 0: key check value, bit 1: file id */
+                for (int empty = 0; empty < 2; empty++) {
+                    if (flags == 3 && tail == 0 && zero == 0 && empty == 0)
+                        continue; /* the index as written */
+                    unsigned char *b = calloc(1, len);
+                    size_t n = empty ? BF_INDEX_HDR : body;
+                    memcpy(b, good, n);
+                    /* flags: bit 0 kept when `flags` has it, bit 1 likewise (others as written) */
+                    unsigned char fl = good[84];
+                    if (!(flags & 1))
+                        fl &= (unsigned char)~1u;
+                    if (!(flags & 2))
+                        fl &= (unsigned char)~2u;
+                    b[84] = fl;
+                    if (zero & 1)
+                        memset(b + 88, 0, 8);
+                    if (zero & 2)
+                        memset(b + 72, 0, 12);
+                    if (tail != 2) {
+                        if (tail == 0)
+                            memcpy(b + n, good + body, BF_SEAL_BYTES);
+                        n += BF_SEAL_BYTES;
+                    }
+                    bf_put32(b + n, bf_crc32c(0, b, n));
+                    n += 4;
+                    unsigned char h[BF_HEAD_BYTES];
+                    memcpy(h, head, sizeof(h));
+                    bf_head_encode(&(bf_head_slot){gen, off, n}, h + bf_head_slot_at(gen));
+                    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, off, b, n), 0);
+                    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, h, sizeof(h)),
+                                     0);
+                    for (int mode = 0; mode < 2; mode++) {
+                        bf_file *f = NULL;
+                        int rc = bf_file_open_named(reader, set, "d",
+                                                    mode ? BF_OPEN_READWRITE : BF_OPEN_READONLY, &f);
+                        tried++;
+                        if (rc != BF_OK) {
+                            if (rc != BF_EKEY && rc != BF_ECORRUPT)
+                                fail_msg("downgrade %d/%d/%d/%d: open %d %s", flags, tail, zero,
+                                         empty, rc, bf_space_errmsg(reader));
+                            refused++;
+                            continue;
+                        }
+                        for (uint64_t blk = 0; blk < NBLK; blk++) {
+                            unsigned char got[BS];
+                            rc = bf_file_read_block(f, blk, got);
+                            if (rc == BF_OK && memcmp(got, want[blk], BS) != 0)
+                                fail_msg("downgrade flags %d, tag %d, zeroed %d, map %s: block "
+                                         "%llu read as other bytes with BF_OK",
+                                         flags, tail, zero, empty ? "emptied" : "kept",
+                                         (unsigned long long)blk);
+                        }
+                        bf_file_abort(f);
+                    }
+                    free(b);
+                }
+    print_message("index downgrades: %d opens, %d refused\n", tried, refused);
+    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, off, good, len), 0);
+    assert_int_equal(t_phys_write(prefix, BF_SEGMENT_SIZE_DEFAULT, 0, head, sizeof(head)), 0);
+    bf_file *f;
+    assert_int_equal(bf_file_open_named(reader, set, "d", BF_OPEN_READONLY, &f), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    free(good);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    bf_space_destroy(reader);
 }
 
 /* Bytes of every regular file under `dir` (one level of subdirectories) searched for `m`. */
@@ -585,7 +705,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gcm_known_answers), cmocka_unit_test(test_every_byte_change),
         cmocka_unit_test(test_moved_extents),     cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_altered_index),     cmocka_unit_test(test_marker_nowhere),
+        cmocka_unit_test(test_altered_index),
+        cmocka_unit_test(test_index_downgrades),     cmocka_unit_test(test_marker_nowhere),
         cmocka_unit_test(test_nonces_unique),     cmocka_unit_test(test_per_file_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
