@@ -140,11 +140,11 @@ static void test_found_sequences(void **state)
     (void)state;
     static const uint64_t classic[] = {17803931,  15290435,  61894840,
                                        124732240, 375558195, 318585619};
-    static const uint64_t issue23[] = {1256749, 1, 314188, 4084432, 733104, 1152020};
+    static const uint64_t edge[] = {1256749, 1, 314188, 4084432, 733104, 1152020};
     for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
         run_sequence(classic[i], 250, NULL, 1, 0);
-    for (size_t i = 0; i < sizeof(issue23) / sizeof(issue23[0]); i++)
-        run_sequence(issue23[i], 250, NULL, 0, 0);
+    for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+        run_sequence(edge[i], 250, NULL, 0, 0);
 }
 
 /* ---- helpers of the deterministic cases ------------------------------------------- */
