@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-seal-openssl.sh - what sealing costs with the machine's libcrypto and
-# with a newer OpenSSL's, side by side (issue 27). A benchmark, not a test.
+# with a newer OpenSSL's, side by side. A benchmark, not a test.
 #
 #   scripts/bench-seal-openssl.sh [--suites="forky sid"] [--mib=256] [--rounds=15]
 #       [--temp-dir=DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hash-join matrix of issue 26: a spilling hash join at several sizes,
+# The hash-join matrix: a spilling hash join at several sizes,
 # compressibilities and numbers of concurrent connections, on several temp devices,
 # temp_file_compression off against the codecs in ONE patched server, paired rounds.
 # The workload and the method: scripts/pg_hashmatrix.py. Results:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # TPC-H in PostgreSQL (PG_MAJOR, 15 by default) with temp_file_compression: temp
-# bytes, wall and CPU time, query by query (issues 13 and 26). Results: docs/results/postgresql.md (SF 1,
+# bytes, wall and CPU time, query by query. Results: docs/results/postgresql.md (SF 1,
 # stock binary against the patched one) and docs/results/postgresql-scale.md (SF 10,
 # one server).
 #

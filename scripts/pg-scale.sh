@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26's experiments at scale, in priority order, each step resumable: run it
+# The PostgreSQL experiments at scale, in priority order, each step resumable: run it
 # again and it continues where it stopped (every run is cached by pg-bench.sh and
 # pg-bench-hashmatrix.sh). Results: docs/results/postgresql-scale.md.
 #

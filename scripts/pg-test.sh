@@ -50,7 +50,7 @@
 #       (pg_config.h defines USE_BUFFILE, buffile_compress.c compiles with
 #       the dependency's flags), and refused without libbuffile in
 #       PKG_CONFIG_PATH.
-#   memory  100,000 open temporary BufFiles (integrations/postgresql/test/
+#   memory  100,000 open temporary BufFiles (integrations/postgresql/tests/
 #       buffile_memory, an extension built with PGXS) of 100 and of 10,000
 #       bytes each, under off and lz4: the memory contexts that hold them
 #       (pg_backend_memory_contexts: the BufFile structs, and the library's
@@ -572,7 +572,7 @@ part_memory() {
   local ext=$RUN/buffile_memory out=$RUN/memory-out port=$PORT_PATCHED db=postgres ts=""
   local n=100000 bytes m bad=0 off_b lz4_b
   rm -rf "$ext" "$out"; mkdir -p "$out"
-  cp -r "$TOP/integrations/postgresql/test/buffile_memory" "$ext"
+  cp -r "$TOP/integrations/postgresql/tests/buffile_memory" "$ext"
   chown -R "$PG_USER": "$ext" "$out"
   (cd "$ext" && as_user make -s PG_CONFIG="$PATCHED/pg_config" install > "$out/build.log" 2>&1) \
     || { echo "buffile_memory did not build:"; tail -20 "$out/build.log"; return 1; }

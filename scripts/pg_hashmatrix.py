@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Runs and reports scripts/pg-bench-hashmatrix.sh's hash-join matrix (issue 26): a hash
+"""Runs and reports scripts/pg-bench-hashmatrix.sh's hash-join matrix: a hash
 join that spills, at several sizes, compressibilities and numbers of concurrent
 connections, on several temp devices, temp_file_compression off against the codecs, all in
 one patched server. pg-bench-hashmatrix.sh prepares the build, the cluster and the server,

@@ -14,11 +14,11 @@
 # (scripts/debian-source.sh; no host file is written), extracted with
 # Debian's patches. testfixture is built from it as upstream's Makefile
 # builds it, with -DSQLITE_EXTRA_INIT=bf_sqlite_testfixture_init and the shim
-# linked in (integrations/sqlite/test/testfixture_init.c): with BFSQLITE_TEST
+# linked in (integrations/sqlite/tests/testfixture_init.c): with BFSQLITE_TEST
 # unset that binary is stock SQLite, with BFSQLITE_TEST=codec=... the buffile
 # VFS is the default VFS and every temp file of every test goes through the
 # library. Each test file runs in a process of its own, in a directory of its
-# own, once per mode; integrations/sqlite/test/suite_report.py compares them.
+# own, once per mode; integrations/sqlite/tests/suite_report.py compares them.
 # Cached under build/sqlite/ (source, objects, testfixture; relinked when the
 # shim or the library changed). Prints the time each phase took.
 set -euo pipefail
@@ -93,7 +93,7 @@ for g in sort temptable tempdb vacuum index with window; do
   done
 done > "$GROUPS_FILE"
 if [ "$FULL" = 1 ]; then
-  "$TF/testfixture" "$INT/test/list-suite.tcl" "$SRC/test" veryquick | sort |
+  "$TF/testfixture" "$INT/tests/list-suite.tcl" "$SRC/test" veryquick | sort |
     while read -r f; do
       grep -q " $f\$" "$GROUPS_FILE" || echo "veryquick $f"
     done > "$RUN/veryquick.txt"
@@ -133,7 +133,7 @@ left=$(cat "$RUN"/*/*.left | wc -l)
 awk '{w += $1; c += $2 + $3} END {printf "test files: %.0f s of wall time, %.0f s of CPU in all\n", w, c}' \
   "$RUN"/*/*.time
 rc=0
-python3 "$INT/test/suite_report.py" "$RUN" "$GROUPS_FILE" "$INT/test/excluded.txt" "${MODES[@]}" || rc=$?
+python3 "$INT/tests/suite_report.py" "$RUN" "$GROUPS_FILE" "$INT/tests/excluded.txt" "${MODES[@]}" || rc=$?
 if [ "$left" -ne 0 ]; then
   echo "sqlite-test.sh: $left space directories left behind:" >&2
   cat "$RUN"/*/*.left >&2

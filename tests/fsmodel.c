@@ -19,15 +19,16 @@
  * source, or a view as a source.
  *
  * Avoid patterns (fsm_config.avoid): "multi-append" (no append onto a
- * handle that already holds parts: issue 11 defect 1 hangs a release build
- * there), "anon-unlink" (no failing unlink while an anonymous file closes:
- * defect 2 is a use-after-free), "view" (no appends onto read-only targets),
+ * handle that already holds parts: defect 1 of the eleven file-set defects
+ * in docs/reliability.md hangs a release build there), "anon-unlink" (no
+ * failing unlink while an anonymous file closes: defect 2 is a
+ * use-after-free), "view" (no appends onto read-only targets),
  * "open-alloc" (no failing allocation in an open: opening a file with parts
  * then dereferences an uninitialised part, a crash beyond the eleven);
- * and of issue 23's: "stale-append", "plant", "far", "seed" (auto spaces
- * start from nothing).
+ * and of the edge operations: "stale-append", "plant", "far", "seed" (auto
+ * spaces start from nothing).
  *
- * Issue 23's operations (not with fsm_config.classic): an append of a stale
+ * The edge operations (not with fsm_config.classic): an append of a stale
  * read-only source, which buffile.h refuses (BF_EINVAL); leftovers of a
  * killed read-write session planted on disk (segments past the index's,
  * bytes past its end), often followed by a read-write open that removes
@@ -1650,7 +1651,7 @@ static void op_append(fsm *m)
     }
 }
 
-/* ---- issue 23: outdated sources, a killed session's leftovers, block-number limits ---- */
+/* ---- the edge operations: outdated sources, a killed session's leftovers, block-number limits */
 
 /*
  * Append a stale read-only source (a later read-write session of its name

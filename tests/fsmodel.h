@@ -6,19 +6,19 @@
  * several spaces (a writer, a reader with a small temp limit, a second
  * writer), injects faults through the I/O seam, the allocator hooks and the
  * temp limit, and after every call - success or failure - checks the
- * failure contracts of include/buffile.h (issue 11, /work/notes/contracts.md
- * at the time of writing) against an in-memory model: position, size, every
+ * failure contracts of include/buffile.h (each call's comment there says
+ * what its failure leaves) against an in-memory model: position, size, every
  * known byte, statistics, what a failed close/export/append leaves, that a
  * closed file reopens with exactly its persisted contents, and no leaks.
  * The two drivers differ only in where the choices come from (a seeded
  * generator or the fuzzer's bytes) and how a failed check is reported.
  *
  * Every check has a tag. Tags listed in `tolerate` ("all" for every one,
- * "all-but:<tags>" for every other one)
- * are counted instead of failing the run, and the first time each fires in
- * the process is printed with the sequence, step and steps run so far: how
- * the defects of issue 11 were measured. A tolerated check the model
- * cannot resynchronise from abandons the sequence (fsm_abandoned).
+ * "all-but:<tags>" for every other one) are counted instead of failing the
+ * run, and the first time each fires in the process is printed with the
+ * sequence, step and steps run so far: how docs/reliability.md measured the
+ * steps each defect took to be found. A tolerated check the model cannot
+ * resynchronise from abandons the sequence (fsm_abandoned).
  */
 #ifndef BF_FSMODEL_H
 #define BF_FSMODEL_H
@@ -48,9 +48,10 @@ typedef struct fsm_config {
      */
     const char *record;
     /*
-     * 1: only the operations and choice ranges of issue 11's model, so that the
-     * sequences it recorded (test_found_sequences, the fileset corpus) replay
-     * as they did. 0: also issue 23's - appends of outdated sources, what a
+     * 1: only the operations and choice ranges the model was first built with,
+     * so that the sequences recorded with them (test_found_sequences, the
+     * fileset corpus) replay as they did. 0: also the operations added later
+     * at the edges of the contracts - appends of outdated sources, what a
      * killed session leaves (and faults while a read-write open removes it),
      * block numbers at the limit, codec=auto spaces started from figures an
      * earlier space passed on, some absurd.

@@ -648,10 +648,10 @@ static void test_bad_device_figures_are_refused(void **state)
 }
 
 /*
- * Issue 23, 4: figures no space could measure are refused, the finite ones
- * among them too - transfer_ns = 1e300 with a large since_wait passed, and
- * after 1 MiB of auto I/O auto.c converted 6e303 to uint64_t (undefined;
- * UBSan stopped the process). The largest a space measures are taken, move
+ * Figures no space could measure are refused, the finite ones among them
+ * too - transfer_ns = 1e300 with a large since_wait used to pass, and after
+ * 1 MiB of auto I/O auto.c converted 6e303 to uint64_t (undefined; UBSan
+ * stopped the process). The largest a space measures are taken, move
  * its untimed transfers, and what the space ends with starts another.
  */
 static void test_unmeasurable_figures_are_refused(void **state)
@@ -712,7 +712,7 @@ static uint64_t write_kind(bf_file *f, t_rng *r, t_data kind, uint64_t blocks, u
 }
 
 /*
- * Issue 23, 7: a file whose data changes character is decided anew within
+ * A file whose data changes character is decided anew within
  * BF_AUTO_EVERY * BF_AUTO_RECHECK blocks. On a 40 MB/s device, one random
  * block first used to park the file on none for the 1,055 compressible
  * blocks that followed (the space's ratios said nothing shrinks, and
@@ -736,8 +736,8 @@ static void test_changed_data_is_redecided(void **state)
         uint64_t raw = write_kind(f, &r, T_DATA_TEXT, text, &tried);
         print_message("  %llu random blocks, then %llu text blocks: %llu of them stored by none "
                       "(bound %llu)\n",
-                      (unsigned long long)first, (unsigned long long)text,
-                      (unsigned long long)raw, (unsigned long long)bound);
+                      (unsigned long long)first, (unsigned long long)text, (unsigned long long)raw,
+                      (unsigned long long)bound);
         assert_true(raw <= bound);
         write_kind(f, &r, T_DATA_RANDOM, 256, &tried);
         print_message("  then 256 random blocks: %llu through a compressing codec (bound %d)\n",
@@ -752,11 +752,10 @@ static void test_changed_data_is_redecided(void **state)
 }
 
 /*
- * Issue 23, item 8: what auto's file holds against none's for the same
- * calls, in the two patterns that rewrite blocks. How the codec for each
- * block is chosen: -1 auto decides, k >= 0 forced to candidate k,
- * -2 - p the codec flips between none and lz4 every p blocks, and -1000
- * a candidate drawn for every block.
+ * What auto's file holds against none's for the same calls, in the two
+ * patterns that rewrite blocks. How the codec for each block is chosen: -1
+ * auto decides, k >= 0 forced to candidate k, -2 - p the codec flips between
+ * none and lz4 every p blocks, and -1000 a candidate drawn for every block.
  */
 typedef struct bytes_run {
     bf_space *sp;

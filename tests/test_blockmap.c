@@ -102,10 +102,10 @@ static void test_sparse(void **state)
 }
 
 /*
- * One block of data every `stride` blocks, `count` of them (issue 23: 2000
- * blocks 4096 apart took a 64 KiB leaf each, 125 MiB), then every other one
- * cleared, then the others: within the bound at every step, and nothing
- * left once all are holes.
+ * One block of data every `stride` blocks, `count` of them (before compact
+ * leaves, 2000 blocks 4096 apart took a 64 KiB leaf each, 125 MiB), then
+ * every other one cleared, then the others: within the bound at every step,
+ * and nothing left once all are holes.
  */
 static void test_strides(void **state)
 {

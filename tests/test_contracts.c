@@ -1,9 +1,11 @@
 /*
  * test_contracts.c - what each public call leaves behind when it fails, and
  * the eleven defects of file sets and failure paths that independent tests
- * found (issue 11), one deterministic test each (test_dN_*), the library
- * defects of issue 23 (test_i23_N_*, N its number there), plus the
- * contracts buffile.h states around them.
+ * found, one deterministic test each (test_dN_*, N the defect's number in
+ * docs/reliability.md), the defects a later round found at the edges
+ * (outdated sources, the largest block numbers, a retried open, a failed
+ * close's sources, sparse maps: docs/reliability.md's second table), plus
+ * the contracts buffile.h states around them.
  *
  * Codec none makes extent sizes exact (block + 32 bytes), so the point at
  * which a temp limit bites and the offset of every extent are known. An
@@ -943,18 +945,17 @@ static void test_file_path_and_set_without_space(void **state)
     free(d);
 }
 
-
-/* ---- issue 23 ------------------------------------------------------------ */
+/* ---- the defects at the edges (docs/reliability.md's second table) ------------------------- */
 
 /*
- * 1: an outdated read-only handle as an append source. S of 4 segments is
+ * An outdated read-only handle as an append source. S of 4 segments is
  * closed, a handle kept on it; two read-write sessions trim S to 1 segment.
  * Appending the old handle onto T is refused (BF_EINVAL, nothing changes)
  * onto a writable target and onto a view alike; T still opens with its own
  * block 0. Before, the splice took the old handle's physical end, and every
  * open of T failed ("segment files do not match the index").
  */
-static void test_i23_1_outdated_source_append(void **state)
+static void test_outdated_source_append_refused(void **state)
 {
     (void)state;
     bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
@@ -1019,14 +1020,14 @@ static void expect_byte(bf_space *sp, const char *name, uint64_t size, uint64_t 
 }
 
 /*
- * 2: data in the last block a file can hold is persisted and reopens - one
+ * Data in the last block a file can hold is persisted and reopens - one
  * byte at the largest offset, or a whole block at the largest block number
  * (before, the index recorded nblocks = UINT32_MAX and every open said
  * "inconsistent sizes in index header"); an append at the limit takes a
  * source whose holes fit (an empty one just past the last block), refuses
  * one whose holes would not, and the result reopens.
  */
-static void test_i23_2_last_block_reopens(void **state)
+static void test_last_block_reopens(void **state)
 {
     (void)state;
     bf_space *sp = space();
@@ -1077,7 +1078,7 @@ static void plant_segment(const char *name, int k, size_t len)
 }
 
 /*
- * 3: a killed session left segments n.1 and n.2 (the index counts n.0); the
+ * A killed session left segments n.1 and n.2 (the index counts n.0); the
  * read-write open removes them from the last down, fails on the second
  * (BF_EIO), and the retry removes the rest: nothing stays, and a write that
  * needs segments 1, 2 and 3 creates them. Before, the first open removed
@@ -1085,7 +1086,7 @@ static void plant_segment(const char *name, int k, size_t len)
  * for good: writes needing segment 2 failed with BF_EEXIST, in every later
  * session, and a delete (counting from 0) left n.2 behind.
  */
-static void test_i23_3_retried_open_removes_leftovers(void **state)
+static void test_retried_open_removes_leftovers(void **state)
 {
     (void)state;
     bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
@@ -1123,14 +1124,14 @@ static void test_i23_3_retried_open_removes_leftovers(void **state)
 }
 
 /*
- * 5: an append onto a writable target whose close then fails (the index
+ * An append onto a writable target whose close then fails (the index
  * does not fit the temp limit): the splice is rolled back, and so is the
  * source's consumption - it opens read-write and deletes again. For a
  * target persisted before (rolled back to it) and one never persisted
  * (deleted). Before, the source stayed consumed: BF_EBUSY for good, its
  * name taken, its bytes no file's until the set went.
  */
-static void test_i23_5_failed_close_frees_source(void **state)
+static void test_failed_close_frees_source(void **state)
 {
     (void)state;
     bf_space *sp = space();
@@ -1173,10 +1174,11 @@ static void test_i23_5_failed_close_frees_source(void **state)
 }
 
 /*
- * 5, when the rollback cannot remove the marker: the source stays
- * consumed, and the message says so; the close's status is the persist's.
+ * The same failed close, when the rollback cannot remove the marker: the
+ * source stays consumed, and the message says so; the close's status is the
+ * persist's.
  */
-static void test_i23_5_marker_stays_when_unlink_fails(void **state)
+static void test_failed_close_marker_stays_when_unlink_fails(void **state)
 {
     (void)state;
     bf_space *sp = space();
@@ -1185,7 +1187,8 @@ static void test_i23_5_marker_stays_when_unlink_fails(void **state)
     unsigned char *d = data(239, BS), *t0 = data(240, BS);
     make_named(sp, "src", d, BS);
     make_named(sp, "t", t0, BS);
-    bf_file *s = open_named(sp, "src", BF_OPEN_READONLY), *t = open_named(sp, "t", BF_OPEN_READWRITE);
+    bf_file *s = open_named(sp, "src", BF_OPEN_READONLY),
+            *t = open_named(sp, "t", BF_OPEN_READWRITE);
     uint64_t at;
     assert_int_equal(bf_file_append(t, s, &at), BF_OK);
     bf_space_set_temp_limit(sp, 1);
@@ -1210,10 +1213,11 @@ static void test_i23_5_marker_stays_when_unlink_fails(void **state)
 }
 
 /*
- * 6: one byte in each of 2000 blocks 4096 apart (issue 23: 125 MiB of map, a
- * 64 KiB leaf per block) costs what buffile.h states, through the hooks.
+ * One byte in each of 2000 blocks 4096 apart costs what buffile.h states,
+ * through the hooks (before compact leaves: 125 MiB of map, a 64 KiB leaf per
+ * block).
  */
-static void test_i23_6_sparse_map_memory(void **state)
+static void test_sparse_map_memory(void **state)
 {
     (void)state;
     t_counting cnt;
@@ -1266,7 +1270,7 @@ static void set_index_gen(const char *name, uint32_t gen)
     free(b);
 }
 
-/* An index at the last generation: no read-write session is left (BF_EINVAL); readers still read. */
+/* An index at the last generation: no read-write session left (BF_EINVAL); readers still read. */
 static void test_no_generation_left(void **state)
 {
     (void)state;
@@ -1322,12 +1326,12 @@ int main(void)
         cmocka_unit_test_setup(test_far_write_bounded_map, fresh_set),
         cmocka_unit_test_setup(test_old_readonly_handle_after_sessions, fresh_set),
         cmocka_unit_test_setup(test_file_path_and_set_without_space, fresh_set),
-        cmocka_unit_test_setup(test_i23_1_outdated_source_append, fresh_set),
-        cmocka_unit_test_setup(test_i23_2_last_block_reopens, fresh_set),
-        cmocka_unit_test_setup(test_i23_3_retried_open_removes_leftovers, fresh_set),
-        cmocka_unit_test_setup(test_i23_5_failed_close_frees_source, fresh_set),
-        cmocka_unit_test_setup(test_i23_5_marker_stays_when_unlink_fails, fresh_set),
-        cmocka_unit_test_setup(test_i23_6_sparse_map_memory, fresh_set),
+        cmocka_unit_test_setup(test_outdated_source_append_refused, fresh_set),
+        cmocka_unit_test_setup(test_last_block_reopens, fresh_set),
+        cmocka_unit_test_setup(test_retried_open_removes_leftovers, fresh_set),
+        cmocka_unit_test_setup(test_failed_close_frees_source, fresh_set),
+        cmocka_unit_test_setup(test_failed_close_marker_stays_when_unlink_fails, fresh_set),
+        cmocka_unit_test_setup(test_sparse_map_memory, fresh_set),
         cmocka_unit_test_setup(test_no_generation_left, fresh_set),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

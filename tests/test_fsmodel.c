@@ -1,5 +1,5 @@
 /*
- * test_fsmodel.c - file sets and failure paths walked as a class (issue 11).
+ * test_fsmodel.c - file sets and failure paths walked as a class.
  *
  * - model: random sequences of file-set, stream and block calls from three
  *   spaces under random faults, checked after every call against the
@@ -9,8 +9,8 @@
  *   prints the first of each), BF_FSMODEL_AVOID=<patterns> leaves operations
  *   out (see fsmodel.c), BF_FSMODEL_TRACE=1 prints every step (to place a crash),
  *   BF_SEED=<n> BF_FSMODEL_RECORD=<file> writes that sequence as an input of the
- *   fileset fuzz target, BF_FSMODEL_CLASSIC=1 runs issue 11's operations only
- *   (how the sequences it found were recorded).
+ *   fileset fuzz target, BF_FSMODEL_CLASSIC=1 runs only the operations the
+ *   model was first built with (how the sequences it found were recorded).
  * - kill sweep: a forked child opens an exported file read-write and
  *   rewrites, appends and truncates until it SIGKILLs itself at a random
  *   I/O call; the parent then opens the file by name: every block must read
@@ -19,7 +19,9 @@
  * - failed-close sweep: a read-write session's close fails at the N-th
  *   write, metadata call, allocation, or on the temp limit: the file must
  *   read exactly as its previous version.
- * - d01..d11: one deterministic case per defect of issue 11, named after it.
+ * - d01..d11: one deterministic case per defect of the eleven that
+ *   independent tests found in file sets and failure paths, numbered as in
+ *   docs/reliability.md and named after it.
  *
  * BF_TEST=<pattern> runs only the matching cases (cmocka's test filter).
  * BF_EBUSY does not exist yet: BF_EBUSY stands for it.
@@ -67,8 +69,8 @@ static double now_s(void)
 /* ---- the random model test --------------------------------------------------------- */
 
 /*
- * One sequence of `steps` steps from `seed` (`classic`: issue 11's operations
- * only, see fsm_config); returns whether it was abandoned.
+ * One sequence of `steps` steps from `seed` (`classic`: the model's first
+ * operations only, see fsm_config); returns whether it was abandoned.
  */
 static int run_sequence(uint64_t seed, unsigned long steps, const char *record, int classic,
                         int sealed)
@@ -100,7 +102,7 @@ static void test_model(void **state)
     uint64_t base = env_seed ? strtoull(env_seed, NULL, 10) : 1;
     double t0 = now_s();
     unsigned long abandoned = 0;
-    /* Every other sequence seals its files and knows a caller's codec (issue 27);
+    /* Every other sequence seals its files and knows a caller's codec;
        BF_FSMODEL_SEALED=0 or 1 makes all of them one or the other. */
     const char *env_sealed = getenv("BF_FSMODEL_SEALED");
     for (unsigned long i = 0; i < seqs; i++)
@@ -127,22 +129,22 @@ static void test_model(void **state)
  * cuts it); 375558195: an append took such a source's untrimmed end, so the
  * target no longer opened once the tail was cut; 318585619: a discard made
  * the model forget a dirty buffered block (the model was wrong). All with
- * issue 11's operations (classic). With issue 23's, the sequences that first
- * found its defects on the code before their fixes: 1256749 (an outdated
- * source appended), 1 (data in the last block unopenable), 314188 (a sparse
- * map of 208,000 bytes for 4 blocks), 4084432 and 733104 (a retried
- * read-write open leaving a segment gap), 1152020 (a failed close leaving
- * its source consumed). */
+ * the model's first operations (classic). With the edge operations, the
+ * sequences that first found the defects at the edges on the code before
+ * their fixes: 1256749 (an outdated source appended), 1 (data in the last
+ * block unopenable), 314188 (a sparse map of 208,000 bytes for 4 blocks),
+ * 4084432 and 733104 (a retried read-write open leaving a segment gap),
+ * 1152020 (a failed close leaving its source consumed). */
 static void test_found_sequences(void **state)
 {
     (void)state;
     static const uint64_t classic[] = {17803931,  15290435,  61894840,
                                        124732240, 375558195, 318585619};
-    static const uint64_t issue23[] = {1256749, 1, 314188, 4084432, 733104, 1152020};
+    static const uint64_t edge[] = {1256749, 1, 314188, 4084432, 733104, 1152020};
     for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
         run_sequence(classic[i], 250, NULL, 1, 0);
-    for (size_t i = 0; i < sizeof(issue23) / sizeof(issue23[0]); i++)
-        run_sequence(issue23[i], 250, NULL, 0, 0);
+    for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+        run_sequence(edge[i], 250, NULL, 0, 0);
 }
 
 /* ---- helpers of the deterministic cases ------------------------------------------- */
@@ -539,7 +541,7 @@ static void test_failed_close_sweep(void **state)
                  t.wrong + t.unopenable, t.failed, t.wrong, t.unopenable);
 }
 
-/* ---- one case per defect of issue 11 ---------------------------------------------------- */
+/* ---- one case per defect of the eleven (docs/reliability.md) ------------------------------ */
 
 /* 1: append after the target's parts were used (UAF under ASan, endless loop in release). */
 static void d01_body(void)

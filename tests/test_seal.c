@@ -536,7 +536,7 @@ static int found_in(const char *dir, const unsigned char *m, size_t mlen)
 /* What a space wrote of a marker embedded in incompressible data: found on disk or not. */
 static int marker_on_disk(const unsigned char *key)
 {
-    static const unsigned char marker[] = "MARKER-buffile-issue-27-MARKER";
+    static const unsigned char marker[] = "MARKER-buffile-plaintext-MARKER";
     bf_space *sp = sealed_space(key, BF_CODEC_LZ4);
     assert_int_equal(bf_fileset_create(sp, set), BF_OK);
     bf_file *anon, *named;

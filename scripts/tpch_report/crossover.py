@@ -1,4 +1,4 @@
-"""scripts/bench-crossover (issue 15): which codec makes the spilling TPC-H queries fastest
+"""scripts/bench-crossover: which codec makes the spilling TPC-H queries fastest
 at which temp-device bandwidth, and is codec=auto close to the best at every one.
 
 One paired spillbench run per I/O rate (--io-limit; 'unlimited' = the page cache) with all
@@ -65,7 +65,7 @@ def rate_label(rate):
 
 def parse_args(argv):
     p = tool.Parser(prog=PROG,
-                    description="Crossover benchmark of issue 15: the spilling TPC-H queries in "
+                    description="Crossover benchmark: the spilling TPC-H queries in "
                                 "paired mode for several codecs at several temp-device rates "
                                 "(spillbench --io-limit); charts and crossover.md with the "
                                 "checks of codec=auto. Results are derived from TPC-H, not "
@@ -185,7 +185,7 @@ def _bound_text(iv, bound):
 
 
 def checks(pts, args):
-    """[(name, verdict 'PASS'|'FAIL'|'NOT RUN', explanation)] for issue 15's two checks."""
+    """[(name, verdict 'PASS'|'FAIL'|'NOT RUN', explanation)] for the two checks of codec=auto."""
     out = []
     name_a = f"auto's suite time within {100 * (AUTO_BOUND - 1):.0f}% of the best fixed codec " \
              "at every rate"
@@ -267,7 +267,7 @@ def write(path, work_dir, args, pts, found, missing, m):
           "of auto against the fixed codec whose suite time is lowest at that rate (chosen on "
           "the estimate). A check passes only when the whole interval is inside its bound.",
           ""]
-    L += ["## Checks (issue 15)", ""]
+    L += ["## Checks", ""]
     for name, result, text in checks(pts, args):
         L.append(f"- **{result}**: {name}. {text}.")
     L += [f"- **NOT RUN**: on incompressible spill data auto settles on none and costs under "

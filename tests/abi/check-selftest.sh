@@ -99,6 +99,13 @@ minor
 unreleased "$NEXT"
 expect "additions in $NEXT not recorded" 1 "record them with --update"
 expect "additions recorded" 0 "recorded the ABI of $NEXT" --update
+# The record names source files relative to the tree, never by this machine's directories.
+if grep -n "path='/" abi/libbuffile-*.abi | head -3 | grep .; then
+  echo "FAIL the recorded ABI names source files by absolute path"
+  failed=$((failed + 1))
+else
+  echo "ok   the recorded ABI names source files relative to the tree"
+fi
 expect "after --update" 0 "is the baseline's"
 # Another addition to $NEXT (another branch's, merged) while it is unreleased: recorded
 # without a version of its own; once it is released, the next one needs a newer minor version.

@@ -3,20 +3,21 @@
  * fuzzer's bytes: named files created, written, exported, opened read-only
  * and read-write from three spaces, appended, truncated, deleted and closed,
  * with faults from the I/O seam, the allocator hooks and the temp limit at
- * points the input chooses; every contract of issue 11 is checked after
- * every call, as in test_fsmodel (a failed check aborts).
+ * points the input chooses; every failure contract of include/buffile.h the
+ * model knows is checked after every call, as in test_fsmodel (a failed
+ * check aborts).
  *
  * The input is a 4-byte seed of the data written (its top bit set: every
  * space seals its files, and knows a caller's codec), then the sequence of
  * choices itself: each choice takes one byte (two or four for larger ranges;
  * missing bytes read as 0, big-endian) and the run stops when the input is
  * used up. test_fsmodel writes a sequence of its own in this form with
- * BF_SEED=<n> BF_FSMODEL_RECORD=<file>: the bug-* inputs of the corpus are such
- * recordings of the sequences that found defects of issue 11 (see
- * tests/fuzz/corpus/fileset and /work/notes/fsmodel-findings.md); they fail
- * until the library is fixed. BF_FSMODEL_TOLERATE and BF_FSMODEL_AVOID work as
- * in test_fsmodel, so a run can hunt for one defect's checks
- * (BF_FSMODEL_TOLERATE=all-but:self-append).
+ * BF_SEED=<n> BF_FSMODEL_RECORD=<file>: the bug-* inputs of
+ * tests/fuzz/corpus/fileset are such recordings of the sequences that first
+ * found a defect (named after it, with its number in docs/reliability.md's
+ * tables where it has one); each failed on the code before its fix. BF_FSMODEL_TOLERATE and
+ * BF_FSMODEL_AVOID work as in test_fsmodel, so a run can hunt for one
+ * defect's checks (BF_FSMODEL_TOLERATE=all-but:self-append).
  */
 #include <stdio.h>
 #include <stdlib.h>

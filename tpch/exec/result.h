@@ -1,7 +1,9 @@
 /*
- * result.h - formatting result rows in the results format
- * (/work/notes/results_format.md): fields joined by '|', dates YYYY-MM-DD,
- * hundredths with 2 decimals, computed values with 4 decimals.
+ * result.h - formatting result rows in the results format that the SQLite
+ * oracle writes too (docs/oracle.md), so agreeing answers compare field by
+ * field: one row a line, fields joined by '|', a NULL empty, strings with
+ * trailing spaces trimmed, dates YYYY-MM-DD, hundredths with 2 decimals,
+ * computed values with 4 decimals.
  */
 #ifndef TPCH_RESULT_H
 #define TPCH_RESULT_H

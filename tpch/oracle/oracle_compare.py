@@ -1,6 +1,6 @@
 """Reads and writes qN.tsv result files and compares the executor's rows with the oracle's.
 
-The rules are those of notes/results_format.md:
+The rules (docs/oracle.md, "What it checks"):
 - numeric fields (kinds dec and num) agree if |got - expected| <= 0.01 + 1e-6 * |expected|;
   int and str fields must be equal as text;
 - rows must come in the oracle's order, except that rows tied on every ORDER BY column (or

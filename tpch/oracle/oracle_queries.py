@@ -6,8 +6,8 @@ Each sql/qN.sql opens with comment lines that tell the oracle how to read its re
                              dec (decimal from data, 2 places), num (computed, 4 places)
   -- order-keys: <k> ...     1-based output columns of the ORDER BY (empty: no ORDER BY)
 Invariants: the query runs with its trailing LIMIT removed, so the caller sees every row
-that could tie with the last one kept; formatting follows notes/results_format.md, and a
-NULL becomes an empty field.
+that could tie with the last one kept; rows are formatted in the results format of
+docs/oracle.md (spillbench's), a NULL as an empty field.
 """
 
 import os

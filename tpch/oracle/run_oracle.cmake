@@ -38,7 +38,7 @@ if(NOT ${bin_dir}/meta.txt IS_NEWER_THAN ${SPILLBENCH})
   file(REMOVE_RECURSE ${bin_dir})
 endif()
 
-# The issue's configuration (codec none, work_mem 4MB: nothing spills at SF 0.01), then
+# Codec none with work_mem 4MB (nothing spills at SF 0.01: the plans alone), then
 # one where most operators spill through compressed buffile files, against the same oracle.
 foreach(config "none;4MB" "lz4;64K")
   list(GET config 0 codec)

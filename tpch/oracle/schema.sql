@@ -3,8 +3,8 @@
 -- Decimals (prices, quantities, discounts, taxes, balances, costs) are REAL: the standard
 -- query texts then run unchanged on them, and each value is the double nearest to its
 -- 2-digit text, so a literal such as 0.05 compares equal to a stored 0.05.  Results are
--- compared with the tolerance in notes/results_format.md, far above double rounding at the
--- scale factors the oracle is run at.  Keys and other integers are INTEGER, so integer
+-- compared with a tolerance (0.01 + 1e-6 of the value, docs/oracle.md), far above double
+-- rounding at the scale factors the oracle is run at.  Keys and other integers are INTEGER, so integer
 -- results (counts, keys, sizes) are exact.  Dates are TEXT 'YYYY-MM-DD': lexicographic
 -- order is date order, and date()/strftime() read them.
 --
