@@ -91,7 +91,8 @@ typedef enum bf_status {
     BF_ENOENT = -10,   /* a named file does not exist */
     BF_EEXIST = -11,   /* a named file already exists */
     BF_EBUSY = -12,    /* a named file was consumed by bf_file_append: read-only from then on */
-    BF_EKEY = -13,     /* an encrypted file was sealed with another key, or this space has none */
+    BF_EKEY = -13,     /* an encrypted file was sealed with another key, or this space has none;
+                          or a space with a key met a file no space with its key wrote */
 } bf_status;
 
 /* A short static description of a status code ("corrupt extent", ...). */
@@ -348,7 +349,8 @@ typedef struct bf_space_options {
                                           was built without libcrypto) */
     const unsigned char *key;          /* the 32-byte key (copied; never written anywhere),
                                           which every space that opens another's sealed named
-                                          files must share; given without encrypt, files are
+                                          files must share (a space with a key opens only named
+                                          files written under it); given without encrypt, files are
                                           sealed only when their options ask (bf_file_options.
                                           seal). NULL with encrypt: a random key drawn for this
                                           space alone (its files are unreadable once it is
@@ -743,7 +745,13 @@ BF_API int bf_file_export(bf_file *file);
  * file that was appended to another: see bf_file_append), BF_EIO (reading
  * the index, or, for a read-write open, removing segments or bytes past
  * the index that a failed or killed session left: the file's data stays
- * as its index says, and a retry removes the rest), BF_ENOMEM.
+ * as its index says, and a retry removes the rest), BF_ENOMEM,
+ * BF_ENOCODEC (the file's caller codec is not this space's: none of that
+ * id, or another of that name), BF_EKEY (sealed with another key, or this
+ * space has none; and in a space with a key, a file that no space with
+ * its key wrote: a space with a key opens only what it can authenticate;
+ * a space without one may read, not rewrite, an unsealed file written
+ * under a key).
  */
 BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
                               bf_file **out);
