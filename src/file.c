@@ -1266,7 +1266,6 @@ void bf_file_release(bf_file *f)
     live_add(f, -(int64_t)live_bytes(f));
     logical_set(f, 0);
     bf_file_set_physical(f, 0, 0);
-    bf_named_release(f);
     bf_seg_close(&f->seg);
     if (f->prev)
         f->prev->next = f->next;
@@ -1281,21 +1280,8 @@ void bf_file_release(bf_file *f)
     bf_free(&sp->alloc, f);
 }
 
-int bf_file_abort(bf_file *f)
+int bf_file_discard(bf_file *f)
 {
-    if (f == NULL)
-        return BF_OK;
-    if (f->named != NULL)
-        return bf_named_abort(f);
-    return bf_file_close(f);
-}
-
-int bf_file_close(bf_file *f)
-{
-    if (f == NULL)
-        return BF_OK;
-    if (f->named != NULL)
-        return bf_named_close(f);
     int rc = bf_seg_remove(&f->seg);
     bf_file_release(f);
     return rc;

@@ -121,17 +121,13 @@ uint64_t bf_file_live_end(const struct bf_file *f);
 /* Give the physical space past the live extents back (not below the kept end). */
 void bf_file_shrink_tail(struct bf_file *f);
 
-/* Free the file's memory and unlink it from its space (its files are the caller's). */
+/*
+ * Free the file's memory and unlink it from its space (its files are the
+ * caller's; a named file's state is freed first, by fileset.c).
+ */
 void bf_file_release(struct bf_file *f);
 
-/*
- * fileset.c: close a named file (persist or roll back, then release);
- * write a named file's index (flushing first); free its named state.
- */
-int bf_named_close(struct bf_file *f);
-/* Release a named file without persisting: a writable one is rolled back (bf_file_abort). */
-int bf_named_abort(struct bf_file *f);
-int bf_named_persist(struct bf_file *f);
-void bf_named_release(struct bf_file *f);
+/* Close an anonymous file: delete its segments and release it (the first failure, if any). */
+int bf_file_discard(struct bf_file *f);
 
 #endif

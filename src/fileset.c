@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileset.h"
+
 #include "alloc.h"
 #include "buffile.h"
 #include "file.h"
@@ -130,7 +132,8 @@ static int attach_named(bf_file *f, const char *dir, const char *name)
     return BF_OK;
 }
 
-void bf_named_release(bf_file *f)
+/* Free a named file's state and close its parts' descriptors (before bf_file_release). */
+static void named_release(bf_file *f)
 {
     bf_named *nm = f->named;
     if (nm == NULL)
@@ -273,7 +276,10 @@ int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
     }
     if (rc != BF_OK) {
         f->readonly = 1; /* nothing to persist, and never delete a name someone else holds */
-        bf_file_close(f);
+        if (f->named != NULL)
+            bf_named_close(f);
+        else
+            bf_file_discard(f);
         return rc;
     }
     *out = f;
@@ -334,7 +340,7 @@ static uint64_t index_place(const bf_file *f, uint64_t end, uint64_t len)
  * one (bf_named.persisted); on failure the previous version, if any, is
  * untouched (its slot, index and extents were not written).
  */
-int bf_named_persist(bf_file *f)
+static int named_persist(bf_file *f)
 {
     bf_space *sp = f->seg.space;
     int rc = bf_file_flush(f);
@@ -464,7 +470,7 @@ int bf_file_export(bf_file *f)
                        "only files of a file set can be exported");
     if (f->readonly)
         return BF_OK;
-    int rc = bf_named_persist(f);
+    int rc = named_persist(f);
     if (rc != BF_OK)
         return rc;
     f->readonly = 1;
@@ -499,7 +505,7 @@ int bf_named_close(bf_file *f)
     bf_named *nm = f->named;
     int rc = BF_OK;
     if (!f->readonly) {
-        rc = bf_named_persist(f);
+        rc = named_persist(f);
         if (rc == BF_OK)
             trim_after_persist(f);
         else if (nm->persisted)
@@ -509,6 +515,7 @@ int bf_named_close(bf_file *f)
         if (rc != BF_OK)
             unmark_consumed(f, rc, "close");
     }
+    named_release(f);
     bf_file_release(f);
     return rc;
 }
@@ -527,6 +534,7 @@ int bf_named_abort(bf_file *f)
             rc = BF_OK;
         rc = unmark_consumed(f, rc, "abort");
     }
+    named_release(f);
     bf_file_release(f);
     return rc;
 }
@@ -962,7 +970,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
             /* Never persist or account a half-loaded file: it was never adopted. */
             bf_map_shrink(&f->map, &sp->alloc, 0);
             f->readonly = 1;
-            bf_file_close(f);
+            bf_named_close(f);
         }
         return rc;
     }

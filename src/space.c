@@ -21,7 +21,6 @@
 #include "abi.h"
 #include "alloc.h"
 #include "codec.h"
-#include "file.h"
 #include "io_hooks.h"
 #include "extent.h"
 #include "io_throttle.h"
@@ -229,12 +228,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     return BF_OK;
 }
 
-void bf_space_destroy(bf_space *sp)
+void bf_space_free(bf_space *sp)
 {
-    if (sp == NULL)
-        return;
-    while (sp->files != NULL)
-        bf_file_close(sp->files);
     /* Files whose removal failed at close (a failed unlink) go with the directory. */
     bf_remove_space_dir(AT_FDCWD, sp->dir);
     space_free(sp);
@@ -322,27 +317,23 @@ void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64
     out->decompress_ns = c->decompress_ns;
 }
 
-void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
+void bf_space_stats_own(const bf_space *sp, bf_stats *st)
 {
-    bf_stats st;
-    bf_stats_fill(&st, &sp->c, sp->logical_now, sp->physical_now,
+    bf_stats_fill(st, &sp->c, sp->logical_now, sp->physical_now,
                   sp->physical_now - sp->index_now - sp->live_now);
-    st.files_created = sp->files_created;
-    st.files_open = sp->files_open;
-    memcpy(st.blocks_by_codec, sp->blocks_by_codec, sizeof(st.blocks_by_codec));
-    st.blocks_user_codec = sp->blocks_user;
-    st.blocks_sealed = sp->blocks_sealed;
+    st->files_created = sp->files_created;
+    st->files_open = sp->files_open;
+    memcpy(st->blocks_by_codec, sp->blocks_by_codec, sizeof(st->blocks_by_codec));
+    st->blocks_user_codec = sp->blocks_user;
+    st->blocks_sealed = sp->blocks_sealed;
     if (sp->autoc != NULL) {
-        st.auto_probe_ns = sp->autoc->probe_ns;
-        st.auto_switches = sp->autoc->switches;
+        st->auto_probe_ns = sp->autoc->probe_ns;
+        st->auto_switches = sp->autoc->switches;
     }
-    st.memory_bytes =
+    st->memory_bytes =
         sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0) + sp->unsealed_size;
     if (sp->autoc != NULL)
-        st.memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
-    for (const bf_file *f = sp->files; f != NULL; f = f->next)
-        st.memory_bytes += bf_file_memory(f);
-    bf_abi_write(out, size, &st, sizeof(st));
+        st->memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
 }
 
 int bf_space_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need, const char *op,

@@ -156,6 +156,12 @@ static inline void bf_space_note_blocks(const struct bf_space *space, bf_io_op o
 /* Bytes read ahead at most in one pread when a file is read sequentially. */
 #define BF_READAHEAD (256u * 1024u)
 
+/* Free the space and its directory; its files are closed already (api.c's bf_space_destroy). */
+void bf_space_free(struct bf_space *space);
+
+/* The space's statistics but for its open files' memory, which api.c adds. */
+void bf_space_stats_own(const struct bf_space *space, bf_stats *st);
+
 /* Replace the I/O table (tests: fault injection). Only while no file is open. */
 void bf_space_set_io(struct bf_space *space, const bf_io *io);
 
