@@ -1,5 +1,7 @@
 /*
- * error.c - status strings and the space's last-error message.
+ * error.c - status strings and the last-error message.
+ * Implements: bf_strerror (buffile.h); bf_err_set, bf_status_from_errno
+ * (error.h).
  *
  * The message is formatted into a fixed buffer inside the space, so
  * reporting an error never allocates (it must work when memory is short).
@@ -12,7 +14,6 @@
 #include <string.h>
 
 #include "buffile.h"
-#include "space.h"
 
 const char *bf_strerror(int status)
 {
@@ -40,14 +41,14 @@ int bf_status_from_errno(int errnum)
     return (errnum == ENOSPC || errnum == EDQUOT) ? BF_ENOSPC : BF_EIO;
 }
 
-int bf_fail(struct bf_space *space, int status, const char *op, const char *path, int errnum,
-            const char *fmt, ...)
+int bf_err_set(bf_errstate *e, int status, const char *op, const char *path, int errnum,
+               const char *fmt, ...)
 {
-    if (space == NULL)
+    if (e == NULL)
         return status;
-    space->errnum = errnum;
-    char *msg = space->errmsg;
-    size_t cap = sizeof(space->errmsg);
+    e->errnum = errnum;
+    char *msg = e->msg;
+    size_t cap = sizeof(e->msg);
     int n = snprintf(msg, cap, "%s%s%s: ", op, path ? " " : "", path ? path : "");
     size_t used = n < 0 ? 0 : ((size_t)n < cap ? (size_t)n : cap - 1);
     if (fmt != NULL && used < cap) {

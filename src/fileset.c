@@ -165,9 +165,9 @@ static int consumed(bf_space *sp, const char *dir, const char *name)
 {
     char path[4096];
     marker_path(dir, name, strlen(name), path, sizeof(path));
-    int fd = sp->io.open(sp->io.ctx, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    int fd = bf_fd_open(sp, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd >= 0) {
-        sp->io.close(sp->io.ctx, fd);
+        bf_fd_close(sp, fd);
         return 1;
     }
     if (errno == ENOENT)
@@ -200,10 +200,10 @@ static int mark_consumed(bf_space *sp, const char *dir, bf_part *parts, uint32_t
     uint32_t i = 0;
     for (; i < n && rc == BF_OK; i++) {
         marker_path(dir, parts[i].name, strlen(parts[i].name), path, sizeof(path));
-        int fd = sp->io.open(sp->io.ctx, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                             S_IRUSR | S_IWUSR);
+        int fd = bf_fd_open(sp, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            S_IRUSR | S_IWUSR);
         if (fd >= 0) {
-            sp->io.close(sp->io.ctx, fd);
+            bf_fd_close(sp, fd);
             parts[i].marked = 2; /* made by this call: undone below if it fails */
         } else if (errno != EEXIST) {
             rc = bf_fail(sp, bf_status_from_errno(errno), op, path, errno,
@@ -266,7 +266,7 @@ int bf_file_create_named(bf_space *sp, const char *dir, const char *name,
         if (f->sealed) /* a nonce: no other file sealed under this key has it */
             bf_seal_nonce(sp->seal, f->named->file_id);
         rc = bf_seg_reserve(&f->seg); /* takes the name at once, O_EXCL */
-        if (rc != BF_OK && sp->errnum == ENOENT)
+        if (rc != BF_OK && sp->err.errnum == ENOENT)
             rc = bf_fail(sp, BF_ENOENT, "create", dir, ENOENT, "file set directory");
         /* The head's bytes are the file's from the start: its extents follow them. */
         else if (rc == BF_OK && (rc = bf_seg_resize(&f->seg, BF_HEAD_BYTES)) != BF_OK)
@@ -421,13 +421,13 @@ static int named_persist(bf_file *f)
            file never persisted: the first session's slot goes back to zeros (best effort; a
            later session's torn slot is ignored beside the previous one). */
         if (rc != BF_OK && !nm->persisted) {
-            char why[sizeof(sp->errmsg)];
-            int e = sp->errnum;
-            memcpy(why, sp->errmsg, sizeof(why)); /* the failure the caller is told of */
+            char why[sizeof(sp->err.msg)];
+            int e = sp->err.errnum;
+            memcpy(why, sp->err.msg, sizeof(why)); /* the failure the caller is told of */
             memset(slot, 0, sizeof(slot));
             bf_seg_write(&f->seg, bf_head_slot_at(nm->gen), &v, 1, sizeof(slot));
-            memcpy(sp->errmsg, why, sizeof(why));
-            sp->errnum = e;
+            memcpy(sp->err.msg, why, sizeof(why));
+            sp->err.errnum = e;
         }
     }
     if (rc != BF_OK) {
@@ -530,7 +530,7 @@ int bf_named_abort(bf_file *f)
             rc = bf_seg_resize(&f->seg, nm->kept_end);
         else
             rc = bf_seg_remove(&f->seg);
-        if (rc != BF_OK && f->seg.space->errnum == ENOENT)
+        if (rc != BF_OK && f->seg.space->err.errnum == ENOENT)
             rc = BF_OK;
         rc = unmark_consumed(f, rc, "abort");
     }

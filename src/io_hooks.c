@@ -1,66 +1,44 @@
 /*
  * io_hooks.c - an I/O table around the space's own that calls the caller's
- * bf_io_hooks: io_start/io_done around each pread, pwritev and ftruncate,
- * fd_acquire/fd_release around each descriptor.
+ * io_start/io_done hooks around each pread, pwritev and ftruncate.
+ * Implements: bf_hooks_wrap, bf_hooks_free (io_hooks.h).
  *
- * Invariants: every fd_acquire that let an open go on is matched by exactly
- * one fd_release (at the close, or at once when the open failed), so the
- * caller's count of descriptors is the space's; errno after a wrapped call
- * is the inner call's. When fd_acquire refuses, the space's least recently
- * used descriptor is closed (through this table, hence released) and the
- * hook asked again, until the space holds none and the hook must agree.
+ * Invariants: errno after a wrapped call is the inner call's; opens,
+ * closes and unlinks pass through untouched (their hooks are segment.c's).
  */
 #include "io_hooks.h"
 
 #include <errno.h>
 
 #include "alloc.h"
-#include "segment.h"
-#include "space.h"
 
 typedef struct hooked {
     bf_io inner;
-    struct bf_space *space;
+    bf_io_hooks hooks;
 } hooked;
 
 static void start(const hooked *h, bf_io_op op)
 {
-    if (h->space->hooks.io_start != NULL)
-        h->space->hooks.io_start(h->space->hooks.ctx, op);
+    if (h->hooks.io_start != NULL)
+        h->hooks.io_start(h->hooks.ctx, op);
 }
 
 static void done(const hooked *h, bf_io_op op)
 {
-    if (h->space->hooks.io_done != NULL)
-        h->space->hooks.io_done(h->space->hooks.ctx, op);
+    if (h->hooks.io_done != NULL)
+        h->hooks.io_done(h->hooks.ctx, op);
 }
 
 static int hk_open(void *ctx, const char *path, int flags, mode_t mode)
 {
     hooked *h = ctx;
-    const bf_io_hooks *k = &h->space->hooks;
-    if (k->fd_acquire != NULL) {
-        while (!k->fd_acquire(k->ctx, h->space->lru_tail == NULL))
-            bf_seg_close(h->space->lru_tail);
-    }
-    int fd = h->inner.open(h->inner.ctx, path, flags, mode);
-    if (fd < 0 && k->fd_release != NULL) {
-        int e = errno;
-        k->fd_release(k->ctx);
-        errno = e;
-    }
-    return fd;
+    return h->inner.open(h->inner.ctx, path, flags, mode);
 }
 
 static int hk_close(void *ctx, int fd)
 {
     hooked *h = ctx;
-    int rc = h->inner.close(h->inner.ctx, fd);
-    int e = errno;
-    if (h->space->hooks.fd_release != NULL)
-        h->space->hooks.fd_release(h->space->hooks.ctx);
-    errno = e;
-    return rc;
+    return h->inner.close(h->inner.ctx, fd);
 }
 
 static ssize_t hk_pwritev(void *ctx, int fd, const struct iovec *iov, int iovcnt, off_t off)
@@ -102,19 +80,18 @@ static int hk_unlink(void *ctx, const char *path)
     return h->inner.unlink(h->inner.ctx, path);
 }
 
-int bf_hooks_wrap(struct bf_space *sp, const bf_io_hooks *hooks)
+int bf_hooks_wrap(const bf_allocator *a, const bf_io_hooks *hooks, bf_io *io, void **state)
 {
-    sp->hooks = *hooks;
-    if (hooks->io_start == NULL && hooks->io_done == NULL && hooks->fd_acquire == NULL &&
-        hooks->fd_release == NULL)
-        return BF_OK; /* the blocks hook alone is called from file.c: no table needed */
-    hooked *h = bf_malloc(&sp->alloc, sizeof(*h));
+    *state = NULL;
+    if (hooks->io_start == NULL && hooks->io_done == NULL)
+        return BF_OK;
+    hooked *h = bf_malloc(a, sizeof(*h));
     if (h == NULL)
         return BF_ENOMEM;
-    h->inner = sp->io;
-    h->space = sp;
-    sp->io = (bf_io){hk_open, hk_close, hk_pwritev, hk_pread, hk_ftruncate, hk_unlink, h};
-    sp->hooked = h;
+    h->inner = *io;
+    h->hooks = *hooks;
+    *io = (bf_io){hk_open, hk_close, hk_pwritev, hk_pread, hk_ftruncate, hk_unlink, h};
+    *state = h;
     return BF_OK;
 }
 

@@ -84,9 +84,34 @@ void bf_seg_close(bf_seg *seg)
     if (seg->fd < 0)
         return;
     lru_unlink(seg);
-    seg->space->io.close(seg->space->io.ctx, seg->fd);
+    bf_fd_close(seg->space, seg->fd);
     seg->fd = -1;
     seg->space->fds_open--;
+}
+
+int bf_fd_open(struct bf_space *sp, const char *path, int flags, mode_t mode)
+{
+    const bf_io_hooks *k = &sp->hooks;
+    if (k->fd_acquire != NULL) {
+        while (!k->fd_acquire(k->ctx, sp->lru_tail == NULL))
+            bf_seg_close(sp->lru_tail);
+    }
+    int fd = sp->io.open(sp->io.ctx, path, flags, mode);
+    if (fd < 0 && k->fd_release != NULL) {
+        int e = errno;
+        k->fd_release(k->ctx);
+        errno = e;
+    }
+    return fd;
+}
+
+void bf_fd_close(struct bf_space *sp, int fd)
+{
+    int e = errno;
+    sp->io.close(sp->io.ctx, fd);
+    if (sp->hooks.fd_release != NULL)
+        sp->hooks.fd_release(sp->hooks.ctx);
+    errno = e;
 }
 
 /* Make seg->fd refer to segment `segno`, creating segments up to it if `create`. */
@@ -112,8 +137,8 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
     while (seg->nsegs <= segno) {
         char path[4096];
         bf_seg_path(seg, seg->nsegs, path, sizeof(path));
-        int fd = sp->io.open(sp->io.ctx, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                             S_IRUSR | S_IWUSR);
+        int fd = bf_fd_open(sp, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            S_IRUSR | S_IWUSR);
         if (fd < 0) {
             int e = errno;
             return bf_fail(sp, e == EEXIST ? BF_EEXIST : bf_status_from_errno(e), "create", path, e,
@@ -121,7 +146,7 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
         }
         seg->nsegs++;
         if (seg->nsegs <= segno) {
-            sp->io.close(sp->io.ctx, fd);
+            bf_fd_close(sp, fd);
             continue;
         }
         seg->fd = fd;
@@ -132,7 +157,7 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
     }
     char path[4096];
     bf_seg_path(seg, segno, path, sizeof(path));
-    int fd = sp->io.open(sp->io.ctx, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    int fd = bf_fd_open(sp, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         /* Missing, or a link planted where the segment was: not what was written. */
@@ -291,7 +316,7 @@ int bf_seg_read_head(bf_seg *seg, void *buf, size_t len, size_t *got)
     int rc = seg_open(seg, 0, 0);
     if (rc != BF_OK) {
         seg->nsegs = 0;
-        if (sp->errnum == ENOENT)
+        if (sp->err.errnum == ENOENT)
             rc = bf_fail(sp, BF_ENOENT, "open", seg->prefix, ENOENT, "no such file in its set");
         return rc;
     }

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 struct bf_space;
@@ -77,5 +78,16 @@ int bf_seg_remove(bf_seg *seg);
 
 /* Close the descriptor, if open (keeps the files). */
 void bf_seg_close(bf_seg *seg);
+
+/*
+ * Open `path` as one of the space's descriptors (open(2)'s flags, mode,
+ * result and errno): the caller's fd_acquire hook is asked first, and while
+ * it refuses the least recently used segment descriptor is closed; a
+ * failed open is released again, so every acquire meets one release.
+ */
+int bf_fd_open(struct bf_space *space, const char *path, int flags, mode_t mode);
+
+/* Close a descriptor bf_fd_open gave (the caller's fd_release hook is told). */
+void bf_fd_close(struct bf_space *space, int fd);
 
 #endif

@@ -25,6 +25,7 @@
 #include "extent.h"
 #include "io_throttle.h"
 #include "seal.h"
+#include "sweep.h"
 
 void bf_space_options_init_sized(bf_space_options *o, size_t size)
 {
@@ -35,12 +36,6 @@ void bf_space_options_init_sized(bf_space_options *o, size_t size)
                           .segment_size = BF_SEGMENT_SIZE_DEFAULT,
                           .auto_slack_pct = 20};
     bf_abi_write(o, size, &d, sizeof(d));
-}
-
-const char *bf_default_temp_parent(void)
-{
-    const char *t = getenv("TMPDIR");
-    return (t != NULL && t[0] != '\0') ? t : "/tmp";
 }
 
 static int reject(char *errbuf, size_t len, int status, const char *fmt, ...)
@@ -203,23 +198,12 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     if (rc == BF_OK && o.io_limit != 0)
         rc = bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle);
     /* Outermost, so that a hook's wait or timer covers a throttled transfer's wait too. */
-    if (rc == BF_OK && o.io_hooks != NULL)
-        rc = bf_hooks_wrap(sp, o.io_hooks);
-    const char *parent = o.temp_dir ? o.temp_dir : bf_default_temp_parent();
-    size_t dlen = strlen(parent) + 64;
-    if (rc == BF_OK && (sp->dir = bf_malloc(a, dlen)) == NULL)
-        rc = BF_ENOMEM;
-    if (rc == BF_OK) {
-        /* The pid in the name lets bf_sweep tell a crashed owner from a live one. */
-        snprintf(sp->dir, dlen, "%s/buffile-%ld-XXXXXX", parent, (long)getpid());
-        if (mkdtemp(sp->dir) == NULL) {
-            int e = errno;
-            rc = bf_status_from_errno(e);
-            snprintf(why, sizeof(why), "create space directory under %s: %s", parent, strerror(e));
-            bf_free(a, sp->dir);
-            sp->dir = NULL;
-        }
+    if (rc == BF_OK && o.io_hooks != NULL) {
+        sp->hooks = *o.io_hooks;
+        rc = bf_hooks_wrap(a, o.io_hooks, &sp->io, &sp->hooked);
     }
+    if (rc == BF_OK)
+        rc = bf_space_dir_make(a, o.temp_dir, &sp->dir, why, sizeof(why));
     if (rc != BF_OK) {
         space_free(sp);
         return reject(errbuf, errlen, rc, "%s", why);
@@ -237,12 +221,12 @@ void bf_space_free(bf_space *sp)
 
 const char *bf_space_errmsg(const bf_space *sp)
 {
-    return sp->errmsg;
+    return sp->err.msg;
 }
 
 int bf_space_errno(const bf_space *sp)
 {
-    return sp->errnum;
+    return sp->err.errnum;
 }
 
 const char *bf_space_auto_reason(const bf_space *sp)

@@ -92,9 +92,15 @@ struct bf_space {
     uint64_t blocks_sealed;          /* extents written sealed */
     uint64_t (*io_clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
     void *io_clock_ctx;
-    char errmsg[BF_ERRMSG_MAX];
-    int errnum; /* errno of the failure errmsg describes, 0 if none */
+    bf_errstate err; /* the last failure (error.c) */
 };
+
+/* Record a failure in `space` (may be NULL: then nowhere) and return `status` (error.h). */
+#define bf_fail(space, ...) bf_err_set(bf_space_err(space), __VA_ARGS__)
+static inline bf_errstate *bf_space_err(struct bf_space *space)
+{
+    return space != NULL ? &space->err : NULL;
+}
 
 /* The clock codec=auto times transfers with (codec time is always the monotonic clock). */
 static inline uint64_t bf_space_io_now(const struct bf_space *space)
@@ -111,16 +117,6 @@ int bf_space_auto(struct bf_space *space, bf_auto **out);
 /* Fill the bf_stats fields that files and spaces share, from counters and current sizes. */
 void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,
                    uint64_t dead);
-
-/* $TMPDIR, or /tmp when unset or empty. */
-const char *bf_default_temp_parent(void);
-
-/*
- * Remove the regular files in directory `name` (relative to `parent_fd`,
- * or absolute with AT_FDCWD), never following links, then the directory.
- * 0 on success, -1 if the directory stays (errno set).
- */
-int bf_remove_space_dir(int parent_fd, const char *name);
 
 /*
  * Make a buffer of the space's (*buf, of *size bytes) hold `need` bytes;

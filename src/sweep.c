@@ -1,23 +1,58 @@
 /*
- * sweep.c - removal of space directories left behind by crashed processes,
- * and of a live space's own directory when it is destroyed.
+ * sweep.c - the temp-directory rules: where a space's directory goes and
+ * its name, its removal when the space is destroyed, and the removal of
+ * those crashed processes left behind.
+ * Implements: bf_sweep (buffile.h); bf_default_temp_parent,
+ * bf_space_dir_make, bf_remove_space_dir (sweep.h).
  *
  * A space directory is named buffile-<pid>-XXXXXX. It is swept only when it
  * belongs to the calling user, is a real directory (not a symlink) and no
  * process with that pid exists; inside it only regular files are removed,
  * so a sweep can never follow a planted link out of the directory.
  */
+#include "sweep.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buffile.h"
-#include "space.h"
+#include "alloc.h"
+#include "error.h"
+
+const char *bf_default_temp_parent(void)
+{
+    const char *t = getenv("TMPDIR");
+    return (t != NULL && t[0] != '\0') ? t : "/tmp";
+}
+
+int bf_space_dir_make(const bf_allocator *a, const char *parent, char **out, char *why,
+                      size_t whylen)
+{
+    if (parent == NULL)
+        parent = bf_default_temp_parent();
+    size_t dlen = strlen(parent) + 64;
+    char *dir = bf_malloc(a, dlen);
+    if (dir == NULL) {
+        snprintf(why, whylen, "out of memory creating a space");
+        return BF_ENOMEM;
+    }
+    /* The pid in the name lets bf_sweep tell a crashed owner from a live one. */
+    snprintf(dir, dlen, "%s/buffile-%ld-XXXXXX", parent, (long)getpid());
+    if (mkdtemp(dir) == NULL) {
+        int e = errno;
+        snprintf(why, whylen, "create space directory under %s: %s", parent, strerror(e));
+        bf_free(a, dir);
+        return bf_status_from_errno(e);
+    }
+    *out = dir;
+    return BF_OK;
+}
 
 static int owner_alive(const char *name)
 {
