@@ -615,9 +615,10 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     sp->seq_blk = blkno;
     sp->seq_run = sequential ? sp->seq_run + 1 : 1;
     if (!sequential)
-        sp->ra_seg = NULL; /* read-ahead serves one sequential pass, nothing else */
-    if (sp->ra_seg == seg && off >= sp->ra_off && off + len <= sp->ra_off + sp->ra_len) {
-        *ext = sp->ra + (off - sp->ra_off);
+        bf_seg_forget_ahead(sp); /* read-ahead serves one sequential pass, nothing else */
+    const unsigned char *held = bf_seg_cached(seg, off, len);
+    if (held != NULL) {
+        *ext = held;
         return BF_OK;
     }
     uint64_t end = off + len;
@@ -647,19 +648,12 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
             end = eend;
         }
     }
-    if (end > off + len) {
-        if (sp->ra == NULL)
-            sp->ra = bf_malloc(&sp->alloc, BF_READAHEAD);
-        /* Any failure of the larger read falls back to this extent alone, so a
-           problem further on is reported for the block that has it. */
-        if (sp->ra != NULL && bf_seg_read(seg, off, sp->ra, (size_t)(end - off)) == BF_OK) {
-            COUNT(f, physical_read, end - off);
-            sp->ra_seg = seg;
-            sp->ra_off = off;
-            sp->ra_len = (size_t)(end - off);
-            *ext = sp->ra;
-            return BF_OK;
-        }
+    /* Any failure of the larger read falls back to this extent alone, so a problem further
+       on is reported for the block that has it. */
+    if (end > off + len && bf_seg_read_ahead(seg, off, end, &held) == BF_OK) {
+        COUNT(f, physical_read, end - off);
+        *ext = held;
+        return BF_OK;
     }
     int rc = bf_seg_read(seg, off, sp->scratch, len);
     if (rc == BF_OK)

@@ -18,7 +18,26 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "buffile.h"
+
 struct bf_space;
+
+/* Bytes read ahead at most in one pread when a file is read sequentially. */
+#define BF_READAHEAD (256u * 1024u)
+
+/*
+ * The space's part that segment.c owns: its descriptor cache (segments with
+ * an open descriptor, most recently used first) and the read-ahead buffer
+ * (consecutive extents of one segment row read with one pread).
+ */
+typedef struct bf_segcache {
+    struct bf_seg *lru_head, *lru_tail;
+    uint32_t fds_open, fds_max;
+    unsigned char *ra;
+    const struct bf_seg *ra_seg; /* whose bytes ra holds; NULL: none */
+    uint64_t ra_off;             /* physical offset of ra[0] */
+    size_t ra_len;
+} bf_segcache;
 
 typedef struct bf_seg {
     struct bf_space *space;
@@ -78,6 +97,23 @@ int bf_seg_remove(bf_seg *seg);
 
 /* Close the descriptor, if open (keeps the files). */
 void bf_seg_close(bf_seg *seg);
+
+/* The bytes [off, off + len) of `seg` if the read-ahead buffer holds them, else NULL. */
+const unsigned char *bf_seg_cached(const bf_seg *seg, uint64_t off, size_t len);
+
+/*
+ * Read [off, end) of `seg` (within one segment, end - off <= BF_READAHEAD)
+ * into the read-ahead buffer: BF_OK and *out, or a status with nothing
+ * kept (the caller reads less instead).
+ */
+int bf_seg_read_ahead(bf_seg *seg, uint64_t off, uint64_t end, const unsigned char **out);
+
+/* Forget what the read-ahead buffer holds (it serves one sequential pass). */
+void bf_seg_forget_ahead(struct bf_space *space);
+
+/* Memory the space's segment cache holds, and its freeing (api.c, at the space's end). */
+size_t bf_segcache_memory(const bf_segcache *c);
+void bf_segcache_free(const bf_allocator *a, bf_segcache *c);
 
 /*
  * Open `path` as one of the space's descriptors (open(2)'s flags, mode,

@@ -89,7 +89,6 @@ static void space_free(bf_space *sp)
         if (sp->codec_ctx[c] != NULL)
             bf_codec_ops_get((bf_codec)c)->ctx_destroy(&a, sp->codec_ctx[c]);
     bf_free(&a, sp->scratch);
-    bf_free(&a, sp->ra);
     bf_free(&a, sp->unsealed);
     if (sp->autoc != NULL) {
         bf_free(&a, sp->autoc->probe_out);
@@ -185,7 +184,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->level = level;
     sp->temp_limit = o.temp_limit;
     sp->segment_size = o.segment_size;
-    sp->fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
+    sp->segs.fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
     sp->auto_seed = seed;
@@ -315,7 +314,7 @@ void bf_space_stats_own(const bf_space *sp, bf_stats *st)
         st->auto_switches = sp->autoc->switches;
     }
     st->memory_bytes =
-        sizeof(*sp) + sp->scratch_size + (sp->ra ? BF_READAHEAD : 0) + sp->unsealed_size;
+        sizeof(*sp) + sp->scratch_size + sp->unsealed_size;
     if (sp->autoc != NULL)
         st->memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
 }

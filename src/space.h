@@ -19,9 +19,9 @@
 #include "codec.h"
 #include "error.h"
 #include "io.h"
+#include "segment.h"
 
 struct bf_file;
-struct bf_seg;
 
 /* Counters kept per file and summed per space (the per-file struct stays small). */
 typedef struct bf_counters {
@@ -69,15 +69,9 @@ struct bf_space {
     uint64_t files_created, files_open;
     uint32_t next_file_id;
     struct bf_file *files; /* open files, doubly linked */
-    /* descriptor cache: segments with an open fd, most recently used first */
-    struct bf_seg *lru_head, *lru_tail;
-    uint32_t fds_open, fds_max;
-    /* read-ahead: consecutive extents of one segment row read with one pread */
-    unsigned char *ra;
-    const struct bf_seg *ra_seg; /* whose bytes ra holds; NULL: none */
-    uint64_t ra_off;             /* physical offset of ra[0] */
-    size_t ra_len;
-    const void *seq_file; /* last block loaded, to recognise sequential reads */
+    bf_segcache segs; /* descriptor cache and read-ahead buffer (segment.c) */
+    /* the stream's (file.c): the last block loaded, to recognise sequential reads */
+    const void *seq_file;
     uint64_t seq_blk;
     uint64_t seq_run;  /* blocks loaded in the current sequential pass, seq_blk included */
     void *throttle;    /* io_throttle state when io_limit is set */
@@ -148,9 +142,6 @@ static inline void bf_space_note_blocks(const struct bf_space *space, bf_io_op o
     if (space->hooks.blocks != NULL)
         space->hooks.blocks(space->hooks.ctx, op, n);
 }
-
-/* Bytes read ahead at most in one pread when a file is read sequentially. */
-#define BF_READAHEAD (256u * 1024u)
 
 /* Free the space and its directory; its files are closed already (api.c's bf_space_destroy). */
 void bf_space_free(struct bf_space *space);
