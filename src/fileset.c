@@ -216,7 +216,7 @@ static int mark_consumed(bf_space *sp, const char *dir, bf_part *parts, uint32_t
         parts[j].marked = rc == BF_OK;
         if (rc != BF_OK) {
             marker_path(dir, parts[j].name, strlen(parts[j].name), path, sizeof(path));
-            sp->io.unlink(sp->io.ctx, path);
+            sp->ios.io.unlink(sp->ios.io.ctx, path);
         }
     }
     return rc;
@@ -239,7 +239,7 @@ static int unmark_consumed(bf_file *f, int rc, const char *op)
         if (!nm->parts[i].marked)
             continue;
         marker_path(nm->dir, nm->parts[i].name, strlen(nm->parts[i].name), path, sizeof(path));
-        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT) {
+        if (sp->ios.io.unlink(sp->ios.io.ctx, path) != 0 && errno != ENOENT) {
             int e = errno;
             snprintf(why, sizeof(why), "%s", rc != BF_OK ? bf_space_errmsg(sp) : "");
             rc = bf_fail(sp, rc != BF_OK ? rc : BF_EIO, op, path, e,
@@ -759,7 +759,7 @@ static int remove_segments(bf_space *sp, const char *prefix, uint32_t first, con
     *found = end > first;
     for (; end > first; end--) {
         snprintf(path, sizeof(path), "%s.%u", prefix, end - 1);
-        if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
+        if (sp->ios.io.unlink(sp->ios.io.ctx, path) != 0 && errno != ENOENT)
             return why != NULL ? bf_fail(sp, BF_EIO, op, path, errno, "%s", why)
                                : bf_fail(sp, BF_EIO, op, path, errno, NULL);
     }

@@ -132,12 +132,12 @@ void bf_seg_close(bf_seg *seg)
 
 int bf_fd_open(struct bf_space *sp, const char *path, int flags, mode_t mode)
 {
-    const bf_io_hooks *k = &sp->hooks;
+    const bf_io_hooks *k = &sp->ios.hooks;
     if (k->fd_acquire != NULL) {
         while (!k->fd_acquire(k->ctx, sp->segs.lru_tail == NULL))
             bf_seg_close(sp->segs.lru_tail);
     }
-    int fd = sp->io.open(sp->io.ctx, path, flags, mode);
+    int fd = sp->ios.io.open(sp->ios.io.ctx, path, flags, mode);
     if (fd < 0 && k->fd_release != NULL) {
         int e = errno;
         k->fd_release(k->ctx);
@@ -149,9 +149,9 @@ int bf_fd_open(struct bf_space *sp, const char *path, int flags, mode_t mode)
 void bf_fd_close(struct bf_space *sp, int fd)
 {
     int e = errno;
-    sp->io.close(sp->io.ctx, fd);
-    if (sp->hooks.fd_release != NULL)
-        sp->hooks.fd_release(sp->hooks.ctx);
+    sp->ios.io.close(sp->ios.io.ctx, fd);
+    if (sp->ios.hooks.fd_release != NULL)
+        sp->ios.hooks.fd_release(sp->ios.hooks.ctx);
     errno = e;
 }
 
@@ -249,7 +249,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     uint64_t t0;
     int timed = io_begin(sp, total, &t0);
     while (done < total) {
-        ssize_t w = sp->io.pwritev(sp->io.ctx, seg->fd, v, n, (off_t)(soff + done));
+        ssize_t w = sp->ios.io.pwritev(sp->ios.io.ctx, seg->fd, v, n, (off_t)(soff + done));
         if (w <= 0) {
             int e = w < 0 ? errno : EIO;
             char path[4096];
@@ -288,7 +288,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
     int timed = io_begin(sp, len, &t0);
     while (done < len) {
         ssize_t r =
-            sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)(soff + done));
+            sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)(soff + done));
         if (r <= 0) {
             int e = r < 0 ? errno : 0;
             char path[4096];
@@ -312,7 +312,7 @@ static int seg_unlink(bf_seg *seg, uint32_t segno)
     struct bf_space *sp = seg->space;
     char path[4096];
     bf_seg_path(seg, segno, path, sizeof(path));
-    if (sp->io.unlink(sp->io.ctx, path) != 0 && errno != ENOENT)
+    if (sp->ios.io.unlink(sp->ios.io.ctx, path) != 0 && errno != ENOENT)
         return bf_fail(sp, BF_EIO, "unlink", path, errno, NULL);
     return BF_OK;
 }
@@ -340,7 +340,7 @@ int bf_seg_resize(bf_seg *seg, uint64_t end)
     int rc = seg_open(seg, keep - 1, 0);
     if (rc != BF_OK)
         return rc;
-    if (sp->io.ftruncate(sp->io.ctx, seg->fd, (off_t)tail) != 0) {
+    if (sp->ios.io.ftruncate(sp->ios.io.ctx, seg->fd, (off_t)tail) != 0) {
         int e = errno; /* extending a segment over a gap can find the disk full */
         char path[4096];
         bf_seg_path(seg, keep - 1, path, sizeof(path));
@@ -363,7 +363,7 @@ int bf_seg_read_head(bf_seg *seg, void *buf, size_t len, size_t *got)
     }
     size_t done = 0;
     while (done < len) {
-        ssize_t r = sp->io.pread(sp->io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)done);
+        ssize_t r = sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)done);
         if (r < 0) {
             char path[4096];
             bf_seg_path(seg, 0, path, sizeof(path));

@@ -21,9 +21,7 @@
 #include "abi.h"
 #include "alloc.h"
 #include "codec.h"
-#include "io_hooks.h"
 #include "extent.h"
-#include "io_throttle.h"
 #include "seal.h"
 #include "sweep.h"
 
@@ -99,8 +97,7 @@ static void space_free(bf_space *sp)
     bf_free(&a, sp->user);
     bf_free(&a, sp->user_name);
     bf_free(&a, sp->user_ops);
-    bf_hooks_free(&a, sp->hooked);
-    bf_throttle_free(&a, sp->throttle);
+    bf_iostack_free(&sp->ios, &a);
     bf_free(&a, sp->dir);
     bf_free(&a, sp);
 }
@@ -178,7 +175,6 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     if (sp == NULL)
         return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
     sp->alloc = *a;
-    sp->io = bf_posix_io;
     sp->block_size = bs;
     sp->codec = o.codec;
     sp->level = level;
@@ -194,13 +190,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         (rc = bf_seal_new(a, o.key, &sp->seal, why, sizeof(why))) == BF_OK)
         bf_seal_nonce(sp->seal, sp->anon_id);
     sp->seal_default = o.encrypt != 0;
-    if (rc == BF_OK && o.io_limit != 0)
-        rc = bf_throttle_wrap(a, &bf_posix_io, o.io_limit, &sp->io, &sp->throttle);
-    /* Outermost, so that a hook's wait or timer covers a throttled transfer's wait too. */
-    if (rc == BF_OK && o.io_hooks != NULL) {
-        sp->hooks = *o.io_hooks;
-        rc = bf_hooks_wrap(a, o.io_hooks, &sp->io, &sp->hooked);
-    }
+    if (rc == BF_OK)
+        rc = bf_iostack_init(&sp->ios, a, o.io_limit, o.io_hooks);
     if (rc == BF_OK)
         rc = bf_space_dir_make(a, o.temp_dir, &sp->dir, why, sizeof(why));
     if (rc != BF_OK) {
@@ -235,8 +226,8 @@ const char *bf_space_auto_reason(const bf_space *sp)
 
 void bf_space_set_io_clock(bf_space *sp, uint64_t (*clock)(void *ctx), void *ctx)
 {
-    sp->io_clock = clock;
-    sp->io_clock_ctx = ctx;
+    sp->ios.clock = clock;
+    sp->ios.clock_ctx = ctx;
 }
 
 int bf_space_auto(bf_space *sp, bf_auto **out)
@@ -277,7 +268,7 @@ void bf_space_set_temp_limit(bf_space *sp, uint64_t limit)
 
 void bf_space_set_io(bf_space *sp, const bf_io *io)
 {
-    sp->io = *io;
+    sp->ios.io = *io;
 }
 
 void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64_t physical,

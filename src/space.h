@@ -18,7 +18,7 @@
 #include "clock.h"
 #include "codec.h"
 #include "error.h"
-#include "io.h"
+#include "io_stack.h"
 #include "segment.h"
 
 struct bf_file;
@@ -46,7 +46,7 @@ struct bf_space {
     uint64_t temp_limit;
     uint64_t segment_size;
     bf_allocator alloc;
-    bf_io io;
+    bf_iostack ios; /* the I/O stack (io_stack.c) */
     void *codec_ctx[4];
     /* the caller's codecs: copies of the structs and names, and their tables */
     bf_user_codec *user;
@@ -74,9 +74,6 @@ struct bf_space {
     const void *seq_file;
     uint64_t seq_blk;
     uint64_t seq_run;  /* blocks loaded in the current sequential pass, seq_blk included */
-    void *throttle;    /* io_throttle state when io_limit is set */
-    bf_io_hooks hooks; /* the caller's I/O hooks (all NULL: none) */
-    void *hooked;      /* io_hooks state when any hook is set */
     bf_auto *autoc;    /* codec=auto's measurements, from the first file that uses it */
     int auto_prefer;
     uint32_t auto_slack_pct;
@@ -84,8 +81,6 @@ struct bf_space {
     uint64_t blocks_by_codec[4];
     uint64_t blocks_user;            /* extents written with the caller's codecs */
     uint64_t blocks_sealed;          /* extents written sealed */
-    uint64_t (*io_clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
-    void *io_clock_ctx;
     bf_errstate err; /* the last failure (error.c) */
 };
 
@@ -99,7 +94,7 @@ static inline bf_errstate *bf_space_err(struct bf_space *space)
 /* The clock codec=auto times transfers with (codec time is always the monotonic clock). */
 static inline uint64_t bf_space_io_now(const struct bf_space *space)
 {
-    return space->io_clock != NULL ? space->io_clock(space->io_clock_ctx) : bf_now_ns();
+    return bf_iostack_now(&space->ios);
 }
 
 /* Replace the clock of transfers (tests: a fake device keeps its own time). */
@@ -139,8 +134,7 @@ size_t bf_space_extent_room(const struct bf_space *space, uint32_t block_size);
 /* Tell the caller's blocks hook, if any, of `n` logical blocks loaded or stored. */
 static inline void bf_space_note_blocks(const struct bf_space *space, bf_io_op op, uint64_t n)
 {
-    if (space->hooks.blocks != NULL)
-        space->hooks.blocks(space->hooks.ctx, op, n);
+    bf_iostack_blocks(&space->ios, op, n);
 }
 
 /* Free the space and its directory; its files are closed already (api.c's bf_space_destroy). */

@@ -207,10 +207,10 @@ static void test_no_hooks_no_wrapper(void **state)
 {
     (void)state;
     bf_space *sp = t_space(parent, BF_CODEC_NONE, BS, NULL);
-    assert_null(sp->hooked);
-    assert_ptr_equal(sp->io.pread, bf_posix_io.pread);
-    assert_ptr_equal(sp->io.pwritev, bf_posix_io.pwritev);
-    assert_null(sp->hooks.blocks);
+    assert_null(sp->ios.hooked);
+    assert_ptr_equal(sp->ios.io.pread, bf_posix_io.pread);
+    assert_ptr_equal(sp->ios.io.pwritev, bf_posix_io.pwritev);
+    assert_null(sp->ios.hooks.blocks);
     bf_space_destroy(sp);
 }
 
