@@ -1,5 +1,8 @@
 /*
  * extent.c - encoding, checksumming, sealing and verifying extents.
+ * Implements: bf_extent_pack and its mirror bf_extent_unpack,
+ * bf_extent_check(_names), bf_extent_expect, bf_extent_unseal, bf_extent_crc(_seeded),
+ * bf_extent_name_seed (extent.h).
  *
  * The CRC covers the header (with its CRC field zeroed) and the payload,
  * so a flipped bit anywhere, a payload from another block or a header
@@ -202,6 +205,19 @@ int bf_extent_check_names(const unsigned char *ext, size_t len, uint64_t expect_
     return BF_OK;
 }
 
+int bf_extent_expect(const bf_extent_info *info, int map_raw, int file_sealed, const char **why)
+{
+    if (info->raw != map_raw) {
+        *why = "raw flag differs from the block map";
+        return BF_ECORRUPT;
+    }
+    if (info->sealed != file_sealed) {
+        *why = file_sealed ? "extent not sealed in a sealed file" : "sealed extent in a file not sealed";
+        return BF_ECORRUPT;
+    }
+    return BF_OK;
+}
+
 int bf_extent_unseal(bf_seal *seal, const unsigned char *id, const unsigned char *ext,
                      const bf_extent_info *info, unsigned char *out, const char **why)
 {
@@ -212,6 +228,45 @@ int bf_extent_unseal(bf_seal *seal, const unsigned char *id, const unsigned char
     if (bf_seal_decrypt(seal, nonce, aad, sizeof(aad), nonce + BF_NONCE_BYTES, len, out,
                         nonce + BF_NONCE_BYTES + len) != BF_OK) {
         *why = "sealed extent does not open: altered, moved, another file's or another key's";
+        return BF_ECORRUPT;
+    }
+    return BF_OK;
+}
+
+int bf_extent_unpack(const unsigned char *ext, const bf_extent_info *info,
+                     const bf_codec_ops *ops, void *ctx, const bf_extent_seal *seal,
+                     unsigned char *open_buf, unsigned char *dst, uint64_t *codec_ns,
+                     const char **why)
+{
+    *codec_ns = 0;
+    const unsigned char *payload = ext + BF_EXTENT_HDR;
+    uint32_t plen = info->payload_len;
+    if (info->sealed) {
+        unsigned char *out = info->raw ? dst : open_buf;
+        int rc = bf_extent_unseal(seal->seal, seal->id, ext, info, out, why);
+        if (rc != BF_OK)
+            return rc;
+        payload = out;
+        plen -= BF_SEAL_BYTES;
+    }
+    if (info->raw) {
+        if (payload != dst)
+            memcpy(dst, payload, info->raw_len);
+        return BF_OK;
+    }
+    uint64_t t0 = bf_now_ns();
+    int d = ops->decompress(ctx, payload, plen, dst, info->raw_len);
+    *codec_ns = bf_now_ns() - t0;
+    if (d == BF_CODEC_NOMEM) {
+        *why = "out of memory in the decompressor";
+        return BF_ENOMEM;
+    }
+    if (d == BF_CODEC_BADLEN) {
+        *why = "the caller's codec decompressed to another length than the block's";
+        return BF_ECODEC;
+    }
+    if (d != 0) {
+        *why = "payload does not decompress to the recorded length";
         return BF_ECORRUPT;
     }
     return BF_OK;

@@ -111,6 +111,14 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
                     uint32_t block_size, bf_extent_info *info, const char **why);
 
 /*
+ * What the reader's map and file say of an extent bf_extent_check accepted:
+ * stored raw as the map entry says (`map_raw`), sealed as the file is
+ * (`file_sealed`: an unsealed extent in a sealed file would be anyone's
+ * bytes). BF_OK or BF_ECORRUPT with *why.
+ */
+int bf_extent_expect(const bf_extent_info *info, int map_raw, int file_sealed, const char **why);
+
+/*
  * Open the payload of a sealed extent that bf_extent_check accepted, of the
  * file `id`, into `out` (room: payload length - BF_SEAL_BYTES): the
  * compressed or raw bytes. BF_OK, or BF_ECORRUPT with *why when its tag
@@ -118,5 +126,21 @@ int bf_extent_check(const unsigned char *ext, size_t len, uint64_t expect_blkno,
  */
 int bf_extent_unseal(bf_seal *seal, const unsigned char *id, const unsigned char *ext,
                      const bf_extent_info *info, unsigned char *out, const char **why);
+
+/*
+ * Unpack an extent that bf_extent_check and bf_extent_expect accepted into
+ * `dst` (room for the block; info->raw_len bytes are written): the mirror of
+ * bf_extent_pack. A sealed payload is opened with `seal` (the space's sealer
+ * and the file's identity) into `open_buf` (room: payload length; raw
+ * ones straight into dst); a compressed one is decompressed with `ops` and
+ * its context `ctx` (unused for raw extents), *codec_ns its time (0 for
+ * raw). Returns BF_OK; BF_ECORRUPT (a tag that does not hold, a payload
+ * that does not decompress to its length), BF_ECODEC (a caller's codec
+ * that gave another length) or BF_ENOMEM (the decompressor), with *why.
+ */
+int bf_extent_unpack(const unsigned char *ext, const bf_extent_info *info,
+                     const bf_codec_ops *ops, void *ctx, const bf_extent_seal *seal,
+                     unsigned char *open_buf, unsigned char *dst, uint64_t *codec_ns,
+                     const char **why);
 
 #endif

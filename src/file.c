@@ -693,57 +693,33 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     char path[4096];
     rc = bf_extent_check_names(ext, len, blkno - delta, gen, f->block_size, space_codec_name, sp,
                                &info, &why);
-    if (rc == BF_OK && info.raw != ((e->len & BF_MAP_RAW) != 0)) {
-        rc = BF_ECORRUPT;
-        why = "raw flag differs from the block map";
-    } else if (rc == BF_OK && info.sealed != f->sealed) {
-        rc = BF_ECORRUPT; /* an unsealed extent in a sealed file would be anyone's bytes */
-        why =
-            f->sealed ? "extent not sealed in a sealed file" : "sealed extent in a file not sealed";
-    }
+    if (rc == BF_OK)
+        rc = bf_extent_expect(&info, (e->len & BF_MAP_RAW) != 0, f->sealed, &why);
     const bf_codec_ops *ops = NULL;
+    void *ctx = NULL;
     if (rc == BF_OK && !info.raw && (ops = bf_space_codec_ops(sp, info.codec)) == NULL) {
         rc = bf_codec_is_user(info.codec) ? BF_ENOCODEC : BF_ECORRUPT;
         why = rc == BF_ENOCODEC ? "extent compressed with a caller's codec this space was not given"
                                 : "extent compressed with a codec that is not built in";
     }
-    const unsigned char *payload = ext + BF_EXTENT_HDR;
+    if (rc == BF_OK && !info.raw && (rc = bf_space_codec_ctx(sp, info.codec, &ctx)) != BF_OK)
+        return rc;
+    unsigned char id[BF_FILE_ID_BYTES];
+    bf_extent_seal seal = {sp->seal, id};
     if (rc == BF_OK && info.sealed) {
-        unsigned char id[BF_FILE_ID_BYTES];
         file_identity(f, bf_map_part(e), id);
         if (!info.raw && (rc = bf_space_grow(sp, &sp->unsealed, &sp->unsealed_size,
                                              info.payload_len, "read",
                                              "buffer to open sealed extents")) != BF_OK)
             return rc;
-        unsigned char *out = info.raw ? dst : sp->unsealed;
-        rc = bf_extent_unseal(sp->seal, id, ext, &info, out, &why);
-        payload = out;
-        info.payload_len -= BF_SEAL_BYTES;
     }
     uint64_t dt = 0;
-    if (rc == BF_OK && info.raw) {
-        if (payload != dst)
-            memcpy(dst, payload, info.raw_len);
-    } else if (rc == BF_OK) {
-        void *ctx;
-        rc = bf_space_codec_ctx(sp, info.codec, &ctx);
-        if (rc != BF_OK)
-            return rc;
-        uint64_t t0 = bf_now_ns();
-        int d = ops->decompress(ctx, payload, info.payload_len, dst, info.raw_len);
-        dt = bf_now_ns() - t0;
-        COUNT(f, decompress_ns, dt);
-        if (sp->autoc != NULL && d == 0)
-            bf_auto_note_unpack(sp->autoc, info.codec, info.raw_len, dt);
-        if (d == BF_CODEC_NOMEM) {
-            rc = BF_ENOMEM;
-            why = "out of memory in the decompressor";
-        } else if (d == BF_CODEC_BADLEN) {
-            rc = BF_ECODEC;
-            why = "the caller's codec decompressed to another length than the block's";
-        } else if (d != 0) {
-            rc = BF_ECORRUPT;
-            why = "payload does not decompress to the recorded length";
+    if (rc == BF_OK) {
+        rc = bf_extent_unpack(ext, &info, ops, ctx, &seal, sp->unsealed, dst, &dt, &why);
+        if (!info.raw) {
+            COUNT(f, decompress_ns, dt);
+            if (sp->autoc != NULL && rc == BF_OK)
+                bf_auto_note_unpack(sp->autoc, info.codec, info.raw_len, dt);
         }
     }
     if (rc != BF_OK) {

@@ -19,10 +19,10 @@
 #include "io.h"
 
 typedef struct bf_iostack {
-    bf_io io;          /* what every open, transfer and unlink goes through */
-    bf_io_hooks hooks; /* the caller's hooks (all NULL: none) */
-    void *throttle;    /* io_throttle's state when io_limit is set */
-    void *hooked;      /* io_hooks' state when a transfer hook is set */
+    bf_io io;                     /* what every open, transfer and unlink goes through */
+    bf_io_hooks hooks;            /* the caller's hooks (all NULL: none) */
+    void *throttle;               /* io_throttle's state when io_limit is set */
+    void *hooked;                 /* io_hooks' state when a transfer hook is set */
     uint64_t (*clock)(void *ctx); /* what auto times transfers with; NULL: monotonic */
     void *clock_ctx;
 } bf_iostack;
