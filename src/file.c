@@ -24,6 +24,7 @@
 
 #include "abi.h"
 #include "alloc.h"
+#include "auto_file.h"
 #include "clock.h"
 #include "codec.h"
 #include "extent.h"
@@ -220,185 +221,6 @@ static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, ui
     return BF_OK;
 }
 
-/* ---- codec=auto ------------------------------------------------------- */
-
-/* Make the space's probe buffers hold `raw_len` bytes; 0 when they cannot (then no probe). */
-static int probe_room(bf_space *sp, bf_auto *a, uint32_t raw_len)
-{
-    size_t need = bf_space_extent_room(sp, raw_len); /* a caller's codec may want more */
-    if (a->probe_cap < need) {
-        unsigned char *out = bf_realloc(&sp->alloc, a->probe_out, need);
-        unsigned char *back = out ? bf_realloc(&sp->alloc, a->probe_back, need) : NULL;
-        if (out != NULL)
-            a->probe_out = out;
-        if (back == NULL)
-            return 0; /* no probe this time: the estimates just age */
-        a->probe_back = back;
-        a->probe_cap = need;
-    }
-    return 1;
-}
-
-/*
- * Compress the block about to be written with the candidates other than
- * the file's own (whose figures come from the real pack, once it has any), and decompress
- * each result, feeding the space's estimates. Returns 1 when some codec
- * made the block shrink by a tenth or more. Probe time is counted apart.
- *
- * Each candidate runs twice and only the second run is timed: a probe
- * finds the codec's context and tables cold (they were last used a few
- * hundred blocks ago), which made zstd look two to three times slower
- * than it runs when a file uses it, and kept auto from choosing it.
- */
-static int auto_probe(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
-{
-    bf_space *sp = f->seg.space;
-    if (!probe_room(sp, a, raw_len))
-        return 0;
-    uint64_t start = bf_now_ns();
-    int shrinks = 0;
-    for (int k = 0; k < a->ncand; k++) {
-        const bf_auto_cand *c = &a->cand[k];
-        if (k == f->fauto.cand && c->samples > 0)
-            continue; /* measured by its own packs; a new space's first probe takes it too */
-        if (c->codec == BF_CODEC_NONE) {
-            bf_auto_note_pack(a, k, raw_len, raw_len + BF_EXTENT_HDR, 0);
-            continue;
-        }
-        const bf_codec_ops *ops = bf_space_codec_ops(sp, c->codec);
-        void *ctx;
-        if (bf_space_codec_ctx(sp, c->codec, &ctx) != BF_OK || raw_len < 2)
-            continue;
-        size_t cap = ops->bound != NULL ? ops->bound(ctx, raw_len) : raw_len - 1;
-        int64_t n = 0;
-        uint64_t t0 = 0, t1 = 0;
-        for (int run = 0; run < 2 && n >= 0; run++) {
-            t0 = bf_now_ns();
-            n = ops->compress(ctx, c->level, data, raw_len, a->probe_out, cap);
-            t1 = bf_now_ns();
-        }
-        if (n < 0)
-            continue;
-        bf_auto_note_pack(a, k, raw_len, (uint32_t)(n > 0 ? n : raw_len) + BF_EXTENT_HDR, t1 - t0);
-        if (n == 0)
-            continue;
-        shrinks |= (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
-        int d = 0;
-        for (int run = 0; run < 2 && d == 0; run++) {
-            t0 = bf_now_ns();
-            d = ops->decompress(ctx, a->probe_out, (size_t)n, a->probe_back, raw_len);
-            t1 = bf_now_ns();
-        }
-        if (d == 0)
-            bf_auto_note_unpack(a, c->codec, raw_len, t1 - t0);
-    }
-    a->probe_ns += bf_now_ns() - start;
-    bf_auto_note_probe(a, shrinks);
-    return shrinks;
-}
-
-/*
- * Whether the block shrinks by a tenth or more with the first compressing
- * candidate: one pass, a look at the file's own data for bf_auto_recheck's
- * sake. Its time counts as probing; it feeds no estimate (a single pass
- * finds the codec cold, and misleads them: see auto_probe).
- */
-static int auto_check(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
-{
-    bf_space *sp = f->seg.space;
-    if (raw_len < 2 || !probe_room(sp, a, raw_len))
-        return 0;
-    for (int k = 0; k < a->ncand; k++) {
-        const bf_auto_cand *c = &a->cand[k];
-        void *ctx;
-        if (c->codec == BF_CODEC_NONE || bf_space_codec_ctx(sp, c->codec, &ctx) != BF_OK)
-            continue;
-        const bf_codec_ops *ops = bf_space_codec_ops(sp, c->codec);
-        uint64_t t0 = bf_now_ns();
-        int64_t n = ops->compress(ctx, c->level, data, raw_len, a->probe_out,
-                                  ops->bound != NULL ? ops->bound(ctx, raw_len) : raw_len - 1);
-        a->probe_ns += bf_now_ns() - t0;
-        return n > 0 && (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
-    }
-    return 0;
-}
-
-/*
- * A file on none because nothing the space measured shrinks (the space's
- * ratios may be of other data: one random block first made them say so for
- * the thousand compressible blocks that followed) checks its own data at
- * its decision points: at each at first, then backing off to every
- * BF_AUTO_RECHECK-th while it does not shrink. When it does, the ratios
- * start again from a probe of this block, and the decision follows.
- */
-static void auto_recheck(bf_file *f, bf_auto *a, const void *data, uint32_t raw_len)
-{
-    bf_file_auto *fa = &f->fauto;
-    if ((fa->check & 15) != 0) {
-        fa->check--;
-        return;
-    }
-    unsigned misses = fa->check >> 4;
-    if (auto_check(f, a, data, raw_len)) {
-        bf_auto_note_change(a);
-        auto_probe(f, a, data, raw_len);
-        fa->check = 0;
-        return;
-    }
-    if ((2u << misses) <= BF_AUTO_RECHECK)
-        misses++;
-    fa->check = (uint8_t)(misses << 4 | ((1u << misses) - 1)); /* next in 2^misses decisions */
-}
-
-/*
- * Before an auto file packs a block: probe when the space's schedule or
- * the file asks for it, and at the file's decision points choose its
- * codec for the blocks that follow.
- */
-static void auto_prepare(bf_file *f, const void *data, uint32_t raw_len)
-{
-    bf_space *sp = f->seg.space;
-    bf_auto *a = sp->autoc;
-    bf_file_auto *fa = &f->fauto;
-    /* While the space warms up every block is probed, and decided on: the first samples
-       are the least reliable (cold caches), the next ones correct them at once. A new
-       file is decided on at once but not probed: the space's figures are its own, and
-       probing the first block of every file costs most where files are many and small
-       (a hash join's batches). */
-    int warming = bf_auto_warming(a);
-    int first = fa->first,
-        due = first || warming || fa->since >= BF_AUTO_EVERY || fa->epoch != a->epoch;
-    int scheduled = bf_auto_probe_due(a);
-    a->blocks++;
-    if (scheduled || (due && fa->flat)) {
-        int shrinks = auto_probe(f, a, data, raw_len);
-        if (fa->flat && shrinks)
-            fa->flat = 0; /* its data compresses again */
-    }
-    if (!due)
-        return;
-    /* Blocks that come out raw under a compressing codec: the file's data does not shrink. */
-    if (!first && !fa->flat && fa->since >= BF_AUTO_EVERY &&
-        a->cand[fa->cand].codec != BF_CODEC_NONE &&
-        (uint32_t)fa->raw * 8 >= (uint32_t)fa->since * 7)
-        fa->flat = 1;
-    if (!fa->flat && a->cand[fa->cand].codec == BF_CODEC_NONE && !bf_auto_shrinks(a))
-        auto_recheck(f, a, data, raw_len);
-    int k = bf_auto_choose(a, fa->cand, fa->flat, NULL, 0);
-    if (first || k != fa->cand) /* the reason is worth its formatting only then */
-        bf_auto_explain(a, k, fa->flat, a->reason, sizeof(a->reason));
-    if (k != fa->cand) {
-        a->switches += !first;
-        fa->check = 0;
-        fa->cand = (uint8_t)k;
-        f->codec = (uint8_t)a->cand[k].codec;
-        f->level = a->cand[k].level;
-    }
-    fa->first = 0;
-    fa->since = fa->raw = 0;
-    fa->epoch = a->epoch;
-}
-
 /* ---- block store and load --------------------------------------------- */
 
 /*
@@ -411,7 +233,7 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
 {
     bf_space *sp = f->seg.space;
     if (f->fauto.on)
-        auto_prepare(f, data, raw_len);
+        bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
     const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
     void *ctx;
     int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
@@ -426,13 +248,8 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
                         iov, iovcnt, info);
     if (f->codec != BF_CODEC_NONE)
         COUNT(f, compress_ns, info->codec_ns);
-    if (rc == BF_OK && f->fauto.on) {
-        bf_auto_note_pack(sp->autoc, f->fauto.cand, raw_len, BF_EXTENT_HDR + info->payload_len,
-                          info->codec_ns);
-        bf_auto_note_block(sp->autoc, 1, raw_len, info->codec_ns);
-        f->fauto.since++;
-        f->fauto.raw += info->raw && f->codec != BF_CODEC_NONE;
-    }
+    if (rc == BF_OK && f->fauto.on)
+        bf_auto_file_packed(sp, &f->fauto, (bf_codec)f->codec, info);
     if (rc != BF_OK)
         return bf_fail(sp, rc, "compress", NULL, 0, "%s on block %llu: %s", ops->name,
                        (unsigned long long)blkno, bf_strerror(rc));
@@ -718,8 +535,8 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
         rc = bf_extent_unpack(ext, &info, ops, ctx, &seal, sp->unsealed, dst, &dt, &why);
         if (!info.raw) {
             COUNT(f, decompress_ns, dt);
-            if (sp->autoc != NULL && rc == BF_OK)
-                bf_auto_note_unpack(sp->autoc, info.codec, info.raw_len, dt);
+            if (rc == BF_OK)
+                bf_auto_file_unpacked(sp, info.codec, info.raw_len, dt);
         }
     }
     if (rc != BF_OK) {
@@ -731,8 +548,7 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     memset(dst + info.raw_len, 0, f->block_size - info.raw_len);
     COUNT(f, blocks_read, 1);
     bf_space_note_blocks(sp, BF_IO_READ, 1);
-    if (sp->autoc != NULL)
-        bf_auto_note_block(sp->autoc, 0, info.raw_len, dt);
+    bf_auto_file_loaded(sp, info.raw_len, dt);
     return BF_OK;
 }
 
@@ -1161,17 +977,12 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
         level = sp->level;
     bf_file_auto fa = {0};
     if (codec == BF_CODEC_AUTO) {
-        bf_auto *a;
         if (level != BF_LEVEL_DEFAULT)
             return bf_fail(sp, BF_EINVAL, "create", NULL, 0,
                            "codec auto chooses its own levels: leave the level at its default");
-        int rc = bf_space_auto(sp, &a);
+        int rc = bf_auto_file_start(sp, &fa, &codec, &level);
         if (rc != BF_OK)
             return rc;
-        int k = bf_auto_start(a);
-        fa = (bf_file_auto){.on = 1, .cand = (uint8_t)k, .first = 1, .epoch = a->epoch};
-        codec = a->cand[k].codec;
-        level = a->cand[k].level;
     }
     const bf_codec_ops *ops = bf_space_codec_ops(sp, codec);
     if (ops == NULL && bf_codec_is_user(codec))

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "alloc.h"
+#include "auto_file.h"
 #include "space.h"
 
 void bf_seg_init(bf_seg *seg, struct bf_space *space, uint32_t id, const char *prefix)
@@ -211,25 +212,6 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
     return BF_OK;
 }
 
-/*
- * codec=auto weighs bytes saved by what moving them costs, so it times
- * the transfers it asks for (bf_auto_times_io) and accounts all of them.
- */
-static int io_begin(struct bf_space *sp, uint64_t bytes, uint64_t *t0)
-{
-    int timed = sp->autoc != NULL && bf_auto_times_io(sp->autoc, bytes);
-    *t0 = timed ? bf_space_io_now(sp) : 0;
-    return timed;
-}
-
-static void io_end(struct bf_space *sp, uint64_t bytes, int timed, uint64_t t0)
-{
-    if (timed)
-        bf_auto_note_io(sp->autoc, bytes, t0, bf_space_io_now(sp));
-    else if (sp->autoc != NULL)
-        bf_auto_note_untimed(sp->autoc, bytes);
-}
-
 int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total)
 {
     struct bf_space *sp = seg->space;
@@ -247,7 +229,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     struct iovec *v = local;
     size_t done = 0;
     uint64_t t0;
-    int timed = io_begin(sp, total, &t0);
+    int timed = bf_auto_io_begin(sp, total, &t0);
     while (done < total) {
         ssize_t w = sp->ios.io.pwritev(sp->ios.io.ctx, seg->fd, v, n, (off_t)(soff + done));
         if (w <= 0) {
@@ -271,7 +253,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
             v->iov_len -= skip;
         }
     }
-    io_end(sp, total, timed, t0);
+    bf_auto_io_end(sp, total, timed, t0);
     return BF_OK;
 }
 
@@ -285,7 +267,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         return rc;
     size_t done = 0;
     uint64_t t0;
-    int timed = io_begin(sp, len, &t0);
+    int timed = bf_auto_io_begin(sp, len, &t0);
     while (done < len) {
         ssize_t r =
             sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)(soff + done));
@@ -302,7 +284,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         }
         done += (size_t)r;
     }
-    io_end(sp, len, timed, t0);
+    bf_auto_io_end(sp, len, timed, t0);
     return BF_OK;
 }
 
