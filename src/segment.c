@@ -41,11 +41,11 @@ static void lru_unlink(bf_seg *seg)
     if (seg->lru_prev)
         seg->lru_prev->lru_next = seg->lru_next;
     else
-        sp->segs.lru_head = seg->lru_next;
+        sp->segs->lru_head = seg->lru_next;
     if (seg->lru_next)
         seg->lru_next->lru_prev = seg->lru_prev;
     else
-        sp->segs.lru_tail = seg->lru_prev;
+        sp->segs->lru_tail = seg->lru_prev;
     seg->lru_prev = seg->lru_next = NULL;
 }
 
@@ -53,12 +53,12 @@ static void lru_push(bf_seg *seg)
 {
     struct bf_space *sp = seg->space;
     seg->lru_prev = NULL;
-    seg->lru_next = sp->segs.lru_head;
-    if (sp->segs.lru_head)
-        sp->segs.lru_head->lru_prev = seg;
+    seg->lru_next = sp->segs->lru_head;
+    if (sp->segs->lru_head)
+        sp->segs->lru_head->lru_prev = seg;
     else
-        sp->segs.lru_tail = seg;
-    sp->segs.lru_head = seg;
+        sp->segs->lru_tail = seg;
+    sp->segs->lru_head = seg;
 }
 
 /*
@@ -71,8 +71,8 @@ static void lru_push(bf_seg *seg)
 static void forget_readahead_over(bf_seg *seg, uint64_t off, uint64_t len)
 {
     struct bf_space *sp = seg->space;
-    if (sp->segs.ra_seg == seg && off < sp->segs.ra_off + sp->segs.ra_len && off + len > sp->segs.ra_off)
-        sp->segs.ra_seg = NULL;
+    if (sp->segs->ra_seg == seg && off < sp->segs->ra_off + sp->segs->ra_len && off + len > sp->segs->ra_off)
+        sp->segs->ra_seg = NULL;
 }
 
 static void forget_readahead(bf_seg *seg)
@@ -82,12 +82,12 @@ static void forget_readahead(bf_seg *seg)
 
 void bf_seg_forget_ahead(struct bf_space *sp)
 {
-    sp->segs.ra_seg = NULL;
+    sp->segs->ra_seg = NULL;
 }
 
 const unsigned char *bf_seg_cached(const bf_seg *seg, uint64_t off, size_t len)
 {
-    const bf_segcache *c = &seg->space->segs;
+    const bf_segcache *c = seg->space->segs;
     if (c->ra_seg == seg && off >= c->ra_off && off + len <= c->ra_off + c->ra_len)
         return c->ra + (off - c->ra_off);
     return NULL;
@@ -95,7 +95,7 @@ const unsigned char *bf_seg_cached(const bf_seg *seg, uint64_t off, size_t len)
 
 int bf_seg_read_ahead(bf_seg *seg, uint64_t off, uint64_t end, const unsigned char **out)
 {
-    bf_segcache *c = &seg->space->segs;
+    bf_segcache *c = seg->space->segs;
     if (c->ra == NULL && (c->ra = bf_malloc(&seg->space->alloc, BF_READAHEAD)) == NULL)
         return BF_ENOMEM;
     c->ra_seg = NULL;
@@ -109,15 +109,25 @@ int bf_seg_read_ahead(bf_seg *seg, uint64_t off, uint64_t end, const unsigned ch
     return BF_OK;
 }
 
+bf_segcache *bf_segcache_new(const bf_allocator *a, uint32_t fds_max)
+{
+    bf_segcache *c = bf_calloc(a, 1, sizeof(*c));
+    if (c != NULL)
+        c->fds_max = fds_max;
+    return c;
+}
+
 size_t bf_segcache_memory(const bf_segcache *c)
 {
-    return c->ra != NULL ? BF_READAHEAD : 0;
+    return sizeof(*c) + (c->ra != NULL ? BF_READAHEAD : 0);
 }
 
 void bf_segcache_free(const bf_allocator *a, bf_segcache *c)
 {
+    if (c == NULL)
+        return;
     bf_free(a, c->ra);
-    c->ra = NULL;
+    bf_free(a, c);
 }
 
 void bf_seg_close(bf_seg *seg)
@@ -128,15 +138,15 @@ void bf_seg_close(bf_seg *seg)
     lru_unlink(seg);
     bf_fd_close(seg->space, seg->fd);
     seg->fd = -1;
-    seg->space->segs.fds_open--;
+    seg->space->segs->fds_open--;
 }
 
 int bf_fd_open(struct bf_space *sp, const char *path, int flags, mode_t mode)
 {
     const bf_io_hooks *k = &sp->ios.hooks;
     if (k->fd_acquire != NULL) {
-        while (!k->fd_acquire(k->ctx, sp->segs.lru_tail == NULL))
-            bf_seg_close(sp->segs.lru_tail);
+        while (!k->fd_acquire(k->ctx, sp->segs->lru_tail == NULL))
+            bf_seg_close(sp->segs->lru_tail);
     }
     int fd = sp->ios.io.open(sp->ios.io.ctx, path, flags, mode);
     if (fd < 0 && k->fd_release != NULL) {
@@ -161,7 +171,7 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
 {
     struct bf_space *sp = seg->space;
     if (seg->fd >= 0 && seg->segno == segno) {
-        if (sp->segs.lru_head != seg) {
+        if (sp->segs->lru_head != seg) {
             lru_unlink(seg);
             lru_push(seg);
         }
@@ -173,8 +183,8 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
         bf_seg_path(seg, segno, path, sizeof(path));
         return bf_fail(sp, BF_ECORRUPT, "open", path, 0, "segment %u was never written", segno);
     }
-    while (sp->segs.fds_open >= sp->segs.fds_max && sp->segs.lru_tail != NULL)
-        bf_seg_close(sp->segs.lru_tail);
+    while (sp->segs->fds_open >= sp->segs->fds_max && sp->segs->lru_tail != NULL)
+        bf_seg_close(sp->segs->lru_tail);
     /* Segments are created in order so that nsegs alone says which exist. */
     while (seg->nsegs <= segno) {
         char path[4096];
@@ -193,7 +203,7 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
         }
         seg->fd = fd;
         seg->segno = segno;
-        sp->segs.fds_open++;
+        sp->segs->fds_open++;
         lru_push(seg);
         return BF_OK;
     }
@@ -207,7 +217,7 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
     }
     seg->fd = fd;
     seg->segno = segno;
-    sp->segs.fds_open++;
+    sp->segs->fds_open++;
     lru_push(seg);
     return BF_OK;
 }

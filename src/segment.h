@@ -111,7 +111,10 @@ int bf_seg_read_ahead(bf_seg *seg, uint64_t off, uint64_t end, const unsigned ch
 /* Forget what the read-ahead buffer holds (it serves one sequential pass). */
 void bf_seg_forget_ahead(struct bf_space *space);
 
-/* Memory the space's segment cache holds, and its freeing (api.c, at the space's end). */
+/* A space's segment cache, keeping at most `fds_max` descriptors open (NULL: out of memory). */
+bf_segcache *bf_segcache_new(const bf_allocator *a, uint32_t fds_max);
+
+/* Memory the cache holds (itself and its read-ahead buffer), and its freeing (NULL: nothing). */
 size_t bf_segcache_memory(const bf_segcache *c);
 void bf_segcache_free(const bf_allocator *a, bf_segcache *c);
 

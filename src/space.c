@@ -1,6 +1,15 @@
 /*
- * space.c - the space: private directory, defaults, codec contexts,
- * scratch buffer, descriptor cache limit, statistics and last error.
+ * space.c - the space's own state and what the layers above ask of it:
+ * its defaults, its codecs (the caller's copied, contexts made on first
+ * use), the scratch and other shared buffers, codec=auto's state, the
+ * statistics it sums, its last error and its freeing. The space is
+ * assembled by api.c (bf_space_create); its parts are owned by their
+ * modules: the I/O stack (io_stack.c), the segment cache (segment.c), the
+ * error state (error.c), the directory's rules (sweep.c).
+ * Implements: bf_space_options_init_sized, bf_space_errmsg, bf_space_errno,
+ * bf_space_auto_reason, bf_space_auto_device_sized, bf_space_dir,
+ * bf_space_set_temp_limit, bf_space_codec_name, bf_space_codec_parse
+ * (buffile.h); space.h.
  *
  * Invariants: the directory exists from create to destroy and holds only
  * segment files of this space's open files; codec contexts and the
@@ -8,15 +17,9 @@
  */
 #include "space.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "abi.h"
 #include "alloc.h"
@@ -36,31 +39,7 @@ void bf_space_options_init_sized(bf_space_options *o, size_t size)
     bf_abi_write(o, size, &d, sizeof(d));
 }
 
-static int reject(char *errbuf, size_t len, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int reject(char *errbuf, size_t len, int status, const char *fmt, ...)
-{
-    if (errbuf != NULL && len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, len, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
-static uint32_t auto_fd_limit(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-        return 256;
-    rlim_t n = rl.rlim_cur / 4;
-    return (uint32_t)(n < 16 ? 16 : n > 1024 ? 1024 : n);
-}
-
-/* Copy the caller's codecs and their names into the space, with a table for each. */
-static int user_codecs_copy(bf_space *sp, const bf_user_codec *u, uint32_t n)
+int bf_space_set_user_codecs(bf_space *sp, const bf_user_codec *u, uint32_t n)
 {
     if (n == 0)
         return BF_OK;
@@ -79,7 +58,6 @@ static int user_codecs_copy(bf_space *sp, const bf_user_codec *u, uint32_t n)
     return BF_OK;
 }
 
-/* Free what a space holds (any part of it may be missing: a creation that failed half way). */
 static void space_free(bf_space *sp)
 {
     bf_allocator a = sp->alloc;
@@ -102,110 +80,11 @@ static void space_free(bf_space *sp)
     bf_free(&a, sp);
 }
 
-int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, size_t errlen)
-{
-    *out = NULL;
-    bf_space_options o;
-    bf_space_options_init(&o);
-    char why[256];
-    if (opts != NULL && bf_abi_read(&o, &bf_abi_space_options, opts, why, sizeof(why)) != BF_OK)
-        return reject(errbuf, errlen, BF_EINVAL, "%s", why);
-    bf_auto_device seed = BF_AUTO_DEVICE_INIT;
-    if (o.auto_device != NULL &&
-        bf_abi_read(&seed, &bf_abi_auto_device, o.auto_device, why, sizeof(why)) != BF_OK)
-        return reject(errbuf, errlen, BF_EINVAL, "%s", why);
-    uint32_t bs = o.block_size;
-    if (bs < BF_BLOCK_SIZE_MIN || bs > BF_BLOCK_SIZE_MAX || (bs & (bs - 1)) != 0)
-        return reject(errbuf, errlen, BF_EINVAL,
-                      "bad block size %u: must be a power of two from %u to %u", bs,
-                      BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX);
-    if (o.n_user_codecs > BF_USER_CODECS_MAX || (o.n_user_codecs > 0 && o.user_codecs == NULL))
-        return reject(errbuf, errlen, BF_EINVAL, "bad user_codecs: %u of them (at most %d)",
-                      o.n_user_codecs, BF_USER_CODECS_MAX);
-    const bf_codec_ops *ops = NULL;
-    bf_codec_ops user_default;
-    for (uint32_t i = 0; i < o.n_user_codecs; i++) {
-        const bf_user_codec *u = &o.user_codecs[i];
-        if (bf_user_codec_check(u, why, sizeof(why)) != BF_OK)
-            return reject(errbuf, errlen, BF_EINVAL, "%s", why);
-        for (uint32_t j = 0; j < i; j++)
-            if (o.user_codecs[j].id == u->id || strcmp(o.user_codecs[j].name, u->name) == 0)
-                return reject(errbuf, errlen, BF_EINVAL,
-                              "caller codecs %d and %d share an id or a name", j, i);
-        if (u->id == (int)o.codec) {
-            bf_user_codec_ops(u, u->name, &user_default); /* its levels, for the check below */
-            ops = &user_default;
-        }
-    }
-    if (ops == NULL && bf_codec_name(o.codec) == NULL)
-        return reject(errbuf, errlen, BF_EINVAL, "unknown codec %d", (int)o.codec);
-    if (ops == NULL)
-        ops = bf_codec_ops_get(o.codec);
-    int32_t level = BF_LEVEL_DEFAULT;
-    if (o.codec == BF_CODEC_AUTO) {
-        if (o.level != BF_LEVEL_DEFAULT)
-            return reject(errbuf, errlen, BF_EINVAL,
-                          "codec auto chooses its own levels: leave the level at its default");
-    } else if (ops == NULL) {
-        return reject(errbuf, errlen, BF_ENOCODEC, "codec %s was not built into this library",
-                      bf_codec_name(o.codec));
-    } else if (bf_codec_resolve_level(ops, o.level, &level) != BF_OK) {
-        return reject(errbuf, errlen, BF_EINVAL, "level %d out of range %d..%d for %s",
-                      (int)o.level, (int)ops->min_level, (int)ops->max_level, ops->name);
-    }
-    if (o.auto_prefer != BF_AUTO_TIME && o.auto_prefer != BF_AUTO_SPACE)
-        return reject(errbuf, errlen, BF_EINVAL, "bad auto_prefer %d (BF_AUTO_TIME, BF_AUTO_SPACE)",
-                      o.auto_prefer);
-    if (!bf_auto_device_valid(&seed))
-        return reject(errbuf, errlen, BF_EINVAL,
-                      "bad auto_device: no space measures those figures (device_ns and pace_ns "
-                      "are 0..2^64 ns/B, transfer_ns 0..%.0f, limited_share 0..1)",
-                      BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B);
-    if (o.segment_size == 0)
-        o.segment_size = BF_SEGMENT_SIZE_DEFAULT;
-    if (o.segment_size % 4096 != 0 || o.segment_size < 2 * ((uint64_t)bs + 4096))
-        return reject(errbuf, errlen, BF_EINVAL,
-                      "bad segment size %llu: must be a multiple of 4096 and hold two blocks",
-                      (unsigned long long)o.segment_size);
-    const bf_allocator *a = o.allocator ? o.allocator : &bf_default_allocator;
-    if (a->malloc_fn == NULL || a->realloc_fn == NULL || a->free_fn == NULL)
-        return reject(errbuf, errlen, BF_EINVAL, "allocator hooks must all be set");
-
-    bf_space *sp = bf_calloc(a, 1, sizeof(*sp));
-    if (sp == NULL)
-        return reject(errbuf, errlen, BF_ENOMEM, "out of memory creating a space");
-    sp->alloc = *a;
-    sp->block_size = bs;
-    sp->codec = o.codec;
-    sp->level = level;
-    sp->temp_limit = o.temp_limit;
-    sp->segment_size = o.segment_size;
-    sp->segs.fds_max = o.max_open_fds ? o.max_open_fds : auto_fd_limit();
-    sp->auto_prefer = o.auto_prefer;
-    sp->auto_slack_pct = o.auto_slack_pct;
-    sp->auto_seed = seed;
-    snprintf(why, sizeof(why), "out of memory creating a space");
-    int rc = user_codecs_copy(sp, o.user_codecs, o.n_user_codecs);
-    if (rc == BF_OK && (o.encrypt || o.key != NULL) &&
-        (rc = bf_seal_new(a, o.key, &sp->seal, why, sizeof(why))) == BF_OK)
-        bf_seal_nonce(sp->seal, sp->anon_id);
-    sp->seal_default = o.encrypt != 0;
-    if (rc == BF_OK)
-        rc = bf_iostack_init(&sp->ios, a, o.io_limit, o.io_hooks);
-    if (rc == BF_OK)
-        rc = bf_space_dir_make(a, o.temp_dir, &sp->dir, why, sizeof(why));
-    if (rc != BF_OK) {
-        space_free(sp);
-        return reject(errbuf, errlen, rc, "%s", why);
-    }
-    *out = sp;
-    return BF_OK;
-}
-
 void bf_space_free(bf_space *sp)
 {
     /* Files whose removal failed at close (a failed unlink) go with the directory. */
-    bf_remove_space_dir(AT_FDCWD, sp->dir);
+    if (sp->dir != NULL)
+        bf_remove_space_dir(AT_FDCWD, sp->dir);
     space_free(sp);
 }
 

@@ -19,9 +19,9 @@
 #include "codec.h"
 #include "error.h"
 #include "io_stack.h"
-#include "segment.h"
 
 struct bf_file;
+struct bf_segcache;
 
 /* Counters kept per file and summed per space (the per-file struct stays small). */
 typedef struct bf_counters {
@@ -69,7 +69,7 @@ struct bf_space {
     uint64_t files_created, files_open;
     uint32_t next_file_id;
     struct bf_file *files; /* open files, doubly linked */
-    bf_segcache segs; /* descriptor cache and read-ahead buffer (segment.c) */
+    struct bf_segcache *segs; /* descriptor cache and read-ahead buffer (segment.c's) */
     /* the stream's (file.c): the last block loaded, to recognise sequential reads */
     const void *seq_file;
     uint64_t seq_blk;
@@ -137,8 +137,15 @@ static inline void bf_space_note_blocks(const struct bf_space *space, bf_io_op o
     bf_iostack_blocks(&space->ios, op, n);
 }
 
-/* Free the space and its directory; its files are closed already (api.c's bf_space_destroy). */
+/*
+ * Free the space and its directory (any part may be missing: a creation
+ * that failed half way); its files and segment cache are gone already
+ * (api.c's bf_space_destroy).
+ */
 void bf_space_free(struct bf_space *space);
+
+/* Copy the caller's codecs and their names into the space, with a table for each: BF_ENOMEM. */
+int bf_space_set_user_codecs(struct bf_space *space, const bf_user_codec *u, uint32_t n);
 
 /* The space's statistics but for its open files' memory, which api.c adds. */
 void bf_space_stats_own(const struct bf_space *space, bf_stats *st);

@@ -141,9 +141,9 @@ static void assert_contents(bf_file *f, const unsigned char *d, size_t len)
 static void assert_lru_sane(const bf_space *sp)
 {
     uint32_t n = 0;
-    for (const bf_seg *s = sp->segs.lru_head; s != NULL && n <= sp->segs.fds_open; s = s->lru_next, n++)
+    for (const bf_seg *s = sp->segs->lru_head; s != NULL && n <= sp->segs->fds_open; s = s->lru_next, n++)
         assert_true(s->fd >= 0);
-    assert_int_equal(n, sp->segs.fds_open);
+    assert_int_equal(n, sp->segs->fds_open);
 }
 
 static void use_fault_io(bf_space *sp, t_faults *flt)
@@ -244,7 +244,7 @@ static void test_d2_close_unlink_fails(void **state)
     flt.fail_meta_at = 0;
     assert_non_null(strstr(bf_space_errmsg(sp), "unlink"));
     assert_lru_sane(sp);
-    assert_int_equal(sp->segs.fds_open, 0);
+    assert_int_equal(sp->segs->fds_open, 0);
     assert_int_equal(bf_file_create(sp, NULL, &g), BF_OK);
     assert_int_equal(bf_file_write(g, d, 5 * BS), BF_OK);
     assert_contents(g, d, 5 * BS);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "buffile.h"
+#include "segment.h"
 #include "space.h"
 #include "support.h"
 
@@ -172,7 +173,7 @@ static void test_descriptors_follow_the_space(void **state)
     for (int round = 0; round < 4; round++)
         for (int i = 0; i < N; i++) {
             assert_int_equal(bf_file_write_block(f[i], (uint64_t)round, blk), BF_OK);
-            assert_int_equal(c.fds, (int)sp->segs.fds_open);
+            assert_int_equal(c.fds, (int)sp->segs->fds_open);
         }
     assert_true(c.refused > 0);
     assert_int_equal(c.fds_peak, 2);
