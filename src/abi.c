@@ -1,6 +1,8 @@
 /*
  * abi.c - what keeps callers built against other headers working: the
  * library's version and the size mechanism of the growable structs (abi.h).
+ * Implements: bf_version_number (buffile.h); bf_abi_read, bf_abi_write and
+ * the released sizes (abi.h).
  *
  * Why struct_size and not a version number: the size alone tells which
  * fields a caller's struct holds, because fields are only ever appended,

@@ -1,5 +1,7 @@
 /*
  * alloc.c - allocator hooks: the default libc hooks and checked helpers.
+ * Implements: bf_malloc, bf_calloc, bf_realloc, bf_free and the default
+ * allocator (alloc.h).
  *
  * bf_calloc checks n * size for overflow because block-map growth computes
  * sizes from caller-controlled offsets.

@@ -1,5 +1,8 @@
 /*
  * auto.c - estimates and decisions of codec=auto (the model is in auto.h).
+ * Implements: auto.h: the estimates (bf_auto_note_*), the transfer windows
+ * (bf_auto_times_io), the choice (bf_auto_start, bf_auto_choose,
+ * bf_auto_explain, bf_auto_cost) and the seed check (bf_auto_device_valid).
  *
  * Invariants: cand[0] is none; a candidate's estimates are unknown until
  * its first sample (samples == 0), and a choice only ever falls on known

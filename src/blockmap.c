@@ -1,6 +1,8 @@
 /*
  * blockmap.c - the two-level block map: leaves dense or compact, growth,
  * lookup, the changes between hole and data, shrinking.
+ * Implements: bf_map_find, bf_map_slot, bf_map_put, bf_map_clear,
+ * bf_map_next, bf_map_shrink, bf_map_memory, bf_map_free (blockmap.h).
  *
  * Invariants (outside a call, allocation failures aside):
  *  - a leaf holds at least one entry with data or reserved (its `used`

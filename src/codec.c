@@ -1,5 +1,7 @@
 /*
  * codec.c - codec registry: names, availability, level ranges.
+ * Implements: bf_codec_name, bf_codec_parse, bf_codec_available
+ * (buffile.h); bf_codec_ops_get, bf_codec_resolve_level (codec.h).
  *
  * Which codecs exist is decided at build time (BF_HAVE_LZ4/ZSTD/ZLIB); a
  * codec that was not built is reported as such, never replaced silently.

@@ -1,5 +1,6 @@
 /*
  * codec_lz4.c - lz4 block codec; level is lz4's acceleration (1 = default).
+ * Implements: bf_codec_lz4_ops (codec.h).
  *
  * The context is lz4's external state (LZ4_sizeofState bytes), so
  * compression never allocates. Decompression uses LZ4_decompress_safe,

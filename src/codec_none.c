@@ -1,5 +1,6 @@
 /*
  * codec_none.c - the identity codec: every block is stored raw.
+ * Implements: bf_codec_none_ops (codec.h).
  *
  * compress() always reports "does not fit" so the extent layer takes its
  * one raw path; there is no second copy routine for uncompressed data.

@@ -1,5 +1,6 @@
 /*
  * codec_user.c - a caller's codec (bf_user_codec) behind the codec vtable.
+ * Implements: bf_user_codec_check, bf_user_codec_ops (codec.h).
  *
  * The table's context is the space's copy of the caller's struct, so one
  * pair of trampolines serves every caller codec. They keep the caller's

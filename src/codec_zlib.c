@@ -1,5 +1,6 @@
 /*
  * codec_zlib.c - zlib (raw deflate) block codec; levels 1..9, 6 by default.
+ * Implements: bf_codec_zlib_ops (codec.h).
  *
  * Raw deflate (negative windowBits): the extent header already carries a
  * CRC and the length, so zlib's own header and adler32 would be waste.

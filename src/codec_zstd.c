@@ -1,5 +1,6 @@
 /*
  * codec_zstd.c - zstd block codec; levels -7..22, 1 by default.
+ * Implements: bf_codec_zstd_ops (codec.h).
  *
  * One compression and one decompression context per space, allocated
  * through the space's allocator (ZSTD_customMem) so the memory they take is

@@ -1,5 +1,6 @@
 /*
  * crc32c.c - CRC-32C with hardware dispatch.
+ * Implements: bf_crc32c, bf_crc32c_sw (crc32c.h).
  *
  * The table is built once (pthread_once) so spaces in many threads may
  * checksum concurrently. The dispatch decision is made in the same once

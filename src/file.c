@@ -1,5 +1,12 @@
 /*
  * file.c - the logical stream: position, one block buffer, block I/O.
+ * Implements: bf_file_create, bf_file_options_init_sized, bf_file_write,
+ * bf_file_read, bf_file_seek, bf_file_tell, bf_file_size, bf_file_flush,
+ * bf_file_truncate, the block API (bf_file_seek_block, bf_file_read_block,
+ * bf_file_write_block, bf_file_discard_block), bf_file_release_buffer, the
+ * accessors (bf_file_block_size, bf_file_codec, bf_file_level,
+ * bf_file_space, bf_file_path) and its figures (bf_file_stats_sized,
+ * bf_file_written, bf_file_memory) (buffile.h); file.h.
  *
  * Logical offsets are turned into (block, offset-in-block) by shifts; the
  * block map alone knows where a block's bytes are on disk. Nothing here

@@ -1,6 +1,9 @@
 /*
  * fileset.c - named files shared between spaces: create, export, open,
  * append (extent splicing), delete, and the index inside each file.
+ * Implements: bf_fileset_create, bf_fileset_destroy, bf_file_create_named,
+ * bf_file_export, bf_file_open_named, bf_file_delete_named, bf_file_append
+ * (buffile.h); bf_named_close, bf_named_abort (fileset.h).
  *
  * Invariants: a named file is its segments "<dir>/<name>.<n>" alone, one
  * inode each, as PostgreSQL's own temporary files are (file creation is

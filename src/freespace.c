@@ -1,5 +1,7 @@
 /*
  * freespace.c - best-fit free list with merging of neighbours.
+ * Implements: bf_free_put, bf_free_take, bf_free_tail_start,
+ * bf_free_drop_beyond, bf_free_memory, bf_free_clear (freespace.h).
  *
  * Invariants: c[0..n) sorted ascending by (cap, off) and the by-offset
  * half ascending by off hold the same chunks; chunks do not overlap each

@@ -1,5 +1,8 @@
 /*
  * index.c - encode and validate the persisted block index.
+ * Implements: bf_index_size, bf_index_encode, bf_index_decode,
+ * bf_index_decode_body, bf_index_verify, bf_index_each, bf_head_encode,
+ * bf_head_decode, bf_name_valid (index.h).
  *
  * Layout (docs/format.md): a 112-byte header, the spliced parts (40 bytes +
  * name, padded to 8), runs of used map entries (first block, count, count

@@ -1,5 +1,6 @@
 /*
  * io_posix.c - the production I/O table: thin wrappers over POSIX calls.
+ * Implements: bf_posix_io (io.h).
  *
  * EINTR is retried here so that every layer above sees only real failures.
  */

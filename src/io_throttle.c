@@ -1,5 +1,6 @@
 /*
  * io_throttle.c - token-bucket model of a slow temp device.
+ * Implements: bf_throttle_wrap, bf_throttle_free (io_throttle.h).
  *
  * Invariant: busy_until_ns is when the modelled device finishes the last
  * transfer accepted; a new transfer starts at max(now, busy_until_ns), and

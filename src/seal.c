@@ -1,5 +1,8 @@
 /*
  * seal.c - AES-256-GCM sealing through libcrypto's EVP interface.
+ * Implements: bf_seal_new, bf_seal_free, bf_seal_nonce, bf_seal_encrypt,
+ * bf_seal_decrypt, bf_seal_kcv (seal.h), with libcrypto or as stubs that
+ * say BF_ENOCODEC.
  *
  * Invariants: the key lives only in this struct (and in libcrypto's
  * expanded key schedules inside the contexts), and is wiped at free; one

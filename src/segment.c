@@ -1,5 +1,11 @@
 /*
  * segment.c - segment files, descriptor cache and the retry loops of I/O.
+ * Implements: segment.h: the rows (bf_seg_init, bf_seg_path, bf_seg_write,
+ * bf_seg_read, bf_seg_resize, bf_seg_read_head, bf_seg_move,
+ * bf_seg_reserve, bf_seg_remove, bf_seg_close), the descriptors
+ * (bf_fd_open, bf_fd_close) and the segment cache (bf_segcache_new,
+ * bf_segcache_memory, bf_segcache_free, bf_seg_cached, bf_seg_read_ahead,
+ * bf_seg_forget_ahead).
  *
  * Invariants: seg->fd >= 0 iff seg is linked in the space's LRU list, and
  * space->fds_open counts those; space->fds_open <= space->fds_max after
