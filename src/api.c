@@ -146,6 +146,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         rc = BF_ENOMEM;
     if (rc == BF_OK)
         rc = bf_space_dir_make(a, o.temp_dir, &sp->dir, why, sizeof(why));
+    if (rc == BF_OK && (uint64_t)o.temp_limit == BF_TEMP_LIMIT_AUTO)
+        sp->temp_limit = bf_dir_default_limit(sp->dir);
     if (rc != BF_OK) {
         bf_segcache_free(a, sp->segs);
         bf_space_free(sp);

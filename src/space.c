@@ -8,7 +8,7 @@
  * error state (error.c), the directory's rules (sweep.c).
  * Implements: bf_space_options_init_sized, bf_space_errmsg, bf_space_errno,
  * bf_space_auto_reason, bf_space_auto_device_sized, bf_space_dir,
- * bf_space_set_temp_limit, bf_space_codec_name, bf_space_codec_parse
+ * bf_space_set_temp_limit, bf_space_temp_limit, bf_space_codec_name, bf_space_codec_parse
  * (buffile.h); space.h.
  *
  * Invariants: the directory exists from create to destroy and holds only
@@ -35,6 +35,7 @@ void bf_space_options_init_sized(bf_space_options *o, size_t size)
                           .codec = BF_CODEC_LZ4,
                           .level = BF_LEVEL_DEFAULT,
                           .segment_size = BF_SEGMENT_SIZE_DEFAULT,
+                          .temp_limit = BF_TEMP_LIMIT_AUTO,
                           .auto_slack_pct = 20};
     bf_abi_write(o, size, &d, sizeof(d));
 }
@@ -142,7 +143,12 @@ const char *bf_space_dir(const bf_space *sp)
 
 void bf_space_set_temp_limit(bf_space *sp, uint64_t limit)
 {
-    sp->temp_limit = limit;
+    sp->temp_limit = limit == BF_TEMP_LIMIT_AUTO ? bf_dir_default_limit(sp->dir) : limit;
+}
+
+uint64_t bf_space_temp_limit(const bf_space *sp)
+{
+    return sp->temp_limit;
 }
 
 void bf_space_set_io(bf_space *sp, const bf_io *io)

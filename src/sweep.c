@@ -2,8 +2,8 @@
  * sweep.c - the temp-directory rules: where a space's directory goes and
  * its name, its removal when the space is destroyed, and the removal of
  * those crashed processes left behind.
- * Implements: bf_sweep (buffile.h); bf_default_temp_parent,
- * bf_space_dir_make, bf_remove_space_dir (sweep.h).
+ * Implements: bf_sweep, bf_sweep_list (buffile.h); bf_default_temp_parent,
+ * bf_space_dir_make, bf_dir_default_limit, bf_remove_space_dir (sweep.h).
  *
  * A space directory is named buffile-<pid>-XXXXXX. It is swept only when it
  * belongs to the calling user, is a real directory (not a symlink) and no
@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -46,12 +48,26 @@ int bf_space_dir_make(const bf_allocator *a, const char *parent, char **out, cha
     snprintf(dir, dlen, "%s/buffile-%ld-XXXXXX", parent, (long)getpid());
     if (mkdtemp(dir) == NULL) {
         int e = errno;
-        snprintf(why, whylen, "create space directory under %s: %s", parent, strerror(e));
+        snprintf(why, whylen, "create space directory under %s: %s%s", parent, strerror(e),
+                 e == ENOENT ? " (the temp directory does not exist: make it, or set temp_dir or "
+                               "$TMPDIR to one that does)"
+                             : "");
         bf_free(a, dir);
-        return bf_status_from_errno(e);
+        return e == ENOENT ? BF_ENOENT : bf_status_from_errno(e);
     }
     *out = dir;
     return BF_OK;
+}
+
+uint64_t bf_dir_default_limit(const char *dir)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0)
+        return 0;
+    uint64_t free_bytes = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+    uint64_t limit = free_bytes / 10 * 9;
+    /* A full file system would mean a limit of 0, which says "none": one byte is a wall. */
+    return limit != 0 ? limit : 1;
 }
 
 static int owner_alive(const char *name)
@@ -82,6 +98,63 @@ int bf_remove_space_dir(int parent_fd, const char *name)
     }
     closedir(d);
     return unlinkat(parent_fd, name, AT_REMOVEDIR);
+}
+
+/* The bytes and count of the regular files in the directory `fd` (closed here). */
+static void dir_usage(int fd, uint64_t *bytes, uint64_t *files)
+{
+    *bytes = *files = 0;
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+            *bytes += (uint64_t)st.st_size;
+            (*files)++;
+        }
+    }
+    closedir(d);
+}
+
+int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *dir), void *ctx)
+{
+    if (parent == NULL)
+        parent = bf_default_temp_parent();
+    int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0)
+        return errno == ENOENT ? BF_ENOENT : BF_EIO;
+    DIR *d = fdopendir(pfd);
+    if (d == NULL) {
+        close(pfd);
+        return BF_EIO;
+    }
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (strncmp(de->d_name, "buffile-", 8) != 0 ||
+            fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+        bf_leftover l = {.struct_size = sizeof(l), .path = path};
+        l.pid = strtoll(de->d_name + 8, NULL, 10);
+        l.alive = owner_alive(de->d_name);
+        l.age_seconds = (int64_t)time(NULL) - (int64_t)st.st_mtime;
+        int fd = openat(pfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+            dir_usage(fd, &l.bytes, &l.files);
+        n++;
+        if (each(ctx, &l) != 0)
+            break;
+    }
+    closedir(d);
+    return n;
 }
 
 int bf_sweep(const char *parent)

@@ -7,6 +7,7 @@
 #define BF_SWEEP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buffile.h"
 
@@ -21,6 +22,13 @@ const char *bf_default_temp_parent(void);
  */
 int bf_space_dir_make(const bf_allocator *a, const char *parent, char **out, char *why,
                       size_t whylen);
+
+/*
+ * The default temp limit for a space whose directory is `dir`: 90% of the
+ * bytes its file system has free for the caller now; 0 (none) when they
+ * cannot be read.
+ */
+uint64_t bf_dir_default_limit(const char *dir);
 
 /*
  * Remove the regular files in directory `name` (relative to `parent_fd`,

@@ -275,7 +275,78 @@ static void test_sweep_missing_parent(void **state)
     (void)state;
     char missing[600];
     snprintf(missing, sizeof(missing), "%s/does-not-exist", parent);
-    assert_true(bf_sweep(missing) < 0);
+    assert_int_equal(bf_sweep(missing), BF_ENOENT);
+}
+
+/* What bf_sweep_list reports of each directory: the caller keeps its own copy. */
+typedef struct listed {
+    int n;
+    char path[4][4096];
+    bf_leftover l[4];
+    int stop_after;
+} listed;
+
+static int collect(void *ctx, const bf_leftover *d)
+{
+    listed *c = ctx;
+    assert_true(d->struct_size >= sizeof(bf_leftover));
+    if (c->n < 4) {
+        snprintf(c->path[c->n], sizeof(c->path[0]), "%s", d->path);
+        c->l[c->n] = *d;
+    }
+    c->n++;
+    return c->stop_after != 0 && c->n >= c->stop_after;
+}
+
+/*
+ * bf_sweep_list reports every space directory with its owner's pid,
+ * whether that process runs, its files' bytes and count and its age;
+ * links named like one are not reported; the callback can stop it; a
+ * missing parent is BF_ENOENT. bf_sweep then removes the dead one only.
+ */
+static void test_sweep_list(void **state)
+{
+    (void)state;
+    char child_dir[4096];
+    pid_t child = crashing_child(child_dir, sizeof(child_dir));
+    assert_int_equal(kill(child, SIGKILL), 0);
+    waitpid(child, NULL, 0);
+    bf_space *mine = small_seg_space(NULL);
+    bf_file *f = written(mine, 2, 7);
+    char link[4096];
+    snprintf(link, sizeof(link), "%s/buffile-%ld-link", parent, (long)child);
+    assert_int_equal(symlink(child_dir, link), 0);
+
+    listed c = {0};
+    assert_int_equal(bf_sweep_list(parent, collect, &c), 2);
+    assert_int_equal(c.n, 2);
+    int dead = strcmp(c.path[0], child_dir) == 0 ? 0 : 1, live = 1 - dead;
+    assert_string_equal(c.path[dead], child_dir);
+    assert_int_equal(c.l[dead].pid, child);
+    assert_int_equal(c.l[dead].alive, 0);
+    assert_int_equal(c.l[dead].files, 1);
+    assert_true(c.l[dead].bytes > 0);
+    assert_true(c.l[dead].age_seconds >= 0 && c.l[dead].age_seconds < 600);
+    assert_string_equal(c.path[live], bf_space_dir(mine));
+    assert_int_equal(c.l[live].pid, getpid());
+    assert_int_equal(c.l[live].alive, 1);
+    bf_stats st;
+    bf_space_stats(mine, &st);
+    assert_int_equal(c.l[live].bytes, st.physical_bytes);
+
+    listed one = {.stop_after = 1};
+    assert_int_equal(bf_sweep_list(parent, collect, &one), 1);
+    char missing[600];
+    snprintf(missing, sizeof(missing), "%s/does-not-exist", parent);
+    assert_int_equal(bf_sweep_list(missing, collect, &c), BF_ENOENT);
+
+    assert_int_equal(bf_sweep(parent), 1);
+    listed after = {0};
+    assert_int_equal(bf_sweep_list(parent, collect, &after), 1);
+    assert_string_equal(after.path[0], bf_space_dir(mine));
+    unlink(link);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(mine);
 }
 
 int main(void)
@@ -287,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_sweep_missing_parent),
+        cmocka_unit_test(test_sweep_list),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

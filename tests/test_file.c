@@ -46,8 +46,9 @@ static void test_space_options(void **state)
     assert_non_null(strstr(err, "level"));
     bf_space_options_init(&o);
     o.temp_dir = "/nonexistent/buffile-test";
-    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_EIO);
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_ENOENT);
     assert_non_null(strstr(err, "/nonexistent/buffile-test"));
+    assert_non_null(strstr(err, "does not exist"));
     bf_space_options_init(&o);
     o.temp_dir = parent;
     o.segment_size = 5000;

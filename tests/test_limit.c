@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <cmocka.h>
 
 #include "buffile.h"
@@ -228,9 +229,43 @@ static void test_limit_compressed(void **state)
     t_image_free(&img);
 }
 
+/*
+ * The default limit: 90% of the bytes free on the space's file system when
+ * it is made, as bf_space_temp_limit reports it; 0 is none, a number is
+ * itself, and setting BF_TEMP_LIMIT_AUTO again resolves it again.
+ */
+static void test_default_limit(void **state)
+{
+    (void)state;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    assert_true(o.temp_limit == BF_TEMP_LIMIT_AUTO);
+    o.temp_dir = parent;
+    bf_space *sp = t_space_opts(&o);
+    struct statvfs v;
+    assert_int_equal(statvfs(parent, &v), 0);
+    double want = (double)v.f_bavail * (double)v.f_frsize * 0.9;
+    double got = (double)bf_space_temp_limit(sp);
+    /* Other processes write too: within 2% of what the file system says now. */
+    if (got < want * 0.98 || got > want * 1.02)
+        fail_msg("default limit %.0f, 90%% of the free bytes is %.0f", got, want);
+    bf_space_set_temp_limit(sp, 12345);
+    assert_int_equal(bf_space_temp_limit(sp), 12345);
+    bf_space_set_temp_limit(sp, 0);
+    assert_int_equal(bf_space_temp_limit(sp), 0);
+    bf_space_set_temp_limit(sp, BF_TEMP_LIMIT_AUTO);
+    got = (double)bf_space_temp_limit(sp);
+    assert_true(got > want * 0.98 && got < want * 1.02);
+    bf_space_destroy(sp);
+    sp = limited_space(BF_CODEC_NONE, 0);
+    assert_int_equal(bf_space_temp_limit(sp), 0);
+    bf_space_destroy(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_limit),
         cmocka_unit_test(test_limit_bites_and_lifts),
         cmocka_unit_test(test_limit_counts_all_files),
         cmocka_unit_test(test_lowered_limit),

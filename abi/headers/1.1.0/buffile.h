@@ -325,7 +325,10 @@ typedef struct bf_space_options {
     uint32_t block_size;               /* default logical block size of files */
     bf_codec codec;                    /* default codec of files */
     int32_t level;                     /* default level, BF_LEVEL_DEFAULT for the codec's own */
-    uint64_t temp_limit;               /* limit on physical bytes of all files; 0 = none */
+    uint64_t temp_limit;               /* limit on physical bytes of all files; 0 = none;
+                                          BF_TEMP_LIMIT_AUTO (the default): 90% of the bytes
+                                          free on the temp directory's file system when the
+                                          space is made (bf_space_temp_limit says how many) */
     uint64_t segment_size;             /* bytes per segment file; 0: 1 GiB; a multiple of 4096
                                           with room for two blocks and their headers (tests use
                                           small segments to cross them often) */
@@ -447,18 +450,59 @@ BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_code
 BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
 
 /*
+ * The default temp limit: 90% of the bytes free on the file system of the
+ * space's directory when the space is made (or when it is set again), so
+ * that a spill fails with BF_ELIMIT, naming the limit, before it fills
+ * the disk that other files and processes share (as DuckDB's default
+ * max_temp_directory_size does). Where the free space cannot be read
+ * (statvfs fails) there is no limit.
+ */
+#define BF_TEMP_LIMIT_AUTO UINT64_MAX
+
+/*
  * Change the temp limit (physical bytes of the files the space writes,
- * segments and indexes; 0 = none). Lowering it below the current usage
- * makes the next write that grows the files fail with BF_ELIMIT.
+ * segments and indexes; 0 = none; BF_TEMP_LIMIT_AUTO: 90% of the free
+ * bytes now). Lowering it below the current usage makes the next write
+ * that grows the files fail with BF_ELIMIT.
  */
 BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
+
+/* The temp limit in force, in bytes (0: none): BF_TEMP_LIMIT_AUTO as resolved. */
+BF_API uint64_t bf_space_temp_limit(const bf_space *space);
 
 /*
  * Remove leftover space directories ("buffile-*") under `parent` (NULL:
  * $TMPDIR or /tmp) whose owning process no longer runs, as left by a crash.
- * Returns the number of directories removed, or a negative status.
+ * Returns the number of directories removed, or a negative status
+ * (BF_ENOENT: no such parent).
  */
 BF_API int bf_sweep(const char *parent);
+
+/*
+ * A space directory under a temp parent, as bf_sweep_list reports it. The
+ * library fills it; fields are only ever appended (struct_size: the
+ * library's sizeof), so read it through the pointer, never copy it by a
+ * sizeof of your own.
+ */
+typedef struct bf_leftover {
+    uint32_t struct_size; /* sizeof(bf_leftover) of the library */
+    const char *path;     /* the directory (valid during the callback) */
+    int64_t pid;          /* the process that made it, from its name */
+    int alive;            /* that process runs (or cannot be signalled: EPERM): not a leftover */
+    uint64_t bytes;       /* bytes of the regular files in it */
+    uint64_t files;       /* how many */
+    int64_t age_seconds;  /* since the directory last changed */
+} bf_leftover;
+
+/*
+ * Call `each` for every space directory ("buffile-<pid>-*", a real
+ * directory of the calling user) under `parent` (NULL: $TMPDIR or /tmp),
+ * live owner or not; `each` returns 0 to go on, anything else to stop.
+ * Returns the number of directories reported, or a negative status
+ * (BF_ENOENT: no such parent; BF_EIO).
+ */
+BF_API int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *dir),
+                         void *ctx);
 
 /* Per-file overrides. Initialise with bf_file_options_init (as bf_space_options). */
 typedef struct bf_file_options {
