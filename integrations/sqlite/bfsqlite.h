@@ -24,7 +24,9 @@
  *                                    SQLite's page size: whole pages never read-modify-write)
  *   temp_dir=PATH                   (default: SQLite's own choice, $SQLITE_TMPDIR, $TMPDIR,
  *                                    /var/tmp, /usr/tmp, /tmp)
- *   temp_limit=N                    (physical bytes of all temp files, 0 = none; K, M, G)
+ *   temp_limit=N|auto               (physical bytes of all temp files, 0 = none; K, M, G;
+ *                                    auto, the default: 90% of the temp directory's free
+ *                                    bytes when the first temp file is made)
  * Sizes take a K, M or G suffix (powers of 1024).
  *
  * Errors of temp files: the temp limit and a full disk give SQLITE_FULL;

@@ -22,7 +22,7 @@ typedef struct bfs_options {
     bf_codec codec;
     int32_t level;       /* BF_LEVEL_DEFAULT: the codec's */
     uint32_t block_size;
-    uint64_t temp_limit; /* 0: none */
+    uint64_t temp_limit; /* 0: none; BF_TEMP_LIMIT_AUTO: the library's default */
     char temp_dir[1024]; /* "": SQLite's order of directories */
 } bfs_options;
 
@@ -51,6 +51,8 @@ typedef struct bfs_row {
     int is_default;
     bfs_options opt;
     bf_sqlite_stats st;
+    uint64_t temp_limit; /* the limit in force (0: none), or opt's until a space exists */
+    int limit_known;     /* temp_limit is the space's */
     char last_error[512];
 } bfs_row;
 

@@ -23,6 +23,7 @@ void bfs_options_default(bfs_options *o)
     o->codec = BF_CODEC_LZ4;
     o->level = BF_LEVEL_DEFAULT;
     o->block_size = 4096;
+    o->temp_limit = BF_TEMP_LIMIT_AUTO; /* the library's default: 90% of the free bytes */
 }
 
 /* A byte count with an optional K, M or G suffix. */
@@ -83,8 +84,13 @@ static int set_one(bfs_options *o, const char *k, const char *v, int *level_give
         }
         o->block_size = (uint32_t)n;
     } else if (strcmp(k, "temp_limit") == 0) {
-        if (parse_size(v, &o->temp_limit) != 0) {
-            snprintf(err, errlen, "bad temp_limit '%s' (bytes, K, M or G; 0 = none)", v);
+        if (strcmp(v, "auto") == 0) {
+            o->temp_limit = BF_TEMP_LIMIT_AUTO;
+        } else if (parse_size(v, &o->temp_limit) != 0 || o->temp_limit == BF_TEMP_LIMIT_AUTO) {
+            snprintf(err, errlen,
+                     "bad temp_limit '%s' (bytes, K, M or G; 0 = none; auto = 90%% of the free "
+                     "bytes)",
+                     v);
             return SQLITE_ERROR;
         }
     } else if (strcmp(k, "temp_dir") == 0) {
@@ -148,6 +154,8 @@ int bfs_options_get(const bfs_options *o, const char *key, char *buf, size_t len
         snprintf(buf, len, "%" PRId32, o->level);
     else if (strcmp(key, "block_size") == 0)
         snprintf(buf, len, "%" PRIu32, o->block_size);
+    else if (strcmp(key, "temp_limit") == 0 && o->temp_limit == BF_TEMP_LIMIT_AUTO)
+        snprintf(buf, len, "auto");
     else if (strcmp(key, "temp_limit") == 0)
         snprintf(buf, len, "%" PRIu64, o->temp_limit);
     else if (strcmp(key, "temp_dir") == 0)

@@ -209,7 +209,12 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
         break;
     case COL_BLOCK_SIZE: sqlite3_result_int64(ctx, r->opt.block_size); break;
-    case COL_TEMP_LIMIT: result_u64(ctx, r->opt.temp_limit); break;
+    case COL_TEMP_LIMIT: /* the bytes in force; before a space exists, auto is not yet known */
+        if (!r->limit_known && r->temp_limit == BF_TEMP_LIMIT_AUTO)
+            sqlite3_result_null(ctx);
+        else
+            result_u64(ctx, r->temp_limit);
+        break;
     case COL_TEMP_FILES: result_u64(ctx, s->temp_files); break;
     case COL_TEMP_FILES_OPEN: result_u64(ctx, s->temp_files_open); break;
     case COL_OTHER_FILES: result_u64(ctx, s->other_files); break;

@@ -179,17 +179,20 @@ static int fail_msg(bfs_vfs *v, int st, const char *msg, int ioerr)
     tls_err.code = st;
     snprintf(tls_err.msg, sizeof tls_err.msg, "%s", msg);
     snprintf(v->last_error, sizeof v->last_error, "%s", msg);
+    int rc;
     switch (st) {
     case BF_ELIMIT:
-    case BF_ENOSPC:
-        return SQLITE_FULL;
-    case BF_ENOMEM:
-        return SQLITE_IOERR_NOMEM;
-    case BF_ECORRUPT:
-        return SQLITE_IOERR_DATA;
-    default:
-        return ioerr;
+    case BF_ENOSPC: rc = SQLITE_FULL; break;
+    case BF_ENOMEM: rc = SQLITE_IOERR_NOMEM; break;
+    case BF_ECORRUPT: rc = SQLITE_IOERR_DATA; break;
+    default: rc = ioerr; break;
     }
+    /* sqlite3_errmsg() says only "database or disk is full" for SQLITE_FULL, whatever the VFS
+       knows (xGetLastError reaches the errno only for I/O errors): the reason goes to SQLite's
+       error log, which an application reads with SQLITE_CONFIG_LOG and the sqlite3 shell
+       prints after `.log stderr`, and stays in buffile_stats.last_error. */
+    sqlite3_log(rc, "buffile VFS %s: %s", v->name, msg);
+    return rc;
 }
 
 static int fail(bfs_file *f, int st, int ioerr)
@@ -813,6 +816,8 @@ int bfs_snapshot(bfs_row **rows)
         r->is_default = dflt == &v->base;
         pthread_mutex_lock(&v->mu);
         r->opt = v->opt;
+        r->limit_known = v->space != NULL;
+        r->temp_limit = v->space != NULL ? bf_space_temp_limit(v->space) : v->opt.temp_limit;
         stats_locked(v, &r->st);
         snprintf(r->last_error, sizeof r->last_error, "%s", v->last_error);
         pthread_mutex_unlock(&v->mu);

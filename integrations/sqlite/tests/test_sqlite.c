@@ -577,7 +577,7 @@ static void test_sql_functions(void **state)
     expect_scalar(db, "SELECT buffile_config('level')", "default");
     expect_scalar(db, "SELECT buffile_config('block_size', '64K')", "65536");
     expect_scalar(db, "SELECT buffile_config()",
-                  "codec=lz4,level=default,block_size=65536,temp_dir=,temp_limit=0");
+                  "codec=lz4,level=default,block_size=65536,temp_dir=,temp_limit=auto");
     /* What the library refuses changes nothing. */
     expect_error(db, "SELECT buffile_config('codec', 'brotli')", "unknown codec");
     exec(db, "SELECT buffile_config('codec', 'zstd')");
@@ -590,7 +590,7 @@ static void test_sql_functions(void **state)
     exec(db, "SELECT buffile_config('codec', 'auto')");
     expect_error(db, "SELECT buffile_config('level', '1')", "auto");
     expect_scalar(db, "SELECT buffile_config()",
-                  "codec=auto,level=default,block_size=65536,temp_dir=,temp_limit=0");
+                  "codec=auto,level=default,block_size=65536,temp_dir=,temp_limit=auto");
     /* Not from a schema: a view cannot reconfigure the process. */
     exec(db, "CREATE VIEW v AS SELECT buffile_config('codec', 'none') AS x");
     expect_error(db, "SELECT * FROM v", "unsafe use");
