@@ -27,11 +27,17 @@
  * library does at a file's first block, and writing), read, close (and
  * delete). Page-cache I/O
  * under --temp-dir. A benchmark, not a test: nothing here asserts timings.
+ * --only=CONFIG runs one configuration alone (a warm-up run, then --rounds
+ * runs) and prints its user and system CPU per byte: for profilers
+ * (callgrind --toggle-collect=run_plain or run_library, which stay out of
+ * line for that) and for CPU time on a shared machine
+ * (docs/results/issue46-profile.md).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -101,7 +107,8 @@ static void plain_flush(plain *p, size_t stride)
     p->used = 0;
 }
 
-static void run_plain(const cfg *c, size_t stride, const unsigned char *data, run *r)
+__attribute__((noinline)) static void run_plain(const cfg *c, size_t stride,
+                                                const unsigned char *data, run *r)
 {
     static plain files[MAX_FILES];
     char path[4200];
@@ -168,7 +175,8 @@ static void run_plain(const cfg *c, size_t stride, const unsigned char *data, ru
     r->close = t3 - t2;
 }
 
-static void run_library(const cfg *c, bf_codec codec, const unsigned char *data, run *r)
+__attribute__((noinline)) static void run_library(const cfg *c, bf_codec codec,
+                                                  const unsigned char *data, run *r)
 {
     bf_space_options o;
     bf_space_options_init(&o);
@@ -238,6 +246,7 @@ int main(int argc, char **argv)
     cfg c = {NULL, 32, 100, 0};
     size_t mib = 128;
     int rounds = 11;
+    int only = -1; /* --only=CONFIG: that configuration alone, for profilers */
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--mib=", 6) == 0)
             mib = strtoul(argv[i] + 6, NULL, 10);
@@ -249,14 +258,20 @@ int main(int argc, char **argv)
             c.tuple = strtoul(argv[i] + 8, NULL, 10);
         else if (strncmp(argv[i], "--temp-dir=", 11) == 0)
             c.temp_dir = argv[i] + 11;
-        else
+        else if (strncmp(argv[i], "--only=", 7) == 0) {
+            for (int k = 0; k < NCONF; k++)
+                if (strcmp(argv[i] + 7, labels[k]) == 0)
+                    only = k;
+            if (only < 0)
+                rounds = -1;
+        } else
             rounds = -1;
     }
     if (mib < 1 || rounds < 2 || rounds > MAX_ROUNDS || c.files < 1 || c.files > MAX_FILES ||
         c.tuple < 1 || c.tuple > 65536) {
         fprintf(stderr,
                 "usage: bench_spill [--mib=N] [--rounds=2..%d] [--files=1..%d] "
-                "[--tuple=1..65536] [--temp-dir=DIR]\n",
+                "[--tuple=1..65536] [--temp-dir=DIR] [--only=stock|stock+32|none|lz4|control]\n",
                 MAX_ROUNDS, MAX_FILES);
         return 2;
     }
@@ -266,6 +281,30 @@ int main(int argc, char **argv)
     unsigned char *data = bench_lineitem_rows(c.temp_dir, "bench-spill-data", prog, c.len);
     static run runs[MAX_ROUNDS][NCONF];
     run warm;
+    if (only >= 0) {
+        /* One configuration, a warm-up run and `rounds` runs: for callgrind (toggle-collect
+           run_plain or run_library) and for CPU time (user and system, from getrusage). */
+        one_run(&c, only, data, &warm);
+        struct rusage r0, r1;
+        getrusage(RUSAGE_SELF, &r0);
+        double w[MAX_ROUNDS];
+        for (int r = 0; r < rounds; r++) {
+            one_run(&c, only, data, &runs[r][only]);
+            w[r] = total(&runs[r][only]);
+        }
+        getrusage(RUSAGE_SELF, &r1);
+        double user = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) +
+                      (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) * 1e-6;
+        double sys = (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+                     (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
+        double bytes = (double)c.len * rounds;
+        printf("%s: %zu MiB, %zu-byte tuples, %d files, %d runs (+1 warm-up): median wall %.4f s, "
+               "CPU per byte: user %.3f ns, sys %.3f ns\n",
+               labels[only], mib, c.tuple, c.files, rounds, bench_median(w, rounds),
+               user * 1e9 / bytes, sys * 1e9 / bytes);
+        free(data);
+        return 0;
+    }
     for (int k = 0; k < NCONF; k++)
         one_run(&c, k, data, &warm); /* page cache, contexts: not counted */
     for (int r = 0; r < rounds; r++) {
