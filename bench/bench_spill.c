@@ -31,7 +31,7 @@
  * runs) and prints its user and system CPU per byte: for profilers
  * (callgrind --toggle-collect=run_plain or run_library, which stay out of
  * line for that) and for CPU time on a shared machine
- * (docs/results/issue46-profile.md).
+ * (docs/results/none-path-profile.md).
  */
 #include <fcntl.h>
 #include <stdio.h>

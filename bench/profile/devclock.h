@@ -1,6 +1,6 @@
 /*
  * devclock.h - PROTOTYPE: time a transfer waited on the device, not the
- * wall (issue 46, third bullet). Not in src/: bench/profile only.
+ * wall (the device-clock proposal). Not in src/: bench/profile only.
  *
  * codec=auto times its transfers with the wall clock (bf_space_io_now). A
  * thread preempted inside a pwritev makes the transfer look like a wait,

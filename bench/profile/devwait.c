@@ -1,6 +1,6 @@
 /*
  * devwait.c - does a transfer clock tell the device from the CPU?
- * PROTOTYPE experiment for issue 46's third bullet (see devclock.h).
+ * PROTOTYPE experiment for the device-clock proposal (see devclock.h).
  *
  * Writes --mib MiB sequentially in --xfer-byte pwrites to a new file under
  * --dir, with --work ns of the caller's own CPU work between transfers

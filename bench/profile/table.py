@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""table.py DIR MIB: the markdown table of docs/results/issue46-profile/table.md from
+"""table.py DIR MIB: the markdown table of docs/results/none-path-profile/table.md from
 DIR/cg.stock.T.out, DIR/cg.none.T.out and DIR/fp2.none.T.out (T = 40, 100, 1000), each
 a callgrind profile of MIB MiB spilled (write + read) by bench_spill --only=..."""
 import os, sys
