@@ -25,6 +25,7 @@
 #include "bench_paired.h"
 #include "bench_report.h"
 #include "db.h"
+#include "progress.h"
 #include "queries/queries.h"
 #include "run.h"
 #include "spill_codecs.h"
@@ -130,6 +131,11 @@ static void usage(FILE *f)
         "  empty, or holds a generation of its own that did not finish. It refuses, and\n"
         "  says why, a DIR that holds another scale factor than --sf asks for, tbl (text)\n"
         "  tables, or other files: --regenerate generates into it anyway.\n"
+        "\n"
+        "Output:\n"
+        "  The report goes to stdout or --out, a row as each query finishes, each line\n"
+        "  flushed. When stderr is a terminal, a progress line there shows the data\n"
+        "  generation, query i of n, round r of R and an estimate of the time left.\n"
         "\n"
         "Single run (one configuration), the table's columns [csv and json field]:\n"
         "  query      Qn, and total: sums, and the largest of the peaks [query]\n"
@@ -565,13 +571,22 @@ static void parse_args(int argc, char **argv, options *o)
         snprintf(o->level_text, sizeof o->level_text, "%d", o->level);
 }
 
-static bool progress_on;
+/* The progress line of the data generation, in the generator's units. */
+typedef struct gen_line {
+    progress p;
+    double sf;
+    const char *dir;
+} gen_line;
 
 static void gen_progress(void *ctx, uint64_t done, uint64_t total)
 {
-    (void)ctx;
-    if (progress_on && total)
-        fprintf(stderr, "\rgenerating data: %3.0f%%", 100.0 * (double)done / (double)total);
+    gen_line *g = ctx;
+    if (total == 0)
+        return;
+    g->p.total = (double)total;
+    progress_set(&g->p, (double)done);
+    progress_show(&g->p, "generating the tables (SF %g) into %s: %.0f%%", g->sf, g->dir,
+                  100.0 * (double)done / (double)total);
 }
 
 static int mkdirs(const char *path)
@@ -793,10 +808,11 @@ static void generate(const options *o, const char *dir, bool tty)
         fprintf(stderr, "spillbench: cannot write %s: %s\n", path, strerror(errno));
         exit(1);
     }
-    progress_on = tty;
-    int rc = tpch_generate(o->sf, dir, TPCH_FMT_BIN, 0, 0, gen_progress, NULL, err, sizeof err);
-    if (progress_on)
-        fprintf(stderr, "\r\033[K");
+    gen_line g = {.sf = o->sf, .dir = dir};
+    progress_init(&g.p, tty, 1);
+    gen_progress(&g, 0, 1);
+    int rc = tpch_generate(o->sf, dir, TPCH_FMT_BIN, 0, 0, gen_progress, &g, err, sizeof err);
+    progress_clear(&g.p);
     if (rc != 0) {
         fprintf(stderr, "spillbench: generating %s: %s\n", dir, err);
         exit(1);
@@ -856,14 +872,17 @@ int main(int argc, char **argv)
     bool paired = nconf > 1 || o.rounds > 1;
     /* Spill directories of earlier runs that were killed (their process is gone). */
     bf_sweep(o.temp_dir);
-    progress_on = isatty(STDERR_FILENO);
+    bool tty = isatty(STDERR_FILENO);
+    /* A pipe or a file gets each line of the report as it is written. */
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOLBF, 0);
 
     char data_dir[4096];
     if (o.data_dir)
         snprintf(data_dir, sizeof data_dir, "%s", o.data_dir);
     else
         snprintf(data_dir, sizeof data_dir, "./tpch-data/sf%g", o.sf);
-    prepare_data(&o, data_dir, progress_on);
+    prepare_data(&o, data_dir, tty);
     char err[512];
     struct tpch_db *db;
     if (db_open(data_dir, &db, err, sizeof err) != 0) {
@@ -875,10 +894,16 @@ int main(int argc, char **argv)
         return 1;
     }
     FILE *out = stdout;
-    if (o.out && !(out = fopen(o.out, "w"))) {
-        fprintf(stderr, "spillbench: cannot open %s: %s\n", o.out, strerror(errno));
-        return 1;
+    if (o.out) {
+        if (!(out = fopen(o.out, "w"))) {
+            fprintf(stderr, "spillbench: cannot open %s: %s\n", o.out, strerror(errno));
+            return 1;
+        }
+        setvbuf(out, NULL, _IOLBF, 0);
     }
+    int nq = 0;
+    for (int q = 1; q <= TPCH_NQUERIES; q++)
+        nq += o.queries[q];
 
     if (paired) {
         if (!o.seed_set) {
@@ -886,7 +911,9 @@ int main(int argc, char **argv)
             clock_gettime(CLOCK_REALTIME, &ts);
             o.seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
         }
-        pair_plan plan = {conf, nconf, o.rounds, o.seed, o.queries, o.format, db->sf, progress_on};
+        progress prog;
+        progress_init(&prog, tty, (double)nq * (1.0 + (double)o.rounds * nconf));
+        pair_plan plan = {conf, nconf, o.rounds, o.seed, o.queries, o.format, db->sf, &prog};
         int status = paired_run(db, &plan, out);
         if (out != stdout && fclose(out) != 0) {
             fprintf(stderr, "spillbench: writing %s: %s\n", o.out, strerror(errno));
@@ -902,12 +929,17 @@ int main(int argc, char **argv)
                         .temp_dir = o.temp_dir};
     bench_row rows[TPCH_NQUERIES], total;
     memset(&total, 0, sizeof total);
-    int nrows = 0, nq = 0, done = 0, status = 0;
-    for (int q = 1; q <= TPCH_NQUERIES; q++)
-        nq += o.queries[q];
+    int nrows = 0, done = 0, status = 0;
     double *times = calloc((size_t)o.repeat, sizeof *times);
     if (!times)
         return 1;
+    bench_header h = {db->sf,       spill_codec_name(o.codec), o.level_text,
+                      o.block_size, o.work_mem_text,           o.repeat};
+    report_begin(out, o.format, &h);
+    /* Progress in runs: each query's repeats, and its unspilled run under --verify. */
+    int per_query = o.repeat + (o.verify ? 1 : 0);
+    progress prog;
+    progress_init(&prog, tty, (double)nq * per_query);
     for (int q = 1; q <= TPCH_NQUERIES; q++) {
         if (!o.queries[q])
             continue;
@@ -915,8 +947,12 @@ int main(int argc, char **argv)
         run_result r;
         int rc = 0;
         for (int rep = 0; rep < o.repeat && rc == 0; rep++) {
-            if (progress_on)
-                fprintf(stderr, "\r\033[K[%d/%d] Q%d run %d/%d", done, nq, q, rep + 1, o.repeat);
+            progress_set(&prog, (double)(done - 1) * per_query + rep);
+            if (o.repeat > 1)
+                progress_show(&prog, "query %d of %d (Q%d), run %d of %d", done, nq, q, rep + 1,
+                              o.repeat);
+            else
+                progress_show(&prog, "query %d of %d (Q%d)", done, nq, q);
             if (rep > 0)
                 sb_free(&r.text);
             rc = run_query(db, q, &cfg, &r);
@@ -927,7 +963,9 @@ int main(int argc, char **argv)
             memset(row, 0, sizeof *row);
             row->query = q;
             row->error = strdup(r.err);
-            fprintf(stderr, "%sspillbench: %s\n", progress_on ? "\n" : "", r.err);
+            progress_clear(&prog);
+            fprintf(stderr, "spillbench: %s\n", r.err);
+            report_row(out, o.format, row, nrows - 1);
             status = 1;
             continue;
         }
@@ -936,8 +974,8 @@ int main(int argc, char **argv)
         if (o.results_dir && write_result(o.results_dir, q, &r.text) != 0)
             status = 1;
         if (o.verify) {
-            if (progress_on)
-                fprintf(stderr, "\r\033[K[%d/%d] Q%d verify", done, nq, q);
+            progress_set(&prog, (double)done * per_query - 1);
+            progress_show(&prog, "query %d of %d (Q%d), verify", done, nq, q);
             run_result base;
             if (run_query(db, q, &plain, &base) != 0) {
                 row->verify = "ERROR";
@@ -951,13 +989,12 @@ int main(int argc, char **argv)
         }
         sb_free(&r.text);
         add_total(&total, row);
+        progress_clear(&prog); /* (stdout may be the same terminal) */
+        report_row(out, o.format, row, nrows - 1);
     }
-    if (progress_on)
-        fprintf(stderr, "\r\033[K");
+    progress_clear(&prog);
     free(times);
-    bench_header h = {db->sf,       spill_codec_name(o.codec), o.level_text,
-                      o.block_size, o.work_mem_text,           o.repeat};
-    report_print(out, o.format, &h, rows, nrows, &total);
+    report_end(out, o.format, &h, rows, nrows, &total);
     for (int i = 0; i < nrows; i++) {
         free((char *)rows[i].error);
         free((char *)rows[i].auto_reason);
