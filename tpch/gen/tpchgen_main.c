@@ -20,7 +20,7 @@
 #endif
 
 static const char usage[] =
-    "usage: tpchgen --sf=SF --out=DIR [--format=tbl|bin] [--tables=t1,t2,...] [--threads=N]\n"
+    "Usage: tpchgen --sf=SF --out=DIR [--format=tbl|bin] [--tables=t1,t2,...] [--threads=N]\n"
     "Generates TPC-H-style data (derived from TPC-H; not comparable to published results).\n"
     "\n"
     "Options:\n"
