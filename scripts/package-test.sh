@@ -5,8 +5,9 @@
 # build and run consumers against the installed library
 # (tests/install/consume.sh: find_package, shared and static, without
 # pkg-config; pkg-config; bfsqlite.h; .load bfsqlite in the sqlite3 shell),
-# run the installed tools, check the documentation, then purge the packages so
-# that the machine is as before.
+# run README's SQLite example in the sqlite3 shell, run the installed tools,
+# check the documentation, then purge the packages so that the machine is as
+# before.
 #   scripts/package-test.sh [WORK_DIR]    (default build-deb/; the .debs stay there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,20 @@ debs=()
 for p in "${pkgs[@]}"; do debs+=("$(deb_of "$p")"); done
 dpkg -i "${debs[@]}" >/dev/null
 bash tests/install/consume.sh /usr "$work/consumer"
+
+step "README's SQLite example in the sqlite3 shell"
+# The sh block after the marker line in README.md, run as written in a scratch directory.
+mkdir -p "$work/readme"
+awk '/<!-- package-test: sqlite example -->/ {on = 1; next}
+     on && /^```sh/ {inside = 1; next}
+     inside && /^```/ {exit}
+     inside {print}' README.md >"$work/readme/example.sh"
+[ -s "$work/readme/example.sh" ] || { echo "package-test: no SQLite example in README.md" >&2; exit 1; }
+(cd "$work/readme" && bash -e example.sh) | tee "$work/readme/out.txt"
+if ! grep -Eq '^zstd\|[1-9][0-9]*\|[0-9]+\|[0-9]+$' "$work/readme/out.txt"; then
+  echo "package-test: README's SQLite example did not print zstd's temp files and bytes" >&2
+  exit 1
+fi
 
 step "the installed tools"
 # (Each output is kept whole before it is searched: grep -q in a pipe would end the writer.)
