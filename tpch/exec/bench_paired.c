@@ -48,6 +48,7 @@ typedef struct state {
     char **error;          /* [qi] */
     bool *differ;          /* [qi]: answers or bytes not the same in every run */
     double load[2][3];
+    double runs_done; /* for the progress line */
 } state;
 
 static sample *at(const state *st, int qi, int r, int c)
@@ -75,12 +76,13 @@ static bool run_one_query(state *st, const struct tpch_db *db, int qi)
     const pair_plan *p = st->p;
     int q = st->qnum[qi];
     run_result r;
-    if (p->progress)
-        fprintf(stderr, "\r\033[K[%d/%d] Q%d warm-up", qi + 1, st->nq, q);
+    progress_set(p->progress, st->runs_done);
+    progress_show(p->progress, "query %d of %d (Q%d), warm-up", qi + 1, st->nq, q);
     if (run_query(db, q, &p->conf[0].cfg, &r) != 0) {
         st->error[qi] = strdup(r.err);
         return false;
     }
+    st->runs_done++;
     uint64_t answer = fnv1a(&r.text);
     sb_free(&r.text);
     int order[64];
@@ -88,13 +90,14 @@ static bool run_one_query(state *st, const struct tpch_db *db, int qi)
         pd_shuffle(p->seed, round * (TPCH_NQUERIES + 1) + q, p->nconf, order);
         for (int k = 0; k < p->nconf; k++) {
             int c = order[k];
-            if (p->progress)
-                fprintf(stderr, "\r\033[K[%d/%d] Q%d round %d/%d %s", qi + 1, st->nq, q, round + 1,
-                        p->rounds, p->conf[c].label);
+            progress_set(p->progress, st->runs_done);
+            progress_show(p->progress, "query %d of %d (Q%d), round %d of %d, %s", qi + 1, st->nq,
+                          q, round + 1, p->rounds, p->conf[c].label);
             if (run_query(db, q, &p->conf[c].cfg, &r) != 0) {
                 st->error[qi] = strdup(r.err);
                 return false;
             }
+            st->runs_done++;
             sample *s = at(st, qi, round, c);
             *s = (sample){r.seconds,
                           r.cpu_seconds,
@@ -204,8 +207,8 @@ static void suite_line(FILE *out, const state *st, const char *what, const unsig
     fprintf(out, "\n");
 }
 
-static void print_table(FILE *out, const state *st, const unsigned char *spilling,
-                        const unsigned char *control)
+/* The heading and the column names; the rows follow as the queries finish. */
+static void table_head(FILE *out, const state *st)
 {
     const pair_plan *p = st->p;
     fprintf(out, "spillbench paired: sf=%g rounds=%d seed=%llu; reference [0] %s; configs", p->sf,
@@ -217,8 +220,6 @@ static void print_table(FILE *out, const state *st, const unsigned char *spillin
                  "[95%% interval, Student t on the log ratios];\n"
                  "  '~' = no measurable difference (the interval holds 1.0); wall = elapsed, "
                  "cpu = user+sys of the process\n");
-    fprintf(out, "load average: start %.2f %.2f %.2f, end %.2f %.2f %.2f\n", st->load[0][0],
-            st->load[0][1], st->load[0][2], st->load[1][0], st->load[1][1], st->load[1][2]);
     fprintf(out, "%-16s %8s", "query", "ref_s");
     for (int c = 1; c < p->nconf; c++) {
         char h[64];
@@ -228,26 +229,40 @@ static void print_table(FILE *out, const state *st, const unsigned char *spillin
         fprintf(out, " %-23s", h);
     }
     fprintf(out, "\n");
-    for (int qi = 0; qi < st->nq; qi++) {
-        char name[32];
-        snprintf(name, sizeof name, "Q%d%s%s", st->qnum[qi], st->spills[qi] ? " spills" : "",
-                 st->differ[qi] ? " DIFFERS" : "");
-        if (st->failed[qi]) {
-            fprintf(out, "%-16s FAILED: %s\n", name, st->error[qi]);
-            continue;
-        }
-        fprintf(out, "%-16s %8.3f", name, median_of(st, qi, 0, offsetof(sample, wall)));
-        for (int c = 1; c < p->nconf; c++) {
-            pd_interval w = query_ratio(st, qi, c, false), u = query_ratio(st, qi, c, true);
-            cell(out, &w);
-            cell(out, &u);
-        }
-        fprintf(out, "\n");
+}
+
+static void table_row(FILE *out, const state *st, int qi)
+{
+    const pair_plan *p = st->p;
+    char name[32];
+    snprintf(name, sizeof name, "Q%d%s%s", st->qnum[qi], st->spills[qi] ? " spills" : "",
+             st->differ[qi] ? " DIFFERS" : "");
+    if (st->failed[qi]) {
+        fprintf(out, "%-16s FAILED: %s\n", name, st->error[qi]);
+        return;
     }
+    fprintf(out, "%-16s %8.3f", name, median_of(st, qi, 0, offsetof(sample, wall)));
+    for (int c = 1; c < p->nconf; c++) {
+        pd_interval w = query_ratio(st, qi, c, false), u = query_ratio(st, qi, c, true);
+        cell(out, &w);
+        cell(out, &u);
+    }
+    fprintf(out, "\n");
+}
+
+/* The suite lines, the load, the bytes of each configuration and auto's decisions. */
+static void table_tail(FILE *out, const state *st, const unsigned char *spilling,
+                       const unsigned char *control)
+{
+    const pair_plan *p = st->p;
     suite_line(out, st, "spilling geomean", spilling);
     suite_line(out, st, "control geomean", control);
-    fprintf(out, "\n%-12s %11s %11s %7s %10s %10s %12s  %s\n", "bytes", "logicalMB", "physicMB",
-            "ratio", "peaktmpMB", "codec_ms", "time_s(sum)", "blocks none/lz4/zstd/zlib");
+    fprintf(out, "load average: start %.2f %.2f %.2f, end %.2f %.2f %.2f\n", st->load[0][0],
+            st->load[0][1], st->load[0][2], st->load[1][0], st->load[1][1], st->load[1][2]);
+    /* phys/log: the share of the spilled bytes that reached the disk (the single
+     * run's "ratio" is the inverse, logical/physical). */
+    fprintf(out, "\n%-12s %11s %11s %8s %10s %10s %12s  %s\n", "bytes", "logicalMB", "physicMB",
+            "phys/log", "peaktmpMB", "codec_ms", "time_s(sum)", "blocks none/lz4/zstd/zlib");
     for (int c = 0; c < p->nconf; c++) {
         uint64_t lg = 0, ph = 0, peak = 0, blk[4] = {0};
         double codec = 0, secs = 0;
@@ -264,7 +279,7 @@ static void print_table(FILE *out, const state *st, const unsigned char *spillin
             codec += median_of(st, qi, c, offsetof(sample, codec_ms));
             secs += median_of(st, qi, c, offsetof(sample, wall));
         }
-        fprintf(out, "%-12s %11.1f %11.1f %7.3f %10.1f %10.0f %12.2f  %llu/%llu/%llu/%llu\n",
+        fprintf(out, "%-12s %11.1f %11.1f %8.3f %10.1f %10.0f %12.2f  %llu/%llu/%llu/%llu\n",
                 p->conf[c].label, (double)lg / 1048576.0, (double)ph / 1048576.0,
                 lg ? (double)ph / (double)lg : 0.0, (double)peak / 1048576.0, codec, secs,
                 (unsigned long long)blk[0], (unsigned long long)blk[1], (unsigned long long)blk[2],
@@ -459,22 +474,26 @@ int paired_run(const struct tpch_db *db, const pair_plan *p, FILE *out)
     }
     getloadavg(st.load[0], 3);
     int status = 0;
+    if (p->format != FMT_JSON)
+        table_head(out, &st);
     for (int qi = 0; qi < st.nq; qi++) {
         st.failed[qi] = !run_one_query(&st, db, qi);
+        st.runs_done = (double)(qi + 1) * (1.0 + (double)p->rounds * p->nconf);
+        progress_clear(p->progress);
         if (st.failed[qi])
-            fprintf(stderr, "%sspillbench: %s\n", p->progress ? "\n" : "", st.error[qi]);
+            fprintf(stderr, "spillbench: %s\n", st.error[qi]);
         if (st.failed[qi] || st.differ[qi])
             status = 1;
         spilling[qi] = !st.failed[qi] && st.spills[qi];
         control[qi] = !st.failed[qi] && !st.spills[qi];
+        if (p->format != FMT_JSON)
+            table_row(out, &st, qi);
     }
     getloadavg(st.load[1], 3);
-    if (p->progress)
-        fprintf(stderr, "\r\033[K");
     if (p->format == FMT_JSON)
         print_json(out, &st, spilling, control);
     else
-        print_table(out, &st, spilling, control);
+        table_tail(out, &st, spilling, control);
     for (int qi = 0; qi < st.nq; qi++) {
         if (st.differ[qi])
             fprintf(stderr, "spillbench: Q%d: runs disagree (answers, or bytes between rounds)\n",

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "bench_report.h"
+#include "progress.h"
 #include "queries/queries.h"
 #include "run.h"
 
@@ -33,11 +34,13 @@ typedef struct pair_plan {
     const bool *queries;  /* [TPCH_NQUERIES + 1] */
     report_format format; /* FMT_TABLE or FMT_JSON */
     double sf;
-    bool progress; /* a progress line on stderr */
+    progress *progress; /* the progress line on stderr, counting runs (warm-ups too) */
 } pair_plan;
 
 /*
- * Run the plan and write its report to `out`. Returns 0, or 1 when a run
+ * Run the plan and write its report to `out`: as a table, each query's row
+ * as soon as its rounds are done, the suite and the bytes at the end; as
+ * JSON, all at the end. Returns 0, or 1 when a run
  * failed, two runs returned different answers, or a configuration's bytes
  * differed between rounds (codec=auto's physical bytes may: its choices
  * follow measured times).

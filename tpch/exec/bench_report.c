@@ -153,8 +153,7 @@ static void json_row(FILE *out, const bench_row *r)
     fprintf(out, "}");
 }
 
-void report_print(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
-                  int nrows, const bench_row *total)
+void report_begin(FILE *out, report_format fmt, const bench_header *h)
 {
     switch (fmt) {
     case FMT_TABLE:
@@ -166,8 +165,44 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
                 "query", "rows", "time_s", "files", "logicalMB", "physicMB", "ratio", "saved%",
                 "peaktmpMB", "opMemMB", "floorMB", "mem", "sumMemMB", "heapMB", "codec_ms", "ver",
                 "spilled (batches, depth, runs, passes)");
-        for (int i = 0; i < nrows; i++)
-            table_row(out, &rows[i]);
+        break;
+    case FMT_CSV:
+        fprintf(out, "query,rows,seconds,spill_files,logical_bytes,physical_bytes,ratio,saved_pct,"
+                     "peak_temp_bytes,op_peak_bytes,op_floor_bytes,mem,mem_peak_bytes,heap_peak_"
+                     "bytes,codec_ms,"
+                     "hash_joins_spilled,max_batches,hash_aggs_spilled,agg_depth,sorts_spilled,"
+                     "sort_passes,sort_runs,verify,error\n");
+        break;
+    case FMT_JSON:
+        fprintf(out, "{\n  \"sf\": %g, \"codec\": ", h->sf);
+        report_json_string(out, h->codec);
+        fprintf(out, ", \"level\": ");
+        report_json_string(out, h->level);
+        fprintf(out, ", \"block_size\": %u, \"work_mem\": ", h->block_size);
+        report_json_string(out, h->work_mem);
+        fprintf(out, ", \"repeat\": %d,\n  \"queries\": [\n", h->repeat);
+        break;
+    }
+}
+
+void report_row(FILE *out, report_format fmt, const bench_row *row, int index)
+{
+    switch (fmt) {
+    case FMT_TABLE: table_row(out, row); break;
+    case FMT_CSV: csv_row(out, row); break;
+    case FMT_JSON:
+        if (index > 0)
+            fprintf(out, ",\n");
+        json_row(out, row);
+        break;
+    }
+}
+
+void report_end(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
+                int nrows, const bench_row *total)
+{
+    switch (fmt) {
+    case FMT_TABLE:
         table_row(out, total);
         if (strcmp(h->codec, "auto") == 0)
             fprintf(out, "auto: per spilling query, extents none/lz4/zstd and the last decision\n");
@@ -178,29 +213,9 @@ void report_print(FILE *out, report_format fmt, const bench_header *h, const ben
                     (unsigned long long)rows[i].blocks[0], (unsigned long long)rows[i].blocks[1],
                     (unsigned long long)rows[i].blocks[2], rows[i].probe_ms, rows[i].auto_reason);
         break;
-    case FMT_CSV:
-        fprintf(out, "query,rows,seconds,spill_files,logical_bytes,physical_bytes,ratio,saved_pct,"
-                     "peak_temp_bytes,op_peak_bytes,op_floor_bytes,mem,mem_peak_bytes,heap_peak_"
-                     "bytes,codec_ms,"
-                     "hash_joins_spilled,max_batches,hash_aggs_spilled,agg_depth,sorts_spilled,"
-                     "sort_passes,sort_runs,verify,error\n");
-        for (int i = 0; i < nrows; i++)
-            csv_row(out, &rows[i]);
-        csv_row(out, total);
-        break;
+    case FMT_CSV: csv_row(out, total); break;
     case FMT_JSON:
-        fprintf(out, "{\n  \"sf\": %g, \"codec\": ", h->sf);
-        report_json_string(out, h->codec);
-        fprintf(out, ", \"level\": ");
-        report_json_string(out, h->level);
-        fprintf(out, ", \"block_size\": %u, \"work_mem\": ", h->block_size);
-        report_json_string(out, h->work_mem);
-        fprintf(out, ", \"repeat\": %d,\n  \"queries\": [\n", h->repeat);
-        for (int i = 0; i < nrows; i++) {
-            json_row(out, &rows[i]);
-            fprintf(out, i + 1 < nrows ? ",\n" : "\n");
-        }
-        fprintf(out, "  ],\n  \"total\":\n");
+        fprintf(out, "%s  ],\n  \"total\":\n", nrows > 0 ? "\n" : "");
         json_row(out, total);
         fprintf(out, "\n}\n");
         break;

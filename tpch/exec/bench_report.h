@@ -46,8 +46,16 @@ typedef struct bench_header {
     int repeat;
 } bench_header;
 
-void report_print(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
-                  int nrows, const bench_row *total);
+/*
+ * The report, written as the queries finish (so that a pipe or a file gets
+ * each row when its query is done): report_begin's heading, report_row for
+ * each query (index from 0), report_end's total line (and auto's decisions,
+ * which need every row).
+ */
+void report_begin(FILE *out, report_format fmt, const bench_header *h);
+void report_row(FILE *out, report_format fmt, const bench_row *row, int index);
+void report_end(FILE *out, report_format fmt, const bench_header *h, const bench_row *rows,
+                int nrows, const bench_row *total);
 
 /* Write `s` as a JSON string literal (quotes, escapes). */
 void report_json_string(FILE *out, const char *s);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int meta_sf(const char *dir, double *sf)
+int db_meta(const char *dir, double *sf, char *format, size_t n)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/meta.txt", dir);
@@ -20,14 +20,25 @@ static int meta_sf(const char *dir, double *sf)
         return -1;
     char line[256];
     int found = -1;
+    if (n > 0)
+        format[0] = '\0';
     while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
         if (strncmp(line, "sf=", 3) == 0) {
             *sf = strtod(line + 3, NULL);
             found = 0;
+        } else if (strncmp(line, "output=", 7) == 0 && n > 0) {
+            snprintf(format, n, "%s", line + 7);
         }
     }
     fclose(f);
     return found;
+}
+
+static int meta_sf(const char *dir, double *sf)
+{
+    char format[16];
+    return db_meta(dir, sf, format, sizeof format);
 }
 
 int db_ensure(const char *dir, double sf, db_progress_fn progress, void *ctx, char *err,

@@ -3,12 +3,15 @@
  * through libbuffile, and report per query how much was spilled, how much
  * reached the disk, memory peaks and codec CPU time.
  *
- * The data directory is generated on first use (tpch_generate) and reused.
- * Exit status: 0 success, 1 a query failed or --verify found a mismatch,
- * 2 bad command line.
+ * The data directory is generated on first use (tpch_generate) and reused;
+ * one that spillbench did not create is never written to without
+ * --regenerate. Exit status: 0 success, 1 a query failed or --verify found a
+ * mismatch, 2 bad command line (or a data directory that does not hold
+ * what was asked for).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,11 +25,17 @@
 #include "bench_paired.h"
 #include "bench_report.h"
 #include "db.h"
+#include "progress.h"
 #include "queries/queries.h"
 #include "run.h"
 #include "spill_codecs.h"
 
 #define DEFAULT_SF 0.1
+/* The file spillbench writes into a data directory it creates, before generating. */
+#define MARKER ".spillbench-generated"
+#ifndef BF_TOOLS_VERSION
+#define BF_TOOLS_VERSION "(unknown version)"
+#endif
 /* Entries of a --codec, --block-size or --work-mem list, and configurations in all. */
 #define MAX_LIST 16
 #define MAX_CONF 64
@@ -51,6 +60,8 @@ typedef struct options {
     int64_t temp_limit;
     int64_t io_limit;
     double sf;
+    bool sf_set;     /* --sf given: the data directory must hold that scale factor */
+    bool regenerate; /* --regenerate: generate into the data directory whatever it holds */
     bool queries[TPCH_NQUERIES + 1];
     const char *temp_dir;
     const char *data_dir;
@@ -67,48 +78,143 @@ static void usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: spillbench [options]\n"
+        "Usage: spillbench [options]\n"
         "Run TPC-H queries (data derived from TPC-H) under a work_mem budget; every\n"
         "spill goes through libbuffile. Per query: rows, time, spill files, logical and\n"
-        "physical bytes spilled, ratio, peak temp bytes, operator memory, codec CPU.\n"
+        "physical bytes spilled, compression ratio, peak temp bytes, operator memory,\n"
+        "codec CPU; with several configurations, time ratios between them.\n"
         "\n"
+        "Options:\n"
         "  --codec=C[:L],...           spill codec none|lz4|zstd|zlib|auto|pglz, optionally\n"
         "                              with a level (default lz4; pglz is PostgreSQL's, when\n"
         "                              built with postgresql-server-dev); a list runs paired\n"
         "                              mode. auto:\n"
         "                              a query's space starts from what the last one of its\n"
         "                              configuration learned of the temp device\n"
-        "  --level=N                   codec level (default: the codec's own)\n"
+        "  --level=N                   codec level (default: the codec's own; lz4 1..65537,\n"
+        "                              zstd -7..22, zlib 1..9)\n"
         "  --block-size=SIZE,...       buffile block size, power of two 4K..1M (default 8K)\n"
-        "  --work-mem=SIZE,...         per-operator memory budget (default 4MB;\n"
-        "                              0 or 'unlimited' = never spill)\n"
+        "  --work-mem=SIZE,...         per-operator memory budget, at least 64K (default\n"
+        "                              4MB; 0 or 'unlimited' = never spill)\n"
         "  --encrypt[=off,on]          seal spill files with AES-256-GCM after compression\n"
         "                              (a random key per query's space); a list of both runs\n"
         "                              paired mode\n"
-        "  --rounds=N                  paired mode: N rounds of every configuration (the\n"
-        "                              product of the lists) per query, in shuffled order,\n"
-        "                              after one warm-up; time ratios to the first with 95%%\n"
-        "                              intervals (default 1; more than one configuration\n"
-        "                              or round means paired mode)\n"
+        "  --rounds=N                  paired mode: N rounds (1..1000) of every configuration\n"
+        "                              (the product of the lists) per query, in shuffled\n"
+        "                              order, after one warm-up; time ratios to the first\n"
+        "                              with 95%% intervals (default 1; more than one\n"
+        "                              configuration or round means paired mode)\n"
         "  --seed=N                    the shuffle's seed (default: from the clock, printed)\n"
-        "  --sf=X                      scale factor, 0.01..100 (default %g)\n"
-        "  --queries=all|N,N,...       queries to run (default all)\n"
+        "  --sf=X                      scale factor, 0.01..100 (default: the data\n"
+        "                              directory's, or %g when generating)\n"
+        "  --queries=all|N,N,...       queries to run, 1..22 (default all)\n"
         "  --temp-dir=DIR              parent of the spill directories (default $TMPDIR or /tmp)\n"
         "  --temp-limit=SIZE           fail a query whose spill files exceed SIZE on disk\n"
         "  --io-limit=RATE             model a slower temp disk: RATE bytes/s for spill\n"
         "                              reads and writes together, e.g. 200MB/s\n"
-        "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>);\n"
-        "                              generated there if DIR/meta.txt is missing\n"
-        "  --repeat=N                  run each query N times, report the median time\n"
+        "  --data-dir=DIR              binary tables (default ./tpch-data/sf<SF>); see Data\n"
+        "  --regenerate                generate the tables into DIR whatever it holds\n"
+        "  --repeat=N                  run each query N times (1..1000), report the median\n"
+        "                              time\n"
         "  --format=table|csv|json     report format (default table)\n"
         "  --out=FILE                  write the report to FILE instead of stdout\n"
         "  --results-dir=DIR           write each query's result rows to DIR/qN.tsv\n"
         "  --verify                    also run each query without spilling (unlimited\n"
         "                              work_mem, codec none) and compare the results\n"
         "  --help                      this text\n"
-        "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n",
+        "  --version                   the version of spillbench, libbuffile and its codecs\n"
+        "SIZE takes K, M or G suffixes (powers of 1024), e.g. 256K, 4MB.\n"
+        "\n"
+        "Data:\n"
+        "  The tables are binary ones, as tpchgen --format=bin writes them, in DIR\n"
+        "  (--data-dir). spillbench generates them there when DIR does not exist, is\n"
+        "  empty, or holds a generation of its own that did not finish. It refuses, and\n"
+        "  says why, a DIR that holds another scale factor than --sf asks for, tbl (text)\n"
+        "  tables, or other files: --regenerate generates into it anyway.\n"
+        "\n"
+        "Output:\n"
+        "  The report goes to stdout or --out, a row as each query finishes, each line\n"
+        "  flushed. When stderr is a terminal, a progress line there shows the data\n"
+        "  generation, query i of n, round r of R and an estimate of the time left.\n"
+        "\n"
+        "Single run (one configuration), the table's columns [csv and json field]:\n"
+        "  query      Qn, and total: sums, and the largest of the peaks [query]\n"
+        "  rows       rows of the query's result [rows]\n"
+        "  time_s     wall time of the query, the median of --repeat runs [seconds]\n"
+        "  files      spill files created [spill_files]\n"
+        "  logicalMB  MiB the executor wrote to its spill files [logical_bytes]\n"
+        "  physicMB   MiB libbuffile wrote to disk for them [physical_bytes]\n"
+        "  ratio      compression ratio: logical / physical; '-' without spill [ratio]\n"
+        "  saved%%     1 - physical / logical, in percent [saved_pct]\n"
+        "  peaktmpMB  peak MiB of the spill files on disk [peak_temp_bytes]\n"
+        "  opMemMB    largest peak of one operator's memory counter [op_peak_bytes]\n"
+        "  floorMB    that operator's floor, when its peak is over 1.1 x work_mem\n"
+        "             [op_floor_bytes]\n"
+        "  mem        operator memory against work_mem: ok (every peak within 1.1x),\n"
+        "             floor (above, but within 1.1x of its floor), OVER (above both) [mem]\n"
+        "  sumMemMB   peak of the sum of all operators' counters [mem_peak_bytes]\n"
+        "  heapMB     peak heap above the start, as jemalloc counts it [heap_peak_bytes]\n"
+        "  codec_ms   compress + decompress CPU time, milliseconds [codec_ms]\n"
+        "  ver        --verify: ok, or MISMATCH with the unspilled run's result [verify]\n"
+        "  spilled    the operators that spilled: hj:N(Bb) N hash joins, the largest with\n"
+        "             B batches [hash_joins_spilled, max_batches]; agg:N(dD) N hash\n"
+        "             aggregates, recursion depth D [hash_aggs_spilled, agg_depth];\n"
+        "             sort:N(Rr,Pp) N sorts, R initial runs, P merge passes\n"
+        "             [sorts_spilled, sort_runs, sort_passes]\n"
+        "\n"
+        "A query that failed has FAILED and the reason instead [error]. With codec auto,\n"
+        "a list of each spilling query's extents per codec and last decision follows\n"
+        "[blocks_by_codec, auto_probe_ms, auto_reason].\n"
+        "\n"
+        "Paired mode (several configurations, or --rounds above 1), the table's columns:\n"
+        "  query                 Qn, with 'spills' when it spilled under any\n"
+        "                        configuration and 'DIFFERS' when runs returned different\n"
+        "                        answers or bytes\n"
+        "  ref_s                 the reference's (the first configuration's) median wall\n"
+        "                        time, seconds\n"
+        "  LABEL wall            the configuration's wall time over the reference's: the\n"
+        "                        geometric mean of the per-round ratios [its 95%%\n"
+        "                        interval]; '~' when the interval holds 1 (no measurable\n"
+        "                        difference)\n"
+        "  LABEL cpu             the same for the process's CPU time (user + system)\n"
+        "  spilling geomean (N)  those ratios over the N queries that spill\n"
+        "  control geomean (N)   over the queries that never spill (what noise gives)\n"
+        "\n"
+        "Paired mode's bytes table, a row per configuration over all queries (round 0):\n"
+        "  logicalMB             as in a single run, summed over the queries\n"
+        "  physicMB              as in a single run, summed over the queries\n"
+        "  phys/log              physical / logical: the share of the spilled bytes that\n"
+        "                        reached the disk (1 / the single run's ratio)\n"
+        "  peaktmpMB             the largest of the queries' peaks\n"
+        "  codec_ms              the queries' median codec times, summed\n"
+        "  time_s(sum)           the queries' median wall times, summed\n"
+        "  blocks                extents written with none/lz4/zstd/zlib\n"
+        "\n"
+        "--format=json writes every run, the ratios with their intervals, the bytes and\n"
+        "the load average (docs/executor.md, docs/report.md).\n"
+        "\n"
+        "Exit status: 0 done; 1 a query failed, --verify found a mismatch or paired runs\n"
+        "differed; 2 a bad option, or a data directory that does not hold what was asked.\n",
         DEFAULT_SF);
 }
+
+static void version(void)
+{
+    unsigned v = bf_version_number();
+    printf("spillbench (buffile) %s\n", BF_TOOLS_VERSION);
+    printf("libbuffile %u.%u.%u, codecs:", v / 10000, v / 100 % 100, v % 100);
+    static const bf_codec codecs[] = {BF_CODEC_NONE, BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB,
+                                      BF_CODEC_AUTO};
+    for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++)
+        if (bf_codec_available(codecs[i]))
+            printf(" %s", bf_codec_name(codecs[i]));
+    bf_codec pglz;
+    if (spill_codec_parse("pglz", &pglz) == BF_OK)
+        printf(" pglz");
+    printf("\nData derived from TPC-H; results are not comparable to published TPC-H results.\n");
+}
+
+static _Noreturn void bad_flag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static _Noreturn void bad_flag(const char *fmt, ...)
 {
@@ -157,15 +263,30 @@ static bool parse_size(const char *s, int64_t *out)
     return true;
 }
 
-static bool parse_int(const char *s, long lo, long hi, long *out)
+/* 0 for an integer within lo..hi, 1 for text that is no integer, 2 for one out of range. */
+static int parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi)
-        return false;
+    if (end == s || *end)
+        return 1;
+    if (errno == ERANGE || v < lo || v > hi)
+        return 2;
     *out = v;
-    return true;
+    return 0;
+}
+
+/* The integer value of `flag`, within lo..hi; else exit 2 saying which is wrong. */
+static long int_flag(const char *flag, const char *val, long lo, long hi)
+{
+    long n = 0;
+    int rc = parse_int(val, lo, hi, &n);
+    if (rc == 1)
+        bad_flag("%s: '%s' is not an integer", flag, val);
+    if (rc == 2)
+        bad_flag("%s: %s is out of range %ld..%ld", flag, val, lo, hi);
+    return n;
 }
 
 static void parse_queries(const char *s, options *o)
@@ -183,9 +304,12 @@ static void parse_queries(const char *s, options *o)
         if (comma)
             *comma = '\0';
         const char *num = (*p == 'q' || *p == 'Q') ? p + 1 : p;
-        long n;
-        if (!parse_int(num, 1, TPCH_NQUERIES, &n))
-            bad_flag("--queries: '%s' is not a query number 1..%d", p, TPCH_NQUERIES);
+        long n = 0;
+        int rc = parse_int(num, 1, TPCH_NQUERIES, &n);
+        if (rc == 1)
+            bad_flag("--queries: '%s' is not a query number (1..%d, or all)", p, TPCH_NQUERIES);
+        if (rc == 2)
+            bad_flag("--queries: %s is out of range 1..%d", p, TPCH_NQUERIES);
         o->queries[n] = true;
         p = comma ? comma + 1 : NULL;
     }
@@ -235,12 +359,35 @@ static void parse_codec(const char *item, bf_codec *codec, int32_t *level)
     if (!bf_codec_available(*codec) && spill_codec_name(*codec) == NULL)
         bad_flag("--codec: %s is not built into this libbuffile", name);
     *level = BF_LEVEL_DEFAULT;
-    long n;
-    if (colon && !parse_int(colon + 1, -1000000, 1000000, &n))
+    long n = 0;
+    int rc_level = colon ? parse_int(colon + 1, INT32_MIN + 1, INT32_MAX, &n) : 0;
+    if (rc_level == 1)
         bad_flag("--codec: '%s' has no integer level after ':'", item);
+    if (rc_level == 2)
+        bad_flag("--codec: level %s is out of range (lz4 1..65537, zstd -7..22, zlib 1..9)",
+                 colon + 1);
     if (colon)
         *level = (int32_t)n;
 }
+
+/* The long options: whether each takes a value (OPTIONAL: --encrypt alone means on). */
+enum { NO_VALUE, VALUE, OPTIONAL };
+static const struct {
+    const char *name;
+    int value;
+} known_options[] = {
+    {"--codec", VALUE},      {"--level", VALUE},
+    {"--block-size", VALUE}, {"--work-mem", VALUE},
+    {"--encrypt", OPTIONAL}, {"--rounds", VALUE},
+    {"--seed", VALUE},       {"--sf", VALUE},
+    {"--queries", VALUE},    {"--temp-dir", VALUE},
+    {"--temp-limit", VALUE}, {"--io-limit", VALUE},
+    {"--data-dir", VALUE},   {"--regenerate", NO_VALUE},
+    {"--repeat", VALUE},     {"--format", VALUE},
+    {"--out", VALUE},        {"--results-dir", VALUE},
+    {"--verify", NO_VALUE},  {"--help", NO_VALUE},
+    {"--version", NO_VALUE},
+};
 
 static void parse_args(int argc, char **argv, options *o)
 {
@@ -265,59 +412,76 @@ static void parse_args(int argc, char **argv, options *o)
     parse_queries("all", o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--verify") == 0) {
-            o->verify = true;
-            continue;
-        }
-        if (strcmp(a, "--encrypt") == 0) {
-            o->encrypts[0] = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0)
+        if (strcmp(a, "-h") == 0)
+            a = "--help";
+        if (strncmp(a, "--", 2) != 0) {
+            if (a[0] == '-')
+                bad_flag("unknown option %s", a);
             bad_flag("unexpected argument '%s'", a);
+        }
         char name[64];
         const char *eq = strchr(a, '=');
-        const char *val;
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a);
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a : (long)strlen(a)), a);
+        int kind = -1;
+        for (size_t k = 0; k < sizeof known_options / sizeof known_options[0]; k++)
+            if (strcmp(name, known_options[k].name) == 0)
+                kind = known_options[k].value;
+        if (kind < 0)
+            bad_flag("unknown option %s", name);
+        if (kind == NO_VALUE && eq)
+            bad_flag("%s takes no value", name);
+        const char *val = eq ? eq + 1 : NULL;
+        if (kind == VALUE && !val) {
             if (i + 1 >= argc)
-                bad_flag("%s needs a value", a);
+                bad_flag("%s needs a value (%s=...)", name, name);
             val = argv[++i];
         }
         int64_t size;
-        long n;
-        if (strcmp(name, "--codec") == 0) {
+        if (strcmp(name, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(name, "--version") == 0) {
+            version();
+            exit(0);
+        } else if (strcmp(name, "--verify") == 0) {
+            o->verify = true;
+        } else if (strcmp(name, "--regenerate") == 0) {
+            o->regenerate = true;
+        } else if (strcmp(name, "--encrypt") == 0 && !val) {
+            o->encrypts[0] = 1;
+        } else if (strcmp(name, "--codec") == 0) {
             o->ncodec = split_list(name, val, list, sizeof list, items);
             for (int k = 0; k < o->ncodec; k++)
                 parse_codec(items[k], &o->codecs[k], &o->levels[k]);
         } else if (strcmp(name, "--rounds") == 0) {
-            if (!parse_int(val, 1, 1000, &n))
-                bad_flag("--rounds: '%s' is not a count from 1 to 1000", val);
-            o->rounds = (int)n;
+            o->rounds = (int)int_flag(name, val, 1, 1000);
         } else if (strcmp(name, "--seed") == 0) {
             char *end;
             errno = 0;
             o->seed = strtoull(val, &end, 10);
-            if (end == val || *end || errno)
+            if (end == val || *end || strchr(val, '-'))
                 bad_flag("--seed: '%s' is not a non-negative integer", val);
+            if (errno == ERANGE)
+                bad_flag("--seed: %s is out of range 0..%llu", val, (unsigned long long)UINT64_MAX);
             o->seed_set = true;
         } else if (strcmp(name, "--level") == 0) {
-            if (!parse_int(val, -1000000, 1000000, &n))
+            /* The library checks each codec's range (check_spill_config says it). */
+            long n = 0;
+            int rc = parse_int(val, INT32_MIN + 1, INT32_MAX, &n);
+            if (rc == 1)
                 bad_flag("--level: '%s' is not an integer", val);
+            if (rc == 2)
+                bad_flag("--level: %s is out of range (lz4 1..65537, zstd -7..22, zlib 1..9)", val);
             o->level = (int32_t)n;
         } else if (strcmp(name, "--block-size") == 0) {
             o->nbs = split_list(name, val, list, sizeof list, items);
             for (int k = 0; k < o->nbs; k++) {
-                if (!parse_size(items[k], &size) || size < BF_BLOCK_SIZE_MIN ||
-                    size > BF_BLOCK_SIZE_MAX || (size & (size - 1)) != 0)
-                    bad_flag("--block-size: '%s' is not a power of two from 4K to 1M", items[k]);
+                if (!parse_size(items[k], &size))
+                    bad_flag("--block-size: '%s' is not a size (e.g. 8K)", items[k]);
+                if (size < BF_BLOCK_SIZE_MIN || size > BF_BLOCK_SIZE_MAX)
+                    bad_flag("--block-size: %s is out of range 4K..1M", items[k]);
+                if ((size & (size - 1)) != 0)
+                    bad_flag("--block-size: %s is not a power of two (4K, 8K, ..., 1M)", items[k]);
                 o->block_sizes[k] = (uint32_t)size;
             }
         } else if (strcmp(name, "--work-mem") == 0) {
@@ -329,7 +493,8 @@ static void parse_args(int argc, char **argv, options *o)
                     bad_flag("--work-mem: '%s' is not a size (e.g. 4MB, 256K, unlimited)",
                              items[k]);
                 else if (size > 0 && size < 64 * 1024)
-                    bad_flag("--work-mem: %s is below the minimum of 64K", items[k]);
+                    bad_flag("--work-mem: %s is out of range: at least 64K (or 0 = unlimited)",
+                             items[k]);
                 o->work_mems[k] = size;
             }
         } else if (strcmp(name, "--encrypt") == 0) {
@@ -341,24 +506,34 @@ static void parse_args(int argc, char **argv, options *o)
             }
         } else if (strcmp(name, "--sf") == 0) {
             char *end;
+            errno = 0;
             o->sf = strtod(val, &end);
-            if (end == val || *end || !(o->sf >= 0.01 && o->sf <= 100))
-                bad_flag("--sf: '%s' is not a scale factor from 0.01 to 100", val);
+            if (end == val || *end || isnan(o->sf))
+                bad_flag("--sf: '%s' is not a number", val);
+            if (!(o->sf >= 0.01 && o->sf <= 100))
+                bad_flag("--sf: %s is out of range 0.01..100", val);
+            o->sf_set = true;
         } else if (strcmp(name, "--queries") == 0) {
             parse_queries(val, o);
         } else if (strcmp(name, "--temp-dir") == 0) {
             o->temp_dir = val;
         } else if (strcmp(name, "--temp-limit") == 0) {
-            if (!parse_size(val, &size) || size <= 0)
+            if (!parse_size(val, &size))
                 bad_flag("--temp-limit: '%s' is not a size (e.g. 100MB)", val);
+            if (size <= 0)
+                bad_flag("--temp-limit: %s is out of range: at least 1 byte (no flag: no limit)",
+                         val);
             o->temp_limit = size;
         } else if (strcmp(name, "--io-limit") == 0) {
             char rate[64];
             size_t vl = strlen(val);
             snprintf(rate, sizeof rate, "%.*s",
                      (int)(vl > 2 && strcmp(val + vl - 2, "/s") == 0 ? vl - 2 : vl), val);
-            if (!parse_size(rate, &size) || size <= 0)
+            if (!parse_size(rate, &size))
                 bad_flag("--io-limit: '%s' is not a rate (e.g. 200MB/s)", val);
+            if (size <= 0)
+                bad_flag("--io-limit: %s is out of range: at least 1 byte/s (no flag: no limit)",
+                         val);
             o->io_limit = size;
         } else if (strcmp(name, "--data-dir") == 0) {
             o->data_dir = val;
@@ -367,9 +542,7 @@ static void parse_args(int argc, char **argv, options *o)
         } else if (strcmp(name, "--out") == 0) {
             o->out = val;
         } else if (strcmp(name, "--repeat") == 0) {
-            if (!parse_int(val, 1, 1000, &n))
-                bad_flag("--repeat: '%s' is not a count from 1 to 1000", val);
-            o->repeat = (int)n;
+            o->repeat = (int)int_flag(name, val, 1, 1000);
         } else if (strcmp(name, "--format") == 0) {
             if (strcmp(val, "table") == 0)
                 o->format = FMT_TABLE;
@@ -379,8 +552,6 @@ static void parse_args(int argc, char **argv, options *o)
                 o->format = FMT_JSON;
             else
                 bad_flag("--format: '%s' is not table, csv or json", val);
-        } else {
-            bad_flag("unknown option '%s'", name);
         }
     }
     for (int k = 0; k < o->ncodec; k++)
@@ -409,13 +580,22 @@ static void parse_args(int argc, char **argv, options *o)
         snprintf(o->level_text, sizeof o->level_text, "%d", o->level);
 }
 
-static bool progress_on;
+/* The progress line of the data generation, in the generator's units. */
+typedef struct gen_line {
+    progress p;
+    double sf;
+    const char *dir;
+} gen_line;
 
 static void gen_progress(void *ctx, uint64_t done, uint64_t total)
 {
-    (void)ctx;
-    if (progress_on && total)
-        fprintf(stderr, "\rgenerating data: %3.0f%%", 100.0 * (double)done / (double)total);
+    gen_line *g = ctx;
+    if (total == 0)
+        return;
+    g->p.total = (double)total;
+    progress_set(&g->p, (double)done);
+    progress_show(&g->p, "generating the tables (SF %g) into %s: %.0f%%", g->sf, g->dir,
+                  100.0 * (double)done / (double)total);
 }
 
 static int mkdirs(const char *path)
@@ -600,6 +780,86 @@ static int make_configs(const options *o, pair_config *conf)
     return n;
 }
 
+/* 1 if dir exists and holds nothing but `allowed` (NULL: nothing), 0 if it holds more,
+ * -1 if it does not exist (or cannot be read: the generator will say why). */
+static int dir_state(const char *dir, const char *allowed)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int only = 1;
+    struct dirent *e;
+    while (only && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            (allowed == NULL || strcmp(e->d_name, allowed) != 0))
+            only = 0;
+    closedir(d);
+    return only;
+}
+
+static bool file_exists(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Generate the tables at o->sf into dir, marking it as spillbench's first. */
+static void generate(const options *o, const char *dir, bool tty)
+{
+    char path[4200], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, MARKER);
+    FILE *f = mkdirs(dir) == 0 ? fopen(path, "w") : NULL;
+    if (!f ||
+        fprintf(f, "spillbench created this directory and generates the TPC-H tables "
+                   "into it; without meta.txt, the generation did not finish.\n") < 0 ||
+        fclose(f) != 0) {
+        fprintf(stderr, "spillbench: cannot write %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    gen_line g = {.sf = o->sf, .dir = dir};
+    progress_init(&g.p, tty, 1);
+    gen_progress(&g, 0, 1);
+    int rc = tpch_generate(o->sf, dir, TPCH_FMT_BIN, 0, 0, gen_progress, &g, err, sizeof err);
+    progress_clear(&g.p);
+    if (rc != 0) {
+        fprintf(stderr, "spillbench: generating %s: %s\n", dir, err);
+        exit(1);
+    }
+}
+
+/*
+ * Make dir hold the binary tables at the scale factor asked for, generating
+ * them only into a directory that is missing, empty or spillbench's own
+ * unfinished one (or under --regenerate); refuse anything else with one
+ * line saying what dir holds and what to do. Sets o->sf to the data's.
+ */
+static void prepare_data(options *o, const char *dir, bool tty)
+{
+    double have = 0;
+    char format[16];
+    bool meta = db_meta(dir, &have, format, sizeof format) == 0;
+    if (o->regenerate || (!meta && dir_state(dir, MARKER) != 0) ||
+        (!meta && file_exists(dir, MARKER))) {
+        generate(o, dir, tty);
+        return;
+    }
+    if (!meta)
+        bad_flag("%s is not empty and has no meta.txt (not a tpchgen data directory): choose "
+                 "another --data-dir, or pass --regenerate to generate SF %g into it",
+                 dir, o->sf);
+    if (strcmp(format, "tbl") == 0)
+        bad_flag("%s holds SF %g in tbl (text) format, and spillbench reads binary tables: "
+                 "tpchgen --sf=%g --format=bin --out=DIR writes them (or pass --regenerate to "
+                 "write them into %s)",
+                 dir, have, have, dir);
+    if (o->sf_set && fabs(have - o->sf) > 1e-9 * o->sf)
+        bad_flag("%s holds SF %g, not the SF %g asked for: drop --sf to use it, choose another "
+                 "--data-dir, or pass --regenerate to replace it with SF %g",
+                 dir, have, o->sf, o->sf);
+    o->sf = have;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -621,37 +881,38 @@ int main(int argc, char **argv)
     bool paired = nconf > 1 || o.rounds > 1;
     /* Spill directories of earlier runs that were killed (their process is gone). */
     bf_sweep(o.temp_dir);
-    progress_on = isatty(2);
+    bool tty = isatty(STDERR_FILENO);
+    /* A pipe or a file gets each line of the report as it is written. */
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOLBF, 0);
 
     char data_dir[4096];
     if (o.data_dir)
         snprintf(data_dir, sizeof data_dir, "%s", o.data_dir);
     else
         snprintf(data_dir, sizeof data_dir, "./tpch-data/sf%g", o.sf);
+    prepare_data(&o, data_dir, tty);
     char err[512];
-    if (db_ensure(data_dir, o.sf, gen_progress, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "%sspillbench: generating %s: %s\n", progress_on ? "\n" : "", data_dir,
-                err);
-        return 1;
-    }
-    if (progress_on)
-        fprintf(stderr, "\r\033[K");
     struct tpch_db *db;
     if (db_open(data_dir, &db, err, sizeof err) != 0) {
-        fprintf(stderr, "spillbench: %s\n", err);
+        fprintf(stderr, "spillbench: %s (tpchgen --format=bin writes all eight tables)\n", err);
         return 1;
     }
-    if (fabs(db->sf - o.sf) > 1e-9)
-        fprintf(stderr, "spillbench: note: %s holds sf=%g data (not %g)\n", data_dir, db->sf, o.sf);
     if (o.results_dir && mkdirs(o.results_dir) != 0) {
         fprintf(stderr, "spillbench: cannot create %s: %s\n", o.results_dir, strerror(errno));
         return 1;
     }
     FILE *out = stdout;
-    if (o.out && !(out = fopen(o.out, "w"))) {
-        fprintf(stderr, "spillbench: cannot open %s: %s\n", o.out, strerror(errno));
-        return 1;
+    if (o.out) {
+        if (!(out = fopen(o.out, "w"))) {
+            fprintf(stderr, "spillbench: cannot open %s: %s\n", o.out, strerror(errno));
+            return 1;
+        }
+        setvbuf(out, NULL, _IOLBF, 0);
     }
+    int nq = 0;
+    for (int q = 1; q <= TPCH_NQUERIES; q++)
+        nq += o.queries[q];
 
     if (paired) {
         if (!o.seed_set) {
@@ -659,7 +920,9 @@ int main(int argc, char **argv)
             clock_gettime(CLOCK_REALTIME, &ts);
             o.seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
         }
-        pair_plan plan = {conf, nconf, o.rounds, o.seed, o.queries, o.format, db->sf, progress_on};
+        progress prog;
+        progress_init(&prog, tty, (double)nq * (1.0 + (double)o.rounds * nconf));
+        pair_plan plan = {conf, nconf, o.rounds, o.seed, o.queries, o.format, db->sf, &prog};
         int status = paired_run(db, &plan, out);
         if (out != stdout && fclose(out) != 0) {
             fprintf(stderr, "spillbench: writing %s: %s\n", o.out, strerror(errno));
@@ -675,12 +938,17 @@ int main(int argc, char **argv)
                         .temp_dir = o.temp_dir};
     bench_row rows[TPCH_NQUERIES], total;
     memset(&total, 0, sizeof total);
-    int nrows = 0, nq = 0, done = 0, status = 0;
-    for (int q = 1; q <= TPCH_NQUERIES; q++)
-        nq += o.queries[q];
+    int nrows = 0, done = 0, status = 0;
     double *times = calloc((size_t)o.repeat, sizeof *times);
     if (!times)
         return 1;
+    bench_header h = {db->sf,       spill_codec_name(o.codec), o.level_text,
+                      o.block_size, o.work_mem_text,           o.repeat};
+    report_begin(out, o.format, &h);
+    /* Progress in runs: each query's repeats, and its unspilled run under --verify. */
+    int per_query = o.repeat + (o.verify ? 1 : 0);
+    progress prog;
+    progress_init(&prog, tty, (double)nq * per_query);
     for (int q = 1; q <= TPCH_NQUERIES; q++) {
         if (!o.queries[q])
             continue;
@@ -688,8 +956,12 @@ int main(int argc, char **argv)
         run_result r;
         int rc = 0;
         for (int rep = 0; rep < o.repeat && rc == 0; rep++) {
-            if (progress_on)
-                fprintf(stderr, "\r\033[K[%d/%d] Q%d run %d/%d", done, nq, q, rep + 1, o.repeat);
+            progress_set(&prog, (double)(done - 1) * per_query + rep);
+            if (o.repeat > 1)
+                progress_show(&prog, "query %d of %d (Q%d), run %d of %d", done, nq, q, rep + 1,
+                              o.repeat);
+            else
+                progress_show(&prog, "query %d of %d (Q%d)", done, nq, q);
             if (rep > 0)
                 sb_free(&r.text);
             rc = run_query(db, q, &cfg, &r);
@@ -700,7 +972,9 @@ int main(int argc, char **argv)
             memset(row, 0, sizeof *row);
             row->query = q;
             row->error = strdup(r.err);
-            fprintf(stderr, "%sspillbench: %s\n", progress_on ? "\n" : "", r.err);
+            progress_clear(&prog);
+            fprintf(stderr, "spillbench: %s\n", r.err);
+            report_row(out, o.format, row, nrows - 1);
             status = 1;
             continue;
         }
@@ -709,8 +983,8 @@ int main(int argc, char **argv)
         if (o.results_dir && write_result(o.results_dir, q, &r.text) != 0)
             status = 1;
         if (o.verify) {
-            if (progress_on)
-                fprintf(stderr, "\r\033[K[%d/%d] Q%d verify", done, nq, q);
+            progress_set(&prog, (double)done * per_query - 1);
+            progress_show(&prog, "query %d of %d (Q%d), verify", done, nq, q);
             run_result base;
             if (run_query(db, q, &plain, &base) != 0) {
                 row->verify = "ERROR";
@@ -724,13 +998,12 @@ int main(int argc, char **argv)
         }
         sb_free(&r.text);
         add_total(&total, row);
+        progress_clear(&prog); /* (stdout may be the same terminal) */
+        report_row(out, o.format, row, nrows - 1);
     }
-    if (progress_on)
-        fprintf(stderr, "\r\033[K");
+    progress_clear(&prog);
     free(times);
-    bench_header h = {db->sf,       spill_codec_name(o.codec), o.level_text,
-                      o.block_size, o.work_mem_text,           o.repeat};
-    report_print(out, o.format, &h, rows, nrows, &total);
+    report_end(out, o.format, &h, rows, nrows, &total);
     for (int i = 0; i < nrows; i++) {
         free((char *)rows[i].error);
         free((char *)rows[i].auto_reason);

@@ -5,6 +5,8 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +15,34 @@
 
 #include "tpch_gen.h"
 
+#ifndef BF_TOOLS_VERSION
+#define BF_TOOLS_VERSION "(unknown version)"
+#endif
+
 static const char usage[] =
-    "usage: tpchgen --sf=SF --out=DIR [--format=tbl|bin] [--tables=t1,t2,...] [--threads=N]\n"
+    "Usage: tpchgen --sf=SF --out=DIR [--format=tbl|bin] [--tables=t1,t2,...] [--threads=N]\n"
     "Generates TPC-H-style data (derived from TPC-H; not comparable to published results).\n"
-    "  --sf=SF        scale factor, 0.01 to 100 (SF 1 is about 1 GB of .tbl text)\n"
+    "\n"
+    "Options:\n"
+    "  --sf=SF        scale factor, 0.01..100 (SF 1 is about 1 GB of .tbl text)\n"
     "  --out=DIR      output directory (created if missing)\n"
     "  --format=F     tbl: dbgen-style text (default); bin: columnar binary for the executor\n"
+    "                 (spillbench reads bin)\n"
     "  --tables=LIST  comma-separated subset of part,supplier,partsupp,customer,orders,\n"
     "                 lineitem,nation,region (default: all)\n"
-    "  --threads=N    worker threads (default: number of CPUs)\n"
-    "  --help         this text\n";
+    "  --threads=N    worker threads, 1..64 (default: number of CPUs)\n"
+    "  --help         this text\n"
+    "  --version      the version\n"
+    "\n"
+    "Output:\n"
+    "  DIR/TABLE.tbl  one row per line, its columns in the order of the TPC-H\n"
+    "                 specification, each followed by '|' (as dbgen writes them)\n"
+    "  DIR/TABLE.bin  the same columns, column by column, for mmap (docs/tpchgen.md)\n"
+    "  DIR/meta.txt   written last (a directory without it is incomplete): sf=SF,\n"
+    "                 format=1 (the .bin layout's version), output=tbl or bin\n"
+    "When stderr is a terminal, a progress bar there shows the share done and the time.\n"
+    "\n"
+    "Exit status: 0 done; 1 the tables could not be written; 2 a bad option.\n";
 
 static double now(void)
 {
@@ -52,9 +72,17 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
     fflush(stderr);
 }
 
-static int bad_args(const char *msg, const char *arg)
+static int bad_args(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One line on stderr naming what is wrong; the exit status of a bad option. */
+static int bad_args(const char *fmt, ...)
 {
-    fprintf(stderr, "tpchgen: %s%s%s (see --help)\n", msg, arg ? ": " : "", arg ? arg : "");
+    va_list ap;
+    fprintf(stderr, "tpchgen: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see --help)\n");
     return 2;
 }
 
@@ -89,6 +117,7 @@ static int parse_number(const char *s, double *out)
 
 int main(int argc, char **argv)
 {
+    static const char *const with_value[] = {"--sf", "--out", "--format", "--tables", "--threads"};
     double sf = -1;
     const char *out = NULL;
     tpch_format fmt = TPCH_FMT_TBL;
@@ -99,33 +128,60 @@ int main(int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             return 0;
-        } else if (strncmp(a, "--sf=", 5) == 0) {
-            if (parse_number(a + 5, &sf) != 0 || !(sf >= 0.01 && sf <= 100))
-                return bad_args("scale factor must be a number from 0.01 to 100", a);
-        } else if (strncmp(a, "--out=", 6) == 0 && a[6]) {
-            out = a + 6;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("tpchgen (buffile) %s\n", BF_TOOLS_VERSION);
+            printf("Data derived from TPC-H; results are not comparable to published TPC-H "
+                   "results.\n");
+            return 0;
+        }
+        if (a[0] != '-')
+            return bad_args("unexpected argument '%s'", a);
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const char *val = eq ? eq + 1 : NULL;
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (strlen(with_value[k]) == len && strncmp(a, with_value[k], len) == 0)
+                known = 1;
+        if (!known)
+            return bad_args("unknown option %.*s", (int)len, a);
+        if (!val)
+            return bad_args("%s needs a value (%s=...)", a, a);
+        if (strncmp(a, "--sf=", 5) == 0) {
+            if (parse_number(val, &sf) != 0 || isnan(sf))
+                return bad_args("--sf: '%s' is not a number", val);
+            if (!(sf >= 0.01 && sf <= 100))
+                return bad_args("--sf: %s is out of range 0.01..100", val);
+        } else if (strncmp(a, "--out=", 6) == 0) {
+            if (!*val)
+                return bad_args("--out: an empty directory name");
+            out = val;
         } else if (strncmp(a, "--format=", 9) == 0) {
-            if (strcmp(a + 9, "tbl") == 0)
+            if (strcmp(val, "tbl") == 0)
                 fmt = TPCH_FMT_TBL;
-            else if (strcmp(a + 9, "bin") == 0)
+            else if (strcmp(val, "bin") == 0)
                 fmt = TPCH_FMT_BIN;
             else
-                return bad_args("format must be tbl or bin", a);
+                return bad_args("--format: '%s' is not tbl or bin", val);
         } else if (strncmp(a, "--tables=", 9) == 0) {
-            if (parse_tables(a + 9, &mask) != 0)
-                return bad_args("unknown table list", a);
+            if (parse_tables(val, &mask) != 0)
+                return bad_args("--tables: '%s' is not a list of part, supplier, partsupp, "
+                                "customer, orders, lineitem, nation, region",
+                                val);
         } else if (strncmp(a, "--threads=", 10) == 0) {
-            if (parse_number(a + 10, &threads) != 0 || threads < 1 || threads > 64 ||
-                threads != (int)threads)
-                return bad_args("threads must be an integer from 1 to 64", a);
-        } else {
-            return bad_args("unknown argument", a);
+            if (parse_number(val, &threads) != 0 || isnan(threads))
+                return bad_args("--threads: '%s' is not an integer", val);
+            if (!(threads >= 1 && threads <= 64))
+                return bad_args("--threads: %s is out of range 1..64", val);
+            if (threads != (int)threads)
+                return bad_args("--threads: '%s' is not an integer", val);
         }
     }
     if (sf < 0)
-        return bad_args("missing --sf", NULL);
+        return bad_args("missing --sf (the scale factor, e.g. --sf=1)");
     if (!out)
-        return bad_args("missing --out", NULL);
+        return bad_args("missing --out (the output directory)");
 
     bar b = {now(), -1};
     int tty = isatty(STDERR_FILENO);

@@ -1,6 +1,10 @@
 /*
- * test_cli.c - spillbench's command line: --help succeeds, every kind of
- * bad flag exits with status 2 and one line on stderr, a small real run
+ * test_cli.c - spillbench's command line: --help and --version succeed,
+ * every kind of bad flag exits with status 2 and one line on stderr that
+ * names an unknown option as unknown and an out-of-range value's range, a
+ * data directory that does not hold what was asked for (another scale
+ * factor, tbl tables, other files) is refused and left as it was, and
+ * --regenerate or spillbench's own unfinished directory is regenerated; a small real run
  * writes a JSON report and a results file, a query over --temp-limit fails
  * cleanly without leaving temp files, --io-limit keeps results equal, and
  * paired mode runs every configuration of every query once per round, in a
@@ -13,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -102,6 +108,98 @@ static void check_paired(void)
     CHECK(control == 1);
 }
 
+/* args exit 2 with one line on stderr that contains `says`. */
+static void refused(const char *args, const char *says)
+{
+    int lines;
+    int rc = run(args, &lines);
+    bool ok = rc == 2 && lines == 1 && file_contains("err.txt", says);
+    if (!ok)
+        fprintf(stderr, "'%s': status %d, %d stderr lines, want 2, 1 line with '%s'\n", args, rc,
+                lines, says);
+    CHECK(ok);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", work, dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", work, dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* The number of entries of WORK/dir. */
+static int entries(const char *dir)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exit $(ls -A '%s/%s' | wc -l)", work, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Data directories: the fixture (SF 0.01, bin) is refused for another --sf and
+ * used without one; a tbl directory, and a directory of other files, are refused
+ * and left as they were; --regenerate writes binary tables into the tbl one; a
+ * directory spillbench created but did not finish (its marker, no meta.txt) is
+ * generated again without asking.
+ */
+static void check_data_dirs(void)
+{
+    char args[4096], meta[4096];
+    snprintf(meta, sizeof meta, "%s/meta.txt", data);
+    struct stat before, after;
+    CHECK(stat(meta, &before) == 0);
+    snprintf(args, sizeof args, "--data-dir=%s --sf=0.02 --queries=6", data);
+    refused(args, "holds SF 0.01, not the SF 0.02 asked for");
+    CHECK(stat(meta, &after) == 0 && after.st_mtime == before.st_mtime &&
+          after.st_size == before.st_size);
+    int lines;
+    snprintf(args, sizeof args, "--data-dir=%s --queries=6 --format=csv", data);
+    CHECK(run(args, &lines) == 0 && lines == 0);
+    CHECK(file_contains("out.txt", "\nQ6,1,"));
+
+    snprintf(args, sizeof args, "rm -rf %s/tbl %s/other %s/own && mkdir -p %s/tbl %s/other %s/own",
+             work, work, work, work, work, work);
+    CHECK(system(args) == 0);
+    write_file("tbl", "meta.txt", "sf=0.01\nformat=1\noutput=tbl\n");
+    write_file("tbl", "region.tbl", "0|AFRICA|x|\n");
+    snprintf(args, sizeof args, "--data-dir=%s/tbl --queries=6", work);
+    refused(args, "tbl (text) format");
+    CHECK(file_contains("err.txt", "tpchgen --sf=0.01 --format=bin"));
+    CHECK(entries("tbl") == 2 && !exists("tbl", "region.bin"));
+
+    write_file("other", "notes.txt", "mine\n");
+    snprintf(args, sizeof args, "--data-dir=%s/other --queries=6", work);
+    refused(args, "has no meta.txt");
+    CHECK(file_contains("err.txt", "--regenerate"));
+    CHECK(entries("other") == 1);
+
+    snprintf(args, sizeof args, "--data-dir=%s/tbl --sf=0.01 --queries=6 --regenerate", work);
+    CHECK(run(args, &lines) == 0 && lines == 0);
+    CHECK(file_contains("tbl/meta.txt", "output=bin") && exists("tbl", "region.bin") &&
+          exists("tbl", "lineitem.bin"));
+
+    write_file("own", ".spillbench-generated", "unfinished\n");
+    write_file("own", "lineitem.bin", "half a table");
+    snprintf(args, sizeof args, "--data-dir=%s/own --sf=0.01 --queries=6", work);
+    CHECK(run(args, &lines) == 0 && lines == 0);
+    CHECK(file_contains("own/meta.txt", "sf=0.01") && exists("own", "part.bin"));
+    snprintf(args, sizeof args, "rm -rf %s/tbl %s/other %s/own", work, work, work);
+    CHECK(system(args) == 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -114,6 +212,10 @@ int main(int argc, char **argv)
     int lines;
     CHECK(run("--help", &lines) == 0);
     CHECK(file_contains("out.txt", "--work-mem"));
+    CHECK(file_contains("out.txt", "phys/log"));
+    CHECK(run("--version", &lines) == 0 && lines == 0);
+    CHECK(file_contains("out.txt", "spillbench (buffile) "));
+    CHECK(file_contains("out.txt", "libbuffile "));
     static const char *const bad[] = {
         "--codec=snappy",
         "--work-mem=lots",
@@ -146,6 +248,11 @@ int main(int argc, char **argv)
         "--encrypt=yes",
         "--encrypt=off,on,off",
         "--encrypt=off,on --verify",
+        "--verbose",
+        "--version=2",
+        "-x",
+        "--level=99999999",
+        "--level=99999999999",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = run(bad[i], &lines);
@@ -154,6 +261,28 @@ int main(int argc, char **argv)
         CHECK(rc == 2);
         CHECK(lines == 1);
     }
+    /* What the one line says. */
+    refused("--foo", "unknown option --foo");
+    refused("--verbose", "unknown option --verbose");
+    refused("--foo=1", "unknown option --foo");
+    refused("-x", "unknown option -x");
+    refused("--verify=yes", "--verify takes no value");
+    refused("--codec", "--codec needs a value");
+    refused("--level=99999999", "out of range 1..65537");
+    refused("--codec=zstd --level=99", "out of range -7..22");
+    refused("--level=99999999999", "out of range");
+    refused("--level=fast", "'fast' is not an integer");
+    refused("--rounds=1001", "1001 is out of range 1..1000");
+    refused("--repeat=0", "0 is out of range 1..1000");
+    refused("--sf=101", "101 is out of range 0.01..100");
+    refused("--sf=abc", "'abc' is not a number");
+    refused("--queries=23", "23 is out of range 1..22");
+    refused("--block-size=2M", "2M is out of range 4K..1M");
+    refused("--block-size=12K", "12K is not a power of two");
+    refused("--work-mem=1K", "1K is out of range: at least 64K");
+    refused("--seed=-1", "not a non-negative integer");
+    check_data_dirs();
+
     char args[4096];
     snprintf(args, sizeof args,
              "--sf=0.01 --data-dir=%s --queries=6,18 --work-mem=64K --block-size=4K "
