@@ -77,7 +77,7 @@ fi
 
 step "the installed tools"
 # (Each output is kept whole before it is searched: grep -q in a pipe would end the writer.)
-for tool in spillbench tpchgen; do
+for tool in spillbench tpchgen buffile-sweep; do
   version=$("$tool" --version)
   if [[ "$version" != "$tool (buffile) ${ver%%-*}"$'\n'* ]]; then
     echo "package-test: $tool --version says '$version'" >&2
@@ -101,7 +101,11 @@ if [ "$(awk -F, '$1 ~ /^Q/ && $4 > 0 && $23 == "ok"' "$work/spillbench.csv" | wc
   exit 1
 fi
 tpch-report --help >/dev/null
-man -w spillbench tpchgen tpch-report >/dev/null
+man -w spillbench tpchgen tpch-report buffile-sweep >/dev/null
+# buffile-sweep lists a parent (its header line, at least) and says nothing is left.
+buffile-sweep --dir="$work" >"$work/sweep.txt" 2>"$work/sweep.err"
+grep -q $'^directory\tpid\tstate\tbytes\tfiles\tage$' "$work/sweep.txt"
+grep -q "space director" "$work/sweep.err"
 # The man pages explain the columns (help2man made them from --help).
 if ! grep -q "phys/log" <<< "$(man spillbench 2>/dev/null)"; then
   echo "package-test: man spillbench does not describe paired mode's columns" >&2

@@ -29,7 +29,7 @@ static void usage(FILE *out)
             "\n"
             "  --dir=PARENT  the temp parent to look in (default: $TMPDIR, else /tmp)\n"
             "  --remove      remove the directories of owners that no longer run\n"
-            "  --version     print the library's version and exit\n"
+            "  --version     print its version and the running library's, and exit\n"
             "  --help        print this help and exit\n"
             "\n"
             "Columns of the list:\n"
@@ -86,7 +86,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "--version") == 0) {
             unsigned v = bf_version_number();
-            printf("%s (libbuffile) %u.%u.%u\n", prog, v / 10000, v / 100 % 100, v % 100);
+            printf("%s (buffile) %d.%d.%d\nlibbuffile %u.%u.%u\n", prog, BF_VERSION_MAJOR,
+                   BF_VERSION_MINOR, BF_VERSION_PATCH, v / 10000, v / 100 % 100, v % 100);
             return 0;
         } else if (strcmp(a, "--remove") == 0) {
             remove = 1;

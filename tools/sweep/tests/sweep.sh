@@ -39,7 +39,9 @@ rc=0; "$tool" --frobnicate 2>"$work/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "unknown option '--frobnicate'" "$work/err" || fail "unknown option: rc $rc $(cat "$work/err")"
 rc=0; "$tool" --dir="$work/nope" 2>"$work/err" || rc=$?
 [ "$rc" -eq 1 ] && grep -q "cannot read $work/nope: no such file" "$work/err" || fail "missing parent: rc $rc $(cat "$work/err")"
-"$tool" --version | grep -Eq '^buffile-sweep \(libbuffile\) [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
+"$tool" --version >"$work/version"
+grep -Eq '^buffile-sweep \(buffile\) [0-9]+\.[0-9]+\.[0-9]+$' "$work/version" || fail "--version"
+grep -Eq '^libbuffile [0-9]+\.[0-9]+\.[0-9]+$' "$work/version" || fail "--version: no running library"
 [ "$(wc -l <"$work/err")" -eq 1 ] || fail "an error takes more than one line"
 rm -rf "$work"
 echo "sweep.sh: ok"
