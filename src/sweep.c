@@ -120,10 +120,16 @@ static void dir_usage(int fd, uint64_t *bytes, uint64_t *files)
     closedir(d);
 }
 
-int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *dir), void *ctx)
+/*
+ * Call `fn` for each space directory under `parent` (NULL: the default):
+ * a real directory named buffile-*, of the calling user; `fn` gets the
+ * parent's descriptor, the entry's name and stat, and returns 0 to go on.
+ * Returns BF_OK, or BF_ENOENT / BF_EIO when the parent cannot be read.
+ */
+static int each_space_dir(const char *parent,
+                          int (*fn)(void *ctx, int pfd, const char *name, const struct stat *st),
+                          void *ctx)
 {
-    if (parent == NULL)
-        parent = bf_default_temp_parent();
     int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pfd < 0)
         return errno == ENOENT ? BF_ENOENT : BF_EIO;
@@ -132,7 +138,6 @@ int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *
         close(pfd);
         return BF_EIO;
     }
-    int n = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         struct stat st;
@@ -140,47 +145,54 @@ int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *
             fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
             st.st_uid != geteuid())
             continue;
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
-        bf_leftover l = {.struct_size = sizeof(l), .path = path};
-        l.pid = strtoll(de->d_name + 8, NULL, 10);
-        l.alive = owner_alive(de->d_name);
-        l.age_seconds = (int64_t)time(NULL) - (int64_t)st.st_mtime;
-        int fd = openat(pfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0)
-            dir_usage(fd, &l.bytes, &l.files);
-        n++;
-        if (each(ctx, &l) != 0)
+        if (fn(ctx, pfd, de->d_name, &st) != 0)
             break;
     }
     closedir(d);
-    return n;
+    return BF_OK;
+}
+
+typedef struct list_ctx {
+    const char *parent;
+    int (*each)(void *ctx, const bf_leftover *dir);
+    void *ctx;
+    int n;
+} list_ctx;
+
+static int list_one(void *ctx, int pfd, const char *name, const struct stat *st)
+{
+    list_ctx *c = ctx;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", c->parent, name);
+    bf_leftover l = {.struct_size = sizeof(l), .path = path};
+    l.pid = strtoll(name + 8, NULL, 10);
+    l.alive = owner_alive(name);
+    l.age_seconds = (int64_t)time(NULL) - (int64_t)st->st_mtime;
+    int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        dir_usage(fd, &l.bytes, &l.files);
+    c->n++;
+    return c->each(c->ctx, &l);
+}
+
+int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *dir), void *ctx)
+{
+    list_ctx c = {parent != NULL ? parent : bf_default_temp_parent(), each, ctx, 0};
+    int rc = each_space_dir(c.parent, list_one, &c);
+    return rc != BF_OK ? rc : c.n;
+}
+
+static int sweep_one(void *ctx, int pfd, const char *name, const struct stat *st)
+{
+    (void)st;
+    if (!owner_alive(name) && bf_remove_space_dir(pfd, name) == 0)
+        (*(int *)ctx)++;
+    return 0;
 }
 
 int bf_sweep(const char *parent)
 {
-    if (parent == NULL)
-        parent = bf_default_temp_parent();
-    int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (pfd < 0)
-        return errno == ENOENT ? BF_ENOENT : BF_EIO;
-    DIR *d = fdopendir(pfd);
-    if (d == NULL) {
-        close(pfd);
-        return BF_EIO;
-    }
     int removed = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "buffile-", 8) != 0 || owner_alive(de->d_name))
-            continue;
-        struct stat st;
-        if (fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-            st.st_uid != geteuid())
-            continue;
-        if (bf_remove_space_dir(pfd, de->d_name) == 0)
-            removed++;
-    }
-    closedir(d);
-    return removed;
+    int rc = each_space_dir(parent != NULL ? parent : bf_default_temp_parent(), sweep_one, &removed);
+    return rc != BF_OK ? rc : removed;
 }

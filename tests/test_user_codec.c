@@ -358,6 +358,19 @@ static void write_and_read(bf_space *sp)
     assert_int_equal(bf_file_close(f), BF_OK);
 }
 
+/* A space's options with the caller's codec `u` as its only one and its default. */
+static bf_space_options codec_options(const bf_user_codec *u)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.block_size = BS;
+    o.codec = (bf_codec)u->id;
+    o.user_codecs = u;
+    o.n_user_codecs = 1;
+    return o;
+}
+
 /*
  * A codec whose bound is hostile: near SIZE_MAX (fixed values and random
  * draws), near 2^32 and 2^48, and one that answers honestly when the space
@@ -388,13 +401,7 @@ static void test_hostile_bound(void **state)
         bound_value = liar ? SIZE_MAX : values[i];
         honest_calls = liar ? 1000 : 0;
         bound_calls = 0;
-        bf_space_options o;
-        bf_space_options_init(&o);
-        o.temp_dir = parent;
-        o.block_size = BS;
-        o.codec = (bf_codec)T_RLE_ID;
-        o.user_codecs = &u;
-        o.n_user_codecs = 1;
+        bf_space_options o = codec_options(&u);
         bf_space *sp = NULL;
         char err[256] = "";
         int rc = bf_space_create(&o, &sp, err, sizeof(err));
@@ -412,13 +419,7 @@ static void test_hostile_bound(void **state)
     }
     /* The largest bound taken, at every block size. */
     u.bound = largest_bound;
-    bf_space_options o;
-    bf_space_options_init(&o);
-    o.temp_dir = parent;
-    o.block_size = BS;
-    o.codec = (bf_codec)T_RLE_ID;
-    o.user_codecs = &u;
-    o.n_user_codecs = 1;
+    bf_space_options o = codec_options(&u);
     bf_space *sp = t_space_opts(&o);
     write_and_read(sp);
     bf_space_destroy(sp);
