@@ -254,10 +254,10 @@ typedef struct bf_space_options {
 #define BF_KEY_BYTES 32
 
 /*
- * Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit,
- * auto prefers time; struct_size = sizeof(*opts). A macro, so that the size
- * is the caller's header's: bf_space_options_init_sized writes `size`
- * bytes, no more.
+ * Fill `opts` with defaults: 8 KiB blocks, lz4, default level, the default
+ * temp limit (BF_TEMP_LIMIT_AUTO), auto prefers time; struct_size =
+ * sizeof(*opts). A macro, so that the size is the caller's header's:
+ * bf_space_options_init_sized writes `size` bytes, no more.
  */
 #define bf_space_options_init(opts) bf_space_options_init_sized((opts), sizeof(*(opts)))
 BF_API void bf_space_options_init_sized(bf_space_options *opts, size_t size);
