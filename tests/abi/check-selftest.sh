@@ -78,10 +78,12 @@ sub include/buffile.h 'BF_EBUSY = -12,' 'BF_EBUSY = -14,'
 expect "status code renumbered" 1 "constant BF_EBUSY was '-12', now '-14'"
 
 fresh frozen
-sub include/buffile.h '    void *ctx;
-} bf_allocator;' '    void *ctx;
+sub include/buffile.h '    void (*free_fn)(void *ctx, void *ptr);
+    void *ctx;
+};' '    void (*free_fn)(void *ctx, void *ptr);
+    void *ctx;
     void *aligned_alloc_fn;
-} bf_allocator;'
+};'
 sub src/alloc.c 'libc_free, NULL}' 'libc_free, NULL, NULL}'
 expect "field appended to bf_allocator (not behind a size)" 1 "breaks the ABI"
 

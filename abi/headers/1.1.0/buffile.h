@@ -8,42 +8,64 @@
  * files. A block map from logical block number to physical extent makes
  * seek, tell, size, truncate and in-place rewrite exact on compressed data.
  *
- * Threads: a space and its files are not thread-safe; use one space per
- * thread (many spaces in many threads are fine).
- *
- * Errors: every function that can fail returns a status: 0 (BF_OK) or a
- * negative bf_status. The library never aborts, exits or prints; a message
- * naming the path, operation and errno of the last failure is kept by the
- * space (bf_space_errmsg). After an error the file stays consistent: data
- * acknowledged before the failing call still reads back, and each function
- * below says what its failure leaves (position, size, data, statistics).
- *
- * Memory: per open file = one block buffer + the block map + the
- * free-extent list + a small struct. The block map holds at most 31 bytes
- * per logical block holding data (16 in runs of such blocks) and, for a
- * file of more than 4096 blocks, a directory of 12 bytes and a bit per
- * 4096 blocks of its size (up to an eighth more as it grows; at least 200
- * bytes): however sparse the data, a hole costs its share of the directory
- * and nothing else. Only an allocation that failed can leave more. Codec
- * contexts and the compression scratch buffer belong to the space.
- *
- * ABI: the shared library is libbuffile.so.<BF_VERSION_MAJOR>. Within one
- * major version a program keeps working with any later library:
- *  - functions, status codes, codecs and macros are added, never removed
- *    or changed; a caller treats an unknown negative status as an error;
- *  - the structs that start with struct_size (bf_space_options,
- *    bf_file_options, bf_auto_device) and bf_stats only grow, at their end,
- *    and a new field's 0 means what the library did before it existed. The
- *    caller's header tells the library its struct's size (the init macros
- *    and the stats macros pass sizeof), and the library reads and writes
- *    no byte past it: fields the caller's header did not have take their
- *    defaults. A program built against a newer header also runs with an
- *    older library of the same major version, as long as it leaves the
- *    fields that library does not know at 0 (else BF_EINVAL says so);
- *  - bf_allocator and the values of the enums never change.
- * Anything else (a field removed, moved or retyped, a function's signature
- * or meaning changed) takes a new major version and so a new soname.
+ * An example comes first, then the floor plan: the sections in order, each
+ * opening with a banner that says what it holds and which src/ files
+ * implement it.
  */
+
+/*
+ * Example: spill a few bytes to a temporary file and read them back,
+ * checking every status (tests/abi/example.sh compiles and runs it).
+ * Build it with `cc app.c $(pkg-config --cflags --libs buffile)`.
+ *
+ *     #include <buffile.h>
+ *     #include <stdio.h>
+ *
+ *     int main(void)
+ *     {
+ *         char err[256], buf[5];
+ *         bf_space *sp;
+ *         bf_file *f;
+ *         if (bf_space_create(NULL, &sp, err, sizeof err) != BF_OK) { // NULL: default options
+ *             fprintf(stderr, "buffile: %s\n", err);
+ *             return 1;
+ *         }
+ *         int64_t rc = bf_file_create(sp, NULL, &f); // a status, or the bytes read
+ *         if (rc == BF_OK) {
+ *             if ((rc = bf_file_write(f, "hello", 5)) == BF_OK &&
+ *                 (rc = bf_file_seek(f, 0, BF_SEEK_SET)) == BF_OK &&
+ *                 (rc = bf_file_read(f, buf, sizeof buf)) >= 0) // short only at the end
+ *                 printf("read back: %.*s\n", (int)rc, buf);
+ *             int closed = bf_file_close(f); // deletes the file; can fail (BF_EIO)
+ *             if (rc >= 0)
+ *                 rc = closed;
+ *         }
+ *         if (rc < 0)
+ *             fprintf(stderr, "buffile: %s\n", bf_space_errmsg(sp));
+ *         bf_space_destroy(sp); // removes the space's directory
+ *         return rc < 0;
+ *     }
+ */
+
+/*
+ * Floor plan (each section starts with a banner "== <n>. <title> ==")
+ *
+ *   1. Basics           the version; status codes and bf_strerror; the space (the codec
+ *                       ids, options, create, destroy, errmsg/errno, directory, temp limit);
+ *                       the stream file (options, create, close, abort, write, read, seek,
+ *                       tell, size, truncate, flush, accessors)
+ *   2. Block API        whole blocks: seek_block, read_block, write_block, discard_block,
+ *                       release_buffer
+ *   3. File sets        named files other spaces and processes open: set create/destroy,
+ *                       create, export, open, delete, append
+ *   4. Codecs           names, parse, available; the caller's own codecs (bf_user_codec);
+ *                       a space's codec names
+ *   5. Tuning and       statistics (bf_stats, written, memory); codec=auto (its device,
+ *      observation      its reason); I/O hooks; the allocator; sweeping what crashed
+ *                       processes left (bf_sweep, bf_sweep_list)
+ *   6. ABI rules        what a program built against this header may rely on
+ */
+
 /* The guard is the library's own: PostgreSQL's storage/buffile.h takes BUFFILE_H. */
 #ifndef BF_BUFFILE_H
 #define BF_BUFFILE_H
@@ -55,11 +77,38 @@
 extern "C" {
 #endif
 
+/* Marks the functions the shared library exports (see 6. ABI rules). */
 #if defined(BF_BUILDING_LIBRARY) && defined(__GNUC__)
 #define BF_API __attribute__((visibility("default")))
 #else
 #define BF_API
 #endif
+
+/*
+ * Structs that section 1 points to before the section that defines them
+ * (bf_space_options holds pointers to them).
+ */
+typedef struct bf_user_codec bf_user_codec;   /* 4. Codecs */
+typedef struct bf_auto_device bf_auto_device; /* 5. Tuning and observation: codec=auto */
+typedef struct bf_io_hooks bf_io_hooks;       /* 5. Tuning and observation: I/O hooks */
+typedef struct bf_allocator bf_allocator;     /* 5. Tuning and observation: allocator */
+
+/*
+ * == 1. Basics ==================================================================================
+ *
+ * The version, the status codes, the space and the stream file: what a
+ * program needs to spill bytes and read them back.
+ *
+ * Implemented in: src/abi.c (bf_version_number); src/error.c
+ * (bf_strerror, the last-error message); src/space.c (the space's options,
+ * errmsg/errno, directory and temp limit); src/sweep.c (where a space's
+ * directory goes, its name, the default temp limit); src/api.c
+ * (bf_space_create, bf_space_destroy, bf_file_close, bf_file_abort: the
+ * calls that span the layers); src/file.c (the stream file). A named
+ * file's close and abort are src/fileset.c's.
+ */
+
+/* ---- The version ---------------------------------------------------------------------------- */
 
 /*
  * The version, in this one place: CMakeLists.txt reads it from here, and
@@ -72,9 +121,20 @@ extern "C" {
 
 /*
  * The running library's BF_VERSION_NUMBER, which may be newer than that of
- * the header a program was built with (same major version: see ABI above).
+ * the header a program was built with (same major version: see 6. ABI rules).
  */
 BF_API unsigned bf_version_number(void);
+
+/* ---- Status codes --------------------------------------------------------------------------- */
+
+/*
+ * Errors: every function that can fail returns a status: 0 (BF_OK) or a
+ * negative bf_status. The library never aborts, exits or prints; a message
+ * naming the path, operation and errno of the last failure is kept by the
+ * space (bf_space_errmsg). After an error the file stays consistent: data
+ * acknowledged before the failing call still reads back, and each function
+ * below says what its failure leaves (position, size, data, statistics).
+ */
 
 /* Status codes. 0 is success; all errors are negative. */
 typedef enum bf_status {
@@ -98,7 +158,20 @@ typedef enum bf_status {
 /* A short static description of a status code ("corrupt extent", ...). */
 BF_API const char *bf_strerror(int status);
 
-/* Codecs. Every block is compressed independently. */
+/* ---- The space ------------------------------------------------------------------------------ */
+
+/*
+ * Threads: a space and its files are not thread-safe; use one space per
+ * thread (many spaces in many threads are fine).
+ */
+typedef struct bf_space bf_space;
+typedef struct bf_file bf_file;
+
+/*
+ * Codecs. Every block is compressed independently. The enum is here, not in
+ * section 4 with the codecs' functions, because the space's and the files'
+ * options hold it.
+ */
 typedef enum bf_codec {
     BF_CODEC_DEFAULT = -1, /* in file options: use the space's default */
     BF_CODEC_NONE = 0,
@@ -125,194 +198,11 @@ typedef enum bf_codec {
 /* Level value meaning "the codec's default level". */
 #define BF_LEVEL_DEFAULT INT32_MIN
 
-/*
- * Name of a built-in codec ("none", "lz4", "zstd", "zlib", "auto"), or
- * NULL if unknown (a caller's codec: bf_space_codec_name).
- */
-BF_API const char *bf_codec_name(bf_codec codec);
-/* Parse a built-in codec's name; BF_EINVAL for any other (bf_space_codec_parse). */
-BF_API int bf_codec_parse(const char *name, bf_codec *out);
-/* 1 if the codec was built into this library (auto always is), 0 otherwise. */
-BF_API int bf_codec_available(bf_codec codec);
-
-/*
- * A codec of the caller's own (PostgreSQL's pglz, say), given to a space
- * in bf_space_options.user_codecs: usable wherever a built-in codec is -
- * by id or name in the space's and files' options, by codec=auto when
- * `auto_candidate` says so - and recorded by id in every extent, so a
- * space that opens a file set's file must have been given the same codec
- * (else BF_ENOCODEC, naming it). The library copies the struct and the
- * name; `ctx` and the functions must stay valid for the space's life.
- * Like a codec context, `ctx` is used by one space at a time: a ctx shared
- * by spaces in several threads must be thread-safe.
- * This struct never grows (as bf_allocator).
- */
-typedef struct bf_user_codec {
-    int id;           /* BF_CODEC_USER_MIN .. BF_CODEC_USER_MAX, unique in the space */
-    const char *name; /* 1..15 of [a-z0-9_-], not a built-in codec's name */
-    int32_t default_level, min_level, max_level; /* what BF_LEVEL_DEFAULT means, the range */
-    /* The most bytes compress may write for `len` bytes of input (its dst has that room:
-       at least len - 1), at most 2 * len + 4096 for every block size (a larger bound is
-       BF_EINVAL from bf_space_create). NULL: len - 1, and compress returns 0 when that does
-       not hold the output. */
-    size_t (*bound)(void *ctx, size_t len);
-    /* Compress `len` bytes of `src` into `dst` (room: `cap` bytes): the compressed length,
-       0 when the output would not be smaller than `len` (the block is stored raw), or a
-       negative value on failure (BF_ECODEC; nothing is lost). A length over `cap` is a
-       failure too. */
-    int64_t (*compress)(void *ctx, int32_t level, const void *src, size_t len, void *dst,
-                        size_t cap);
-    /* Decompress `len` bytes of `src` into `dst`, which has `raw_len` bytes: the number of
-       bytes produced, which must be `raw_len`, or a negative value for input it cannot
-       decompress. Anything but `raw_len` fails the read (BF_ECODEC for a length that
-       differs; BF_ECORRUPT for a refusal); the payload's CRC was checked before. */
-    int64_t (*decompress)(void *ctx, const void *src, size_t len, void *dst, size_t raw_len);
-    int auto_candidate; /* nonzero: codec=auto weighs it, at its default level, with its own */
-    void *ctx;          /* passed back unchanged */
-} bf_user_codec;
-
 /* Block sizes: powers of two in [BF_BLOCK_SIZE_MIN, BF_BLOCK_SIZE_MAX]. */
 #define BF_BLOCK_SIZE_MIN 4096u
 #define BF_BLOCK_SIZE_MAX (1024u * 1024u)
 #define BF_BLOCK_SIZE_DEFAULT 8192u
 #define BF_SEGMENT_SIZE_DEFAULT (1024ull * 1024ull * 1024ull)
-
-/*
- * Allocator hooks. All memory the library allocates (including codec
- * contexts where the codec accepts custom allocators: zlib, zstd) goes
- * through them. `ctx` is passed back unchanged. This struct never grows (as
- * zstd's ZSTD_customMem): a hook added later would be a new field of
- * bf_space_options.
- */
-typedef struct bf_allocator {
-    void *(*malloc_fn)(void *ctx, size_t size);
-    void *(*realloc_fn)(void *ctx, void *ptr, size_t size);
-    void (*free_fn)(void *ctx, void *ptr);
-    void *ctx;
-} bf_allocator;
-
-/*
- * Statistics of one file or of a space. A space's current sizes and their
- * peaks cover the files it writes: anonymous files, named files it created
- * and named files it opened read-write; a read-only handle on a named file
- * counts nothing against the space (its own bf_file_stats still shows the
- * file), as PostgreSQL's temp_file_limit counts what a backend writes.
- * Counters (written, read, blocks, times) sum over every file the space
- * ever opened. Peaks only ever record sizes a file had: a failed call does
- * not move them. Filled through bf_space_stats and bf_file_stats, which pass
- * the caller's sizeof: fields may be appended, and a library older than the
- * caller's header leaves the fields it does not count at 0.
- */
-typedef struct bf_stats {
-    uint64_t logical_bytes;      /* current logical size */
-    uint64_t logical_peak;       /* peak of logical_bytes */
-    uint64_t physical_bytes;     /* bytes the file holds on disk: the sizes of its segment files
-                                    (dead bytes included; a named file's head and index lie
-                                    inside them) */
-    uint64_t physical_peak;      /* peak of physical_bytes */
-    uint64_t dead_bytes;         /* of the segment bytes, those not holding a live extent */
-    uint64_t logical_written;    /* bytes passed to write calls that succeeded */
-    uint64_t logical_read;       /* bytes returned by read calls that succeeded */
-    uint64_t physical_written;   /* extent bytes written to disk */
-    uint64_t physical_read;      /* extent bytes read from disk */
-    uint64_t blocks_compressed;  /* extents written compressed */
-    uint64_t blocks_raw;         /* extents stored raw (did not shrink) */
-    uint64_t blocks_read;        /* extents read and verified */
-    uint64_t compress_ns;        /* codec time compressing (monotonic clock around the codec) */
-    uint64_t decompress_ns;      /* codec time decompressing */
-    uint64_t files_created;      /* space only: files created over its life (not opens) */
-    uint64_t files_open;         /* space only: handles open now */
-    uint64_t blocks_by_codec[4]; /* space only: extents written with none, lz4, zstd, zlib */
-    uint64_t auto_probe_ns;      /* space only: time codec=auto spent probing other codecs */
-    uint64_t auto_switches;      /* space only: codec changes codec=auto made in files */
-    uint64_t memory_bytes;       /* heap held now: a file's struct, block buffer, block
-                                    map and free list; for a space, that of its open
-                                    files plus its scratch and read-ahead buffers (codec
-                                    contexts are not included: count them with the
-                                    allocator hooks) */
-    uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
-    uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
-} bf_stats;
-
-typedef struct bf_space bf_space;
-typedef struct bf_file bf_file;
-
-/*
- * What codec=auto has learned of its temp device. A space learns it from
- * its own transfers, and until it has, it takes the device for one that
- * does not limit: on a slow disk it writes its first few MiB uncompressed
- * (about 2.3 MiB at 50 MB/s). The device does not change from one space to
- * the next on the same temp directory, so a caller that makes spaces one
- * after another (one per query, say) reads these figures from the last one
- * (bf_space_auto_device) and starts the next from them
- * (bf_space_options.auto_device). The space goes on measuring: the figures
- * it starts from are estimates like its own, and new measurements move them.
- * What a space can measure, and so what it takes: device_ns and pace_ns of
- * 0 to 2^64 ns per byte (a 64-bit ns clock over at least one byte),
- * transfer_ns of 0 to 1,000,001 (a transfer slower than 1 ms plus 1 ns a
- * byte waited for the device), limited_share of 0 to 1; counts and
- * since_wait of any value. Other figures (NaN, negative, larger) are
- * BF_EINVAL from bf_space_create.
- * struct_size is set by bf_space_auto_device; a caller that starts from
- * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
- */
-typedef struct bf_auto_device {
-    uint32_t struct_size;      /* sizeof(bf_auto_device) of the caller's header */
-    double device_ns;          /* ns per byte while the device limits, timed by runs of
-                                  transfers that waited for it */
-    double pace_ns;            /* ns per byte of windows of transfers that waited */
-    double limited_share;      /* of windows moving uncompressed bytes, the share that
-                                  waited (0..1): at 0.35 or more, of 16 windows or more,
-                                  the pace stands for the device until it is timed */
-    double transfer_ns;        /* ns per byte of a transfer that did not wait */
-    uint64_t since_wait;       /* bytes moved since a transfer last waited */
-    uint32_t device_runs;      /* runs that timed device_ns (0: not timed, unused) */
-    uint32_t pace_windows;     /* windows that gave pace_ns (0: unused) */
-    uint32_t share_windows;    /* windows limited_share is of */
-    uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
-} bf_auto_device;
-
-/* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */
-/* clang-format off */
-#define BF_AUTO_DEVICE_INIT {.struct_size = sizeof(bf_auto_device)}
-/* clang-format on */
-
-/*
- * I/O hooks: how a caller that accounts temp I/O of its own (PostgreSQL's
- * wait events, track_io_timing, temp_blks_read/written, its budget of file
- * descriptors) sees every transfer and descriptor of a space. Any hook may
- * be NULL; a space without hooks (bf_space_options.io_hooks NULL) pays
- * nothing for them. Hooks must not fail or leave by longjmp; they run in
- * the middle of library calls and must not call into the space. Like
- * bf_allocator, this struct never grows: a hook added later would be a new
- * field of bf_space_options.
- */
-typedef enum bf_io_op {
-    BF_IO_READ = 0,     /* pread of segment or index bytes */
-    BF_IO_WRITE = 1,    /* pwritev of segment or index bytes */
-    BF_IO_TRUNCATE = 2, /* ftruncate of a segment (shrink, or extend over a gap) */
-} bf_io_op;
-
-typedef struct bf_io_hooks {
-    /* Called right before each system call that moves or cuts bytes, and right after it
-       (whatever its outcome): a wait event or a timer goes from io_start to io_done. */
-    void (*io_start)(void *ctx, bf_io_op op);
-    void (*io_done)(void *ctx, bf_io_op op);
-    /* `n` logical blocks were loaded from disk (BF_IO_READ: extents read and verified;
-       holes and blocks served from the file's buffer are not counted) or stored to disk
-       (BF_IO_WRITE: extents written, rewrites included), however many system calls
-       carried them. A caller that counts blocks as BufFile does counts these. */
-    void (*blocks)(void *ctx, bf_io_op op, uint64_t n);
-    /* Called before the space opens a descriptor, with `must` = 1 when the space holds no
-       descriptor it could close: return nonzero to let the open go on (always, when
-       `must`). When it returns 0 the space closes its least recently used descriptor
-       (fd_release is called for it) and asks again. */
-    int (*fd_acquire)(void *ctx, int must);
-    /* Called after the space closed a descriptor, or after an open that fd_acquire let
-       go on failed: every acquire is matched by one release. */
-    void (*fd_release)(void *ctx);
-    void *ctx; /* passed back unchanged */
-} bf_io_hooks;
 
 /*
  * Options for a space. Initialise with bf_space_options_init, which sets
@@ -360,20 +250,14 @@ typedef struct bf_space_options {
                                           gone, as after a crash); NULL without: no sealing */
 } bf_space_options;
 
-/* Most caller codecs one space takes. */
-#define BF_USER_CODECS_MAX 16
 /* Bytes of an encryption key. */
 #define BF_KEY_BYTES 32
 
-/* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
-#define BF_AUTO_TIME 0
-#define BF_AUTO_SPACE 1
-
 /*
- * Fill `opts` with defaults: 8 KiB blocks, lz4, default level, no limit,
- * auto prefers time; struct_size = sizeof(*opts). A macro, so that the size
- * is the caller's header's: bf_space_options_init_sized writes `size`
- * bytes, no more.
+ * Fill `opts` with defaults: 8 KiB blocks, lz4, default level, the default
+ * temp limit (BF_TEMP_LIMIT_AUTO), auto prefers time; struct_size =
+ * sizeof(*opts). A macro, so that the size is the caller's header's:
+ * bf_space_options_init_sized writes `size` bytes, no more.
  */
 #define bf_space_options_init(opts) bf_space_options_init_sized((opts), sizeof(*(opts)))
 BF_API void bf_space_options_init_sized(bf_space_options *opts, size_t size);
@@ -408,46 +292,8 @@ BF_API const char *bf_space_errmsg(const bf_space *space);
  */
 BF_API int bf_space_errno(const bf_space *space);
 
-/*
- * The last decision codec=auto made in this space that set a file's codec
- * (a new file's first, or a change) and why: the codec chosen, each
- * candidate's expected ns per logical byte moved and ratio,
- * the device's measured ns per byte, the transfers' own and the caller's
- * ("" if no file uses auto). Owned by the space.
- */
-BF_API const char *bf_space_auto_reason(const bf_space *space);
-
-/*
- * Fill *out with what codec=auto in this space has learned of its device:
- * the figures it started from (bf_space_options.auto_device) moved by its
- * own measurements since, and struct_size. All figures zero when it started
- * from nothing and no file has used auto. Never fails. A macro passing
- * sizeof(*out): bf_space_auto_device_sized writes `size` bytes, no more.
- */
-#define bf_space_auto_device(space, out) bf_space_auto_device_sized((space), (out), sizeof(*(out)))
-BF_API void bf_space_auto_device_sized(const bf_space *space, bf_auto_device *out, size_t size);
-
 /* The space's private directory. Owned by the space. */
 BF_API const char *bf_space_dir(const bf_space *space);
-
-/*
- * Name of codec `codec` in this space: a built-in codec's, or the caller's
- * codec's it was given (bf_user_codec); NULL if the space has no such codec.
- * Owned by the space.
- */
-BF_API const char *bf_space_codec_name(const bf_space *space, bf_codec codec);
-
-/* Parse a codec name as this space knows them, the caller's codecs included; BF_EINVAL if none. */
-BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_codec *out);
-
-/*
- * Statistics of the space: the sum over its files, open and closed (peaks
- * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
- * writes `size` bytes, no more. Its cost grows with the files open: their
- * memory is summed, a step per file and per 4096 blocks of its map.
- */
-#define bf_space_stats(space, out) bf_space_stats_sized((space), (out), sizeof(*(out)))
-BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
 
 /*
  * The default temp limit: 90% of the bytes free on the file system of the
@@ -470,39 +316,18 @@ BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
 /* The temp limit in force, in bytes (0: none): BF_TEMP_LIMIT_AUTO as resolved. */
 BF_API uint64_t bf_space_temp_limit(const bf_space *space);
 
-/*
- * Remove leftover space directories ("buffile-*") under `parent` (NULL:
- * $TMPDIR or /tmp) whose owning process no longer runs, as left by a crash.
- * Returns the number of directories removed, or a negative status
- * (BF_ENOENT: no such parent).
- */
-BF_API int bf_sweep(const char *parent);
+/* ---- The stream file ------------------------------------------------------------------------ */
 
 /*
- * A space directory under a temp parent, as bf_sweep_list reports it. The
- * library fills it; fields are only ever appended (struct_size: the
- * library's sizeof), so read it through the pointer, never copy it by a
- * sizeof of your own.
+ * Memory: per open file = one block buffer + the block map + the
+ * free-extent list + a small struct. The block map holds at most 31 bytes
+ * per logical block holding data (16 in runs of such blocks) and, for a
+ * file of more than 4096 blocks, a directory of 12 bytes and a bit per
+ * 4096 blocks of its size (up to an eighth more as it grows; at least 200
+ * bytes): however sparse the data, a hole costs its share of the directory
+ * and nothing else. Only an allocation that failed can leave more. Codec
+ * contexts and the compression scratch buffer belong to the space.
  */
-typedef struct bf_leftover {
-    uint32_t struct_size; /* sizeof(bf_leftover) of the library */
-    const char *path;     /* the directory (valid during the callback) */
-    int64_t pid;          /* the process that made it, from its name */
-    int alive;            /* that process runs (or cannot be signalled: EPERM): not a leftover */
-    uint64_t bytes;       /* bytes of the regular files in it */
-    uint64_t files;       /* how many */
-    int64_t age_seconds;  /* since the directory last changed */
-} bf_leftover;
-
-/*
- * Call `each` for every space directory ("buffile-<pid>-*", a real
- * directory of the calling user) under `parent` (NULL: $TMPDIR or /tmp),
- * live owner or not; `each` returns 0 to go on, anything else to stop.
- * Returns the number of directories reported, or a negative status
- * (BF_ENOENT: no such parent; BF_EIO).
- */
-BF_API int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *dir),
-                         void *ctx);
 
 /* Per-file overrides. Initialise with bf_file_options_init (as bf_space_options). */
 typedef struct bf_file_options {
@@ -634,6 +459,28 @@ BF_API uint32_t bf_file_block_size(const bf_file *file);
 BF_API bf_codec bf_file_codec(const bf_file *file);
 BF_API int32_t bf_file_level(const bf_file *file);
 
+/* The space a file belongs to. */
+BF_API bf_space *bf_file_space(const bf_file *file);
+
+/*
+ * Write into buf (len bytes, NUL-terminated, truncated like snprintf) the
+ * path its segment files start with: "<space dir>/<id>" for an anonymous
+ * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>" (a
+ * named file's index lies inside its segments). For log lines that name
+ * the file, as
+ * PostgreSQL's log_temp_files does. Returns the length of the whole path.
+ */
+BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
+
+/*
+ * == 2. Block API ===============================================================================
+ *
+ * Whole-block I/O and buffer control for callers that think in blocks
+ * (external-sort tapes that recycle blocks, files that wait to be read).
+ *
+ * Implemented in: src/file.c.
+ */
+
 /* Seek to the start of logical block `blkno` (same as seek to blkno * block size). */
 BF_API int bf_file_seek_block(bf_file *file, uint64_t blkno);
 
@@ -661,35 +508,6 @@ BF_API int bf_file_write_block(bf_file *file, uint64_t blkno, const void *buf);
 BF_API int bf_file_discard_block(bf_file *file, uint64_t blkno);
 
 /*
- * Statistics of this file (a macro passing sizeof(*out), as bf_space_stats).
- * Its dead_bytes are summed over the file's block map: the call costs time
- * in proportion to the blocks the file holds. To count what a file wrote
- * after every call, use bf_file_written.
- */
-#define bf_file_stats(file, out) bf_file_stats_sized((file), (out), sizeof(*(out)))
-BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size);
-
-/*
- * What the file has written so far, in constant time: *logical the bytes
- * passed to its write calls that succeeded, *physical the extent bytes it
- * wrote to disk (bf_stats' logical_written and physical_written). For a
- * caller that charges each call's bytes to whoever made it, as PostgreSQL's
- * EXPLAIN (BUFFERS) does per plan node. Either pointer may be NULL.
- */
-BF_API void bf_file_written(const bf_file *file, uint64_t *logical, uint64_t *physical);
-
-/*
- * The heap the file holds now, in bytes: its handle, its block buffer if it
- * has one, its block map and free list, and a named file's part list
- * (bf_stats' memory_bytes of the file).
- * A step per 4096 blocks of the map: for a caller that charges the file's
- * memory to its own budget after every block, as an executor's work_mem
- * accounting does, where bf_file_stats would also walk the map for its dead
- * bytes.
- */
-BF_API uint64_t bf_file_memory(const bf_file *file);
-
-/*
  * Write the buffered block if it was modified, and free the block buffer:
  * a file that only waits to be read back (a hash-join batch, an aggregate
  * partition, a frozen sort tape) then costs its struct and block map
@@ -698,20 +516,16 @@ BF_API uint64_t bf_file_memory(const bf_file *file);
  */
 BF_API int bf_file_release_buffer(bf_file *file);
 
-/* The space a file belongs to. */
-BF_API bf_space *bf_file_space(const bf_file *file);
-
 /*
- * Write into buf (len bytes, NUL-terminated, truncated like snprintf) the
- * path its segment files start with: "<space dir>/<id>" for an anonymous
- * file, "<set dir>/<name>" for a named one; segment n is that + ".<n>" (a
- * named file's index lies inside its segments). For log lines that name
- * the file, as
- * PostgreSQL's log_temp_files does. Returns the length of the whole path.
- */
-BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
-
-/*
+ * == 3. File sets ===============================================================================
+ *
+ * Named files that other spaces and processes open: a set's directory,
+ * and a named file's create, export, open, delete and append.
+ *
+ * Implemented in: src/fileset.c (the calls, a named file's close and abort,
+ * read-write sessions); src/index.c (the head and the persisted block
+ * index: docs/format.md).
+ *
  * File sets: named files that several spaces - in other threads or other
  * processes - can open, as PostgreSQL's parallel hash join and parallel
  * sort hand spill files from workers to the leader. A set is a directory;
@@ -849,6 +663,374 @@ BF_API int bf_file_delete_named(bf_space *space, const char *dir, const char *na
  * unchanged.
  */
 BF_API int bf_file_append(bf_file *target, bf_file *source, uint64_t *start);
+
+/*
+ * == 4. Codecs ==================================================================================
+ *
+ * The built-in codecs' names and availability, the caller's own codecs
+ * and a space's view of both. The codec ids (bf_codec) and
+ * BF_LEVEL_DEFAULT are in section 1, with the options that hold them.
+ *
+ * Implemented in: src/codec.c (the registry: names, parse, available,
+ * levels); src/codec_none.c, src/codec_lz4.c, src/codec_zstd.c,
+ * src/codec_zlib.c (the built-in codecs, each where it was built in);
+ * src/codec_user.c (the caller's codecs: their check and the calls into
+ * them); src/space.c (bf_space_codec_name, bf_space_codec_parse).
+ */
+
+/*
+ * Name of a built-in codec ("none", "lz4", "zstd", "zlib", "auto"), or
+ * NULL if unknown (a caller's codec: bf_space_codec_name).
+ */
+BF_API const char *bf_codec_name(bf_codec codec);
+/* Parse a built-in codec's name; BF_EINVAL for any other (bf_space_codec_parse). */
+BF_API int bf_codec_parse(const char *name, bf_codec *out);
+/* 1 if the codec was built into this library (auto always is), 0 otherwise. */
+BF_API int bf_codec_available(bf_codec codec);
+
+/*
+ * A codec of the caller's own (PostgreSQL's pglz, say), given to a space
+ * in bf_space_options.user_codecs: usable wherever a built-in codec is -
+ * by id or name in the space's and files' options, by codec=auto when
+ * `auto_candidate` says so - and recorded by id in every extent, so a
+ * space that opens a file set's file must have been given the same codec
+ * (else BF_ENOCODEC, naming it). The library copies the struct and the
+ * name; `ctx` and the functions must stay valid for the space's life.
+ * Like a codec context, `ctx` is used by one space at a time: a ctx shared
+ * by spaces in several threads must be thread-safe.
+ * This struct never grows (as bf_allocator).
+ */
+struct bf_user_codec {
+    int id;           /* BF_CODEC_USER_MIN .. BF_CODEC_USER_MAX, unique in the space */
+    const char *name; /* 1..15 of [a-z0-9_-], not a built-in codec's name */
+    int32_t default_level, min_level, max_level; /* what BF_LEVEL_DEFAULT means, the range */
+    /* The most bytes compress may write for `len` bytes of input (its dst has that room:
+       at least len - 1), at most 2 * len + 4096 for every block size (a larger bound is
+       BF_EINVAL from bf_space_create). NULL: len - 1, and compress returns 0 when that does
+       not hold the output. */
+    size_t (*bound)(void *ctx, size_t len);
+    /* Compress `len` bytes of `src` into `dst` (room: `cap` bytes): the compressed length,
+       0 when the output would not be smaller than `len` (the block is stored raw), or a
+       negative value on failure (BF_ECODEC; nothing is lost). A length over `cap` is a
+       failure too. */
+    int64_t (*compress)(void *ctx, int32_t level, const void *src, size_t len, void *dst,
+                        size_t cap);
+    /* Decompress `len` bytes of `src` into `dst`, which has `raw_len` bytes: the number of
+       bytes produced, which must be `raw_len`, or a negative value for input it cannot
+       decompress. Anything but `raw_len` fails the read (BF_ECODEC for a length that
+       differs; BF_ECORRUPT for a refusal); the payload's CRC was checked before. */
+    int64_t (*decompress)(void *ctx, const void *src, size_t len, void *dst, size_t raw_len);
+    int auto_candidate; /* nonzero: codec=auto weighs it, at its default level, with its own */
+    void *ctx;          /* passed back unchanged */
+};
+
+/* Most caller codecs one space takes. */
+#define BF_USER_CODECS_MAX 16
+
+/*
+ * Name of codec `codec` in this space: a built-in codec's, or the caller's
+ * codec's it was given (bf_user_codec); NULL if the space has no such codec.
+ * Owned by the space.
+ */
+BF_API const char *bf_space_codec_name(const bf_space *space, bf_codec codec);
+
+/* Parse a codec name as this space knows them, the caller's codecs included; BF_EINVAL if none. */
+BF_API int bf_space_codec_parse(const bf_space *space, const char *name, bf_codec *out);
+
+/*
+ * == 5. Tuning and observation ==================================================================
+ *
+ * Statistics; codec=auto's device figures and decisions; I/O hooks for a
+ * caller that accounts temp I/O itself; the allocator; the sweep of what
+ * crashed processes left. Encryption is set in the options (section 1:
+ * bf_space_options.encrypt and key, bf_file_options.seal).
+ *
+ * Implemented in: src/api.c (bf_space_stats_sized); src/file.c
+ * (bf_file_stats_sized, bf_file_written, bf_file_memory, the `blocks`
+ * hook); src/space.c (the space's statistics, bf_space_auto_reason,
+ * bf_space_auto_device_sized); src/auto.c and src/auto_file.c (codec=auto's
+ * estimates and choices); src/io_hooks.c (io_start/io_done around
+ * transfers); src/segment.c (the descriptor hooks); src/io_throttle.c
+ * (io_limit); src/alloc.c (the allocator); src/seal.c (AES-256-GCM
+ * sealing); src/sweep.c (bf_sweep, bf_sweep_list).
+ */
+
+/* ---- Statistics ----------------------------------------------------------------------------- */
+
+/*
+ * Statistics of one file or of a space. A space's current sizes and their
+ * peaks cover the files it writes: anonymous files, named files it created
+ * and named files it opened read-write; a read-only handle on a named file
+ * counts nothing against the space (its own bf_file_stats still shows the
+ * file), as PostgreSQL's temp_file_limit counts what a backend writes.
+ * Counters (written, read, blocks, times) sum over every file the space
+ * ever opened. Peaks only ever record sizes a file had: a failed call does
+ * not move them. Filled through bf_space_stats and bf_file_stats, which pass
+ * the caller's sizeof: fields may be appended, and a library older than the
+ * caller's header leaves the fields it does not count at 0.
+ */
+typedef struct bf_stats {
+    uint64_t logical_bytes;      /* current logical size */
+    uint64_t logical_peak;       /* peak of logical_bytes */
+    uint64_t physical_bytes;     /* bytes the file holds on disk: the sizes of its segment files
+                                    (dead bytes included; a named file's head and index lie
+                                    inside them) */
+    uint64_t physical_peak;      /* peak of physical_bytes */
+    uint64_t dead_bytes;         /* of the segment bytes, those not holding a live extent */
+    uint64_t logical_written;    /* bytes passed to write calls that succeeded */
+    uint64_t logical_read;       /* bytes returned by read calls that succeeded */
+    uint64_t physical_written;   /* extent bytes written to disk */
+    uint64_t physical_read;      /* extent bytes read from disk */
+    uint64_t blocks_compressed;  /* extents written compressed */
+    uint64_t blocks_raw;         /* extents stored raw (did not shrink) */
+    uint64_t blocks_read;        /* extents read and verified */
+    uint64_t compress_ns;        /* codec time compressing (monotonic clock around the codec) */
+    uint64_t decompress_ns;      /* codec time decompressing */
+    uint64_t files_created;      /* space only: files created over its life (not opens) */
+    uint64_t files_open;         /* space only: handles open now */
+    uint64_t blocks_by_codec[4]; /* space only: extents written with none, lz4, zstd, zlib */
+    uint64_t auto_probe_ns;      /* space only: time codec=auto spent probing other codecs */
+    uint64_t auto_switches;      /* space only: codec changes codec=auto made in files */
+    uint64_t memory_bytes;       /* heap held now: a file's struct, block buffer, block
+                                    map and free list; for a space, that of its open
+                                    files plus its scratch and read-ahead buffers (codec
+                                    contexts are not included: count them with the
+                                    allocator hooks) */
+    uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
+    uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
+} bf_stats;
+
+/*
+ * Statistics of the space: the sum over its files, open and closed (peaks
+ * are the space's own). A macro passing sizeof(*out): bf_space_stats_sized
+ * writes `size` bytes, no more. Its cost grows with the files open: their
+ * memory is summed, a step per file and per 4096 blocks of its map.
+ */
+#define bf_space_stats(space, out) bf_space_stats_sized((space), (out), sizeof(*(out)))
+BF_API void bf_space_stats_sized(const bf_space *space, bf_stats *out, size_t size);
+
+/*
+ * Statistics of this file (a macro passing sizeof(*out), as bf_space_stats).
+ * Its dead_bytes are summed over the file's block map: the call costs time
+ * in proportion to the blocks the file holds. To count what a file wrote
+ * after every call, use bf_file_written.
+ */
+#define bf_file_stats(file, out) bf_file_stats_sized((file), (out), sizeof(*(out)))
+BF_API void bf_file_stats_sized(const bf_file *file, bf_stats *out, size_t size);
+
+/*
+ * What the file has written so far, in constant time: *logical the bytes
+ * passed to its write calls that succeeded, *physical the extent bytes it
+ * wrote to disk (bf_stats' logical_written and physical_written). For a
+ * caller that charges each call's bytes to whoever made it, as PostgreSQL's
+ * EXPLAIN (BUFFERS) does per plan node. Either pointer may be NULL.
+ */
+BF_API void bf_file_written(const bf_file *file, uint64_t *logical, uint64_t *physical);
+
+/*
+ * The heap the file holds now, in bytes: its handle, its block buffer if it
+ * has one, its block map and free list, and a named file's part list
+ * (bf_stats' memory_bytes of the file).
+ * A step per 4096 blocks of the map: for a caller that charges the file's
+ * memory to its own budget after every block, as an executor's work_mem
+ * accounting does, where bf_file_stats would also walk the map for its dead
+ * bytes.
+ */
+BF_API uint64_t bf_file_memory(const bf_file *file);
+
+/* ---- codec=auto ----------------------------------------------------------------------------- */
+
+/* What codec=auto minimises: expected time per logical byte, or bytes within a time slack. */
+#define BF_AUTO_TIME 0
+#define BF_AUTO_SPACE 1
+
+/*
+ * What codec=auto has learned of its temp device. A space learns it from
+ * its own transfers, and until it has, it takes the device for one that
+ * does not limit: on a slow disk it writes its first few MiB uncompressed
+ * (about 2.3 MiB at 50 MB/s). The device does not change from one space to
+ * the next on the same temp directory, so a caller that makes spaces one
+ * after another (one per query, say) reads these figures from the last one
+ * (bf_space_auto_device) and starts the next from them
+ * (bf_space_options.auto_device). The space goes on measuring: the figures
+ * it starts from are estimates like its own, and new measurements move them.
+ * What a space can measure, and so what it takes: device_ns and pace_ns of
+ * 0 to 2^64 ns per byte (a 64-bit ns clock over at least one byte),
+ * transfer_ns of 0 to 1,000,001 (a transfer slower than 1 ms plus 1 ns a
+ * byte waited for the device), limited_share of 0 to 1; counts and
+ * since_wait of any value. Other figures (NaN, negative, larger) are
+ * BF_EINVAL from bf_space_create.
+ * struct_size is set by bf_space_auto_device; a caller that starts from
+ * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
+ */
+struct bf_auto_device {
+    uint32_t struct_size;      /* sizeof(bf_auto_device) of the caller's header */
+    double device_ns;          /* ns per byte while the device limits, timed by runs of
+                                  transfers that waited for it */
+    double pace_ns;            /* ns per byte of windows of transfers that waited */
+    double limited_share;      /* of windows moving uncompressed bytes, the share that
+                                  waited (0..1): at 0.35 or more, of 16 windows or more,
+                                  the pace stands for the device until it is timed */
+    double transfer_ns;        /* ns per byte of a transfer that did not wait */
+    uint64_t since_wait;       /* bytes moved since a transfer last waited */
+    uint32_t device_runs;      /* runs that timed device_ns (0: not timed, unused) */
+    uint32_t pace_windows;     /* windows that gave pace_ns (0: unused) */
+    uint32_t share_windows;    /* windows limited_share is of */
+    uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
+};
+
+/* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */
+/* clang-format off */
+#define BF_AUTO_DEVICE_INIT {.struct_size = sizeof(bf_auto_device)}
+/* clang-format on */
+
+/*
+ * The last decision codec=auto made in this space that set a file's codec
+ * (a new file's first, or a change) and why: the codec chosen, each
+ * candidate's expected ns per logical byte moved and ratio,
+ * the device's measured ns per byte, the transfers' own and the caller's
+ * ("" if no file uses auto). Owned by the space.
+ */
+BF_API const char *bf_space_auto_reason(const bf_space *space);
+
+/*
+ * Fill *out with what codec=auto in this space has learned of its device:
+ * the figures it started from (bf_space_options.auto_device) moved by its
+ * own measurements since, and struct_size. All figures zero when it started
+ * from nothing and no file has used auto. Never fails. A macro passing
+ * sizeof(*out): bf_space_auto_device_sized writes `size` bytes, no more.
+ */
+#define bf_space_auto_device(space, out) bf_space_auto_device_sized((space), (out), sizeof(*(out)))
+BF_API void bf_space_auto_device_sized(const bf_space *space, bf_auto_device *out, size_t size);
+
+/* ---- I/O hooks ------------------------------------------------------------------------------ */
+
+/*
+ * I/O hooks: how a caller that accounts temp I/O of its own (PostgreSQL's
+ * wait events, track_io_timing, temp_blks_read/written, its budget of file
+ * descriptors) sees every transfer and descriptor of a space. Any hook may
+ * be NULL; a space without hooks (bf_space_options.io_hooks NULL) pays
+ * nothing for them. Hooks must not fail or leave by longjmp; they run in
+ * the middle of library calls and must not call into the space. Like
+ * bf_allocator, this struct never grows: a hook added later would be a new
+ * field of bf_space_options.
+ */
+typedef enum bf_io_op {
+    BF_IO_READ = 0,     /* pread of segment or index bytes */
+    BF_IO_WRITE = 1,    /* pwritev of segment or index bytes */
+    BF_IO_TRUNCATE = 2, /* ftruncate of a segment (shrink, or extend over a gap) */
+} bf_io_op;
+
+struct bf_io_hooks {
+    /* Called right before each system call that moves or cuts bytes, and right after it
+       (whatever its outcome): a wait event or a timer goes from io_start to io_done. */
+    void (*io_start)(void *ctx, bf_io_op op);
+    void (*io_done)(void *ctx, bf_io_op op);
+    /* `n` logical blocks were loaded from disk (BF_IO_READ: extents read and verified;
+       holes and blocks served from the file's buffer are not counted) or stored to disk
+       (BF_IO_WRITE: extents written, rewrites included), however many system calls
+       carried them. A caller that counts blocks as BufFile does counts these. */
+    void (*blocks)(void *ctx, bf_io_op op, uint64_t n);
+    /* Called before the space opens a descriptor, with `must` = 1 when the space holds no
+       descriptor it could close: return nonzero to let the open go on (always, when
+       `must`). When it returns 0 the space closes its least recently used descriptor
+       (fd_release is called for it) and asks again. */
+    int (*fd_acquire)(void *ctx, int must);
+    /* Called after the space closed a descriptor, or after an open that fd_acquire let
+       go on failed: every acquire is matched by one release. */
+    void (*fd_release)(void *ctx);
+    void *ctx; /* passed back unchanged */
+};
+
+/* ---- Allocator ------------------------------------------------------------------------------ */
+
+/*
+ * Allocator hooks. All memory the library allocates (including codec
+ * contexts where the codec accepts custom allocators: zlib, zstd) goes
+ * through them. `ctx` is passed back unchanged. This struct never grows (as
+ * zstd's ZSTD_customMem): a hook added later would be a new field of
+ * bf_space_options.
+ */
+struct bf_allocator {
+    void *(*malloc_fn)(void *ctx, size_t size);
+    void *(*realloc_fn)(void *ctx, void *ptr, size_t size);
+    void (*free_fn)(void *ctx, void *ptr);
+    void *ctx;
+};
+
+/* ---- Sweep ---------------------------------------------------------------------------------- */
+
+/*
+ * Remove leftover space directories ("buffile-*") under `parent` (NULL:
+ * $TMPDIR or /tmp) whose owning process no longer runs, as left by a crash.
+ * Returns the number of directories removed, or a negative status
+ * (BF_ENOENT: no such parent).
+ */
+BF_API int bf_sweep(const char *parent);
+
+/*
+ * A space directory under a temp parent, as bf_sweep_list reports it. The
+ * library fills it; fields are only ever appended (struct_size: the
+ * library's sizeof), so read it through the pointer, never copy it by a
+ * sizeof of your own.
+ */
+typedef struct bf_leftover {
+    uint32_t struct_size; /* sizeof(bf_leftover) of the library */
+    const char *path;     /* the directory (valid during the callback) */
+    int64_t pid;          /* the process that made it, from its name */
+    int alive;            /* that process runs (or cannot be signalled: EPERM): not a leftover */
+    uint64_t bytes;       /* bytes of the regular files in it */
+    uint64_t files;       /* how many */
+    int64_t age_seconds;  /* since the directory last changed */
+} bf_leftover;
+
+/*
+ * Call `each` for every space directory ("buffile-<pid>-*", a real
+ * directory of the calling user) under `parent` (NULL: $TMPDIR or /tmp),
+ * live owner or not; `each` returns 0 to go on, anything else to stop.
+ * Returns the number of directories reported, or a negative status
+ * (BF_ENOENT: no such parent; BF_EIO).
+ */
+BF_API int bf_sweep_list(const char *parent, int (*each)(void *ctx, const bf_leftover *dir),
+                         void *ctx);
+
+/*
+ * == 6. ABI rules ===============================================================================
+ *
+ * What a program built against this header may rely on.
+ *
+ * Implemented in: src/abi.c (bf_abi_read and bf_abi_write, which read and
+ * write a caller's growable struct up to its struct_size; BF_ENDS_AT, which
+ * keeps each growable struct ending at its last field); src/buffile.map (the
+ * exports: the bf_* functions, in version node BUFFILE_<major>);
+ * src/CMakeLists.txt (the soname, hidden visibility). scripts/abi-check
+ * (ctest abi_baseline) holds the library to the record in abi/; how to add
+ * a field or a function: abi/README.md.
+ *
+ * ABI: the shared library is libbuffile.so.<BF_VERSION_MAJOR>. Within one
+ * major version a program keeps working with any later library:
+ *  - functions, status codes, codecs and macros are added, never removed
+ *    or changed; a caller treats an unknown negative status as an error;
+ *  - the structs that start with struct_size (bf_space_options,
+ *    bf_file_options, bf_auto_device) and bf_stats only grow, at their end,
+ *    and a new field's 0 means what the library did before it existed. The
+ *    caller's header tells the library its struct's size (the init macros
+ *    and the stats macros pass sizeof), and the library reads and writes
+ *    no byte past it: fields the caller's header did not have take their
+ *    defaults. A program built against a newer header also runs with an
+ *    older library of the same major version, as long as it leaves the
+ *    fields that library does not know at 0 (else BF_EINVAL says so);
+ *  - bf_allocator and the values of the enums never change.
+ * Anything else (a field removed, moved or retyped, a function's signature
+ * or meaning changed) takes a new major version and so a new soname.
+ * bf_user_codec and bf_io_hooks never grow either (as bf_allocator);
+ * bf_leftover, which the library fills, grows at its end behind its
+ * struct_size (section 5: read it through the pointer).
+ *
+ * BF_API marks the exported functions: the library is built with hidden
+ * visibility and BF_BUILDING_LIBRARY, so that only they are visible; for a
+ * caller it expands to nothing.
+ */
 
 #ifdef __cplusplus
 }
