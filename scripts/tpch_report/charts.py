@@ -3,9 +3,14 @@
 Invariants: one colour per codec/level in every chart (CODEC_COLOURS, then a fallback
 palette in first-seen order), so a reader can compare charts at a glance; every chart has a
 title, axis labels with units and a legend; every time ratio carries its 95% interval as an
-error bar, and a bar whose interval holds 1.0 (no measurable difference) is drawn faded and
-hatched; a missing value (query without spill) is drawn as no bar, never as zero.
+error bar, and a bar (or point) whose interval holds 1.0 (no measurable difference) is drawn
+faded and hatched (hollow); a missing value (query without spill) is drawn as no bar, never
+as zero, and a point left out is named in the chart. Scales show the figures: a whisker far
+above the bars is cut at the top with its end written there, and a negative saving keeps its
+point left of 0. A noisy run (control interval past NOISE_LIMIT) says so in red on the chart.
 """
+
+import math
 
 import matplotlib
 
@@ -14,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from .matrix import size_label  # noqa: E402
+from .results import NOISE_LIMIT  # noqa: E402
 
 DPI = 110
 CODEC_COLOURS = {
@@ -44,10 +50,12 @@ def _finish(fig, path):
     plt.close(fig)
 
 
-def _grouped_bars(ax, groups, series, values, colour_of=colour):
+def _grouped_bars(ax, groups, series, values, colour_of=colour, ytop=None):
     """Bars for each group (x) and series (colour_of(series)). values[(group, series)] is a
     number, an Interval (drawn as its estimate with an error bar; faded and hatched when it
-    holds 1.0) or None (no bar)."""
+    holds 1.0) or None (no bar). With `ytop`, a whisker or bar past it is cut there and its
+    value written at the top; returns how many were."""
+    cut = 0
     width_total = 0.82
     width = width_total / max(len(series), 1)
     for i, s in enumerate(series):
@@ -62,13 +70,31 @@ def _grouped_bars(ax, groups, series, values, colour_of=colour):
                    alpha=0.45 if faded else 1.0, hatch="///" if faded else None,
                    edgecolor="white", linewidth=0.3)
             if iv is not None and iv.n > 1:
-                ax.errorbar(x, iv.est, yerr=[[iv.est - iv.lo], [iv.hi - iv.est]], fmt="none",
-                            ecolor="black", elinewidth=0.8, capsize=1.5)
+                hi = iv.hi if ytop is None else min(iv.hi, ytop)
+                ax.errorbar(x, min(iv.est, hi), yerr=[[max(iv.est - iv.lo, 0)],
+                                                      [max(hi - iv.est, 0)]],
+                            fmt="none", ecolor="black", elinewidth=0.8, capsize=1.5)
+            top = iv.hi if iv is not None else v
+            if ytop is not None and top > ytop:
+                cut += 1
+                ax.annotate(f"{top:.3g}", (x, ytop), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=6, rotation=90, color="black",
+                            annotation_clip=False)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
+    return cut
+
+
+def _noisy_note(fig, res):
+    """A noisy run says so on its chart, as the report's text does."""
+    if res.noisy():
+        fig.text(0.5, 0.005, f"NOISY RUN: the control interval is ±{100 * res.noise():.1f}% "
+                 f"(more than ±{100 * NOISE_LIMIT:.0f}%): the machine was too busy for "
+                 "differences of a few percent to show", ha="center", va="bottom", color="red",
+                 fontsize=9, fontweight="bold")
 
 
 def _codec_legend(ax, labels, **kw):
@@ -101,27 +127,43 @@ def time_ratio_chart(res, path):
     ratio_chart(queries + ["geomean", "control"], series, values, "none", len(queries),
                 "query (only queries that spill); geomean over them; control = geomean over the "
                 "queries that spill nothing (machine noise)",
-                f"Paired time ratios, {_setting_text(res)}, {res.run.rounds} rounds", path)
+                f"Paired time ratios, {_setting_text(res)}, {res.run.rounds} rounds", path,
+                res=res)
 
 
-def ratio_chart(groups, series, values, ref, split, xlabel, suptitle, path):
+def _ratio_top(ivs):
+    """The top of a ratio axis: the whiskers' if they stay within twice the largest bar (and
+    1.0), else 1.35 times that bar, the whiskers above it cut and written."""
+    ests = [v.est for v in ivs] + [1.0]
+    his = [v.hi for v in ivs] + [1.2]
+    if max(his) <= 2 * max(ests):
+        return max(his) * 1.2, False
+    return max(ests) * 1.35, True
+
+
+def ratio_chart(groups, series, values, ref, split, xlabel, suptitle, path, res=None):
     """Wall (top) and CPU (bottom) time of each series relative to ref, per group, with
     error bars: values[kind][(group, series)] is an Interval or None (no bar). A dotted line
     before groups[split] sets the suite figures apart."""
     fig, axes = plt.subplots(2, 1, figsize=(12, 8.4), sharex=True)
     for ax, kind in zip(axes, KINDS):
-        _grouped_bars(ax, groups, series, values[kind])
+        top, clip = _ratio_top([v for v in values[kind].values() if v is not None])
+        cut = _grouped_bars(ax, groups, series, values[kind], ytop=top if clip else None)
         ax.axhline(1.0, color="black", linewidth=0.9)
         ax.axvline(split - 0.5, color="grey", linewidth=0.8, linestyle=":")
         ax.set_ylabel(f"{KIND_SHORT[kind]} time / {ref}")
         ax.set_title(f"{KINDS[kind]} relative to {'no compression' if ref == 'none' else ref}, "
-                     "95% intervals (below 1 = faster)")
-        tops = [v.hi for v in values[kind].values() if v is not None] + [1.2]
-        ax.set_ylim(0, max(tops) * 1.2)
+                     "95% intervals (below 1 = faster)"
+                     + (f"; {cut} whisker(s) cut at the top, their end written" if cut else ""))
+        ax.set_ylim(0, top)
         _codec_legend(ax, series, loc="upper left")
     axes[1].set_xlabel(xlabel)
     fig.suptitle(suptitle)
-    _finish(fig, path)
+    if res is not None:
+        _noisy_note(fig, res)
+    fig.tight_layout(rect=(0, 0.03 if res is not None and res.noisy() else 0, 1, 1))
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
 
 
 def space_saved_chart(res, path):
@@ -139,7 +181,12 @@ def space_saved_chart(res, path):
     fig, ax = plt.subplots(figsize=(12, 4.6))
     _grouped_bars(ax, groups, series, values)
     ax.axvline(len(queries) - 0.5, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_ylim(0, 118)  # headroom above 100% for the legend, which must not hide bars
+    # Headroom above 100% for the legend, which must not hide bars; below 0 when some
+    # configuration stored more than it was given, so that its bar shows.
+    lows = [v for v in values.values() if v is not None] + [0]
+    ax.set_ylim(min(0, math.floor((min(lows) - 3) / 5) * 5), 118)
+    if min(lows) < 0:
+        ax.axhline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("temp space saved (% of bytes spilled)")
     ax.set_xlabel("query (only queries that spill; total over all queries)")
@@ -149,6 +196,14 @@ def space_saved_chart(res, path):
               ncol=len(series), loc="upper center", fontsize=8, title_fontsize=8,
               framealpha=0.95)
     _finish(fig, path)
+
+
+def saved_axis_low(saved):
+    """The left end of a space-saved axis (%) for the savings `saved`: a multiple of 10 at
+    least 5 below the smallest. Not clamped at 0: a configuration that stores more than it
+    was given (auto storing raw, headers included) saves less than nothing and keeps its
+    point, left of the line at 0."""
+    return math.floor((min(list(saved) + [100]) - 5) / 10) * 10
 
 
 def tradeoff_chart(found, path, kind="wall"):
@@ -162,22 +217,38 @@ def tradeoff_chart(found, path, kind="wall"):
                              sharey=True, squeeze=False)
     saved_all = [100 * s for r in found for i in range(1, len(r.labels))
                  for s in [r.total_saved(i)] if s is not None]
-    x_lo = max(0, int(min(saved_all + [100]) - 5) // 10 * 10)
+    x_lo = saved_axis_low(saved_all)
     labels = []
+    noisy_any = hollow_any = False
     for ax, wm in zip(axes[0], wms):
+        left_out = []
         for res in (r for r in found if r.run.work_mem == wm):
+            noisy = res.noisy()
             for i, lab in enumerate(res.labels[1:], 1):
                 iv, s = res.suite("spilling", i, kind), res.total_saved(i)
                 if iv is None or s is None:
+                    left_out.append(f"{lab} {size_label(res.run.block)}")
                     continue
                 if lab not in labels:
                     labels.append(lab)
+                hollow = iv.holds_one()
+                noisy_any |= noisy
+                hollow_any |= hollow
                 ax.errorbar(100 * s, 100 * (iv.est - 1),
                             yerr=[[100 * (iv.est - iv.lo)], [100 * (iv.hi - iv.est)]],
                             fmt=marker[res.run.block], color=colour(lab), markersize=7,
-                            markeredgecolor="black", markeredgewidth=0.5, ecolor=colour(lab),
-                            elinewidth=1.2, capsize=2, zorder=3)
+                            markerfacecolor="white" if hollow else colour(lab),
+                            markeredgecolor="black", markeredgewidth=0.5 if not hollow else 1.2,
+                            ecolor=colour(lab), elinewidth=1.2, capsize=2, zorder=3)
+                if noisy:  # a dotted ring: the run's noise is past the limit
+                    ax.scatter([100 * s], [100 * (iv.est - 1)], s=260, facecolors="none",
+                               edgecolors="black", linestyles=":", linewidths=1.1, zorder=4)
         ax.axhline(0, color="black", linewidth=0.8)
+        if x_lo < 0:
+            ax.axvline(0, color="grey", linewidth=0.8, linestyle=":")
+        if left_out:
+            ax.text(0.01, 0.01, "not drawn (no spill or no interval): " + ", ".join(left_out),
+                    transform=ax.transAxes, fontsize=7, va="bottom", color="dimgrey")
         ax.set_xlim(x_lo, 100)
         ax.grid(alpha=0.3)
         ax.set_title(f"work_mem {size_label(wm)}")
@@ -189,6 +260,14 @@ def tradeoff_chart(found, path, kind="wall"):
     handles += [plt.Line2D([], [], linestyle="", marker=marker[b], color="white",
                            markeredgecolor="black", label=f"{size_label(b)} blocks")
                 for b in blocks]
+    if hollow_any:
+        handles.append(plt.Line2D([], [], linestyle="", marker="o", color="white",
+                                  markeredgecolor="black", label="hollow: no measurable difference"))
+    if noisy_any:
+        handles.append(plt.Line2D([], [], linestyle="", marker="o", markersize=13,
+                                  markerfacecolor="none", markeredgecolor="black",
+                                  markeredgewidth=0.8,
+                                  label=f"ringed: noisy run (control > ±{100 * NOISE_LIMIT:.0f}%)"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
                frameon=False)
     fig.suptitle(f"Trade-off map, SF {found[0].run.sf}: space saved against {KINDS[kind]} "

@@ -313,3 +313,43 @@ class Cli(FakeBenchCase):
         p = self.run_script("--matrix=smoke", "--dry-run", f"--out={self.tmp.name}")
         self.assertEqual(p.returncode, 0)
         self.assertIn("todo    sf0.1_wm4MB_b8K_r2_none+lz4+zstd-1+auto", p.stdout)
+
+class Charts(unittest.TestCase):
+    """Scales that show the figures: a whisker far above the bars is cut and its end written,
+    a negative saving keeps its point, a bar whose interval holds 1 is marked."""
+
+    def test_a_long_whisker_is_cut_and_written(self):
+        import matplotlib.pyplot as plt
+        from tpch_report import charts
+        from tpch_report.stats import Interval
+        ivs = {("Q1", "lz4"): Interval(1.05, 0.98, 1.12, 3),
+               ("Q2", "lz4"): Interval(1.9, 0.13, 28.0, 3)}
+        top, clip = charts._ratio_top(list(ivs.values()))
+        self.assertTrue(clip)
+        self.assertLess(top, 3.0)
+        fig, ax = plt.subplots()
+        self.addCleanup(plt.close, fig)
+        self.assertEqual(charts._grouped_bars(ax, ["Q1", "Q2"], ["lz4"], ivs, ytop=top), 1)
+        self.assertEqual([t.get_text() for t in ax.texts], ["28"])
+        # Without a long whisker the axis just holds them all.
+        top, clip = charts._ratio_top([Interval(1.05, 0.98, 1.12, 3)])
+        self.assertFalse(clip)
+        self.assertGreater(top, 1.12)
+
+    def test_a_negative_saving_keeps_its_point(self):
+        from tpch_report import charts
+        self.assertEqual(charts.saved_axis_low([-1.3, 60.0]), -10)
+        self.assertEqual(charts.saved_axis_low([55.0, 70.0]), 50)
+        self.assertLess(charts.saved_axis_low([-1.3]), -1.3)
+
+    def test_no_measurable_difference_is_marked(self):
+        import matplotlib.pyplot as plt
+        from tpch_report import charts
+        from tpch_report.stats import Interval
+        fig, ax = plt.subplots()
+        self.addCleanup(plt.close, fig)
+        charts._grouped_bars(ax, ["Q1", "Q2"], ["lz4"],
+                             {("Q1", "lz4"): Interval(1.02, 0.97, 1.08, 3),
+                              ("Q2", "lz4"): Interval(1.3, 1.2, 1.4, 3)})
+        bars = [p for p in ax.patches]
+        self.assertEqual([b.get_hatch() for b in bars], ["///", None])
