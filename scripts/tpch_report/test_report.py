@@ -299,6 +299,11 @@ class Cli(FakeBenchCase):
         script = os.path.join(machine.REPO, "scripts", "tpch-report")
         return subprocess.run([sys.executable, script, *argv], capture_output=True, text=True)
 
+    def test_version(self):
+        p = self.run_script("--version")
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^tpch-report \(buffile\) (\d+\.\d+\.\d+|unknown)\n$")
+
     def test_bad_flag_exits_2_with_one_line(self):
         p = self.run_script("--bogus")
         self.assertEqual(p.returncode, 2)

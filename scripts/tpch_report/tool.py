@@ -22,8 +22,35 @@ DEFAULT_SPILLBENCH = (_BUILT_SPILLBENCH if os.path.exists(_BUILT_SPILLBENCH)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOISY, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
+def version_line(prog, spillbench=DEFAULT_SPILLBENCH):
+    """`PROG (buffile) X.Y.Z`: the version of the spillbench it drives (its first line), which
+    is the version of the tree or package both come from; `unknown` without one."""
+    import subprocess
+    try:
+        out = subprocess.run([spillbench, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout.split()
+        ver = out[2] if len(out) > 2 and out[1] == "(buffile)" else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        ver = "unknown"
+    return f"{prog} (buffile) {ver}"
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version (that of the spillbench it runs) and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line(parser.prog))
+        parser.exit(EXIT_OK)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-line error and exit status 2."""
+    """argparse with a one-line error and exit status 2, and --version."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.add_argument("--version", action=_Version)
 
     def error(self, message):
         print(f"{self.prog}: {message}", file=sys.stderr)
