@@ -52,15 +52,13 @@ SOCK=$OUT/sock PORT=$((PG_PORT_BASE + 92)) CL=$OUT/cluster SLOW=$OUT/slow BIN=$P
 PY_ARGS=(--rows="$ROWS" --dups="$DUPS" --conns="$CONNS" --configs="$CONFIGS" --devices="$DEVICES"
          --work-mem="$WORK_MEM" --rounds="$ROUNDS" --timeout="$TIMEOUT" --seed="$SEED" --out="$OUT"
          --command="scripts/pg-bench-hashmatrix.sh ${RUN_ARGS[*]}")
-apt_install python3 python3-matplotlib build-essential
-cc -O2 -shared -fPIC -o "$OUT/libpaired.so" "$TOP/tpch/exec/paired.c" -lm
+srv_report_env
 if [ "$MODE" != run ]; then
   exec /usr/bin/python3 "$TOP/scripts/pg_hashmatrix.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
 fi
 
 bash "$TOP/scripts/pg-build.sh" > "$OUT/build.log" 2>&1 \
   || { tail -20 "$OUT/build.log"; die "pg-build.sh failed (see $OUT/build.log)"; }
-bash "$TOP/scripts/install-deps.sh" > /dev/null
 SLOWFS_BIN=""
 [[ $DEVICES == *fuse:* ]] && SLOWFS_BIN=$(srv_slowfs_build "$PGROOT/tpch-build")
 chown "$PG_USER": "$OUT"

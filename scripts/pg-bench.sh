@@ -107,11 +107,9 @@ PY_ARGS=(--sf="$SF" --rounds="$ROUNDS" --workers="$WORKERS" --work-mem="$WORK_ME
          --devices="$DEVICES" --timeout="$TIMEOUT" --fuse-timeout="$FUSE_TIMEOUT" --queries="$QUERIES" --seed="$SEED" --out="$OUT"
          --qdir="$QDIR" --command="scripts/pg-bench.sh ${RUN_ARGS[*]}")
 
-# Debian's Python (the report's charts need its python3-matplotlib).
-apt_install python3 python3-matplotlib build-essential
-# The interval and the shuffle are spillbench's own code (tpch/exec/paired.c),
-# loaded by pg_bench.py through ctypes.
-cc -O2 -shared -fPIC -o "$OUT/libpaired.so" "$TOP/tpch/exec/paired.c" -lm
+# Debian's Python (the report's charts need its python3-matplotlib); the interval and
+# the shuffle are spillbench's own code (tpch/exec/paired.c through tpch_report.stats).
+srv_report_env
 
 if [ "$MODE" = report ] || [ "$MODE" = plan ]; then
   exec /usr/bin/python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
@@ -126,7 +124,6 @@ log "PostgreSQL built: patched $PATCHED, stock $STOCK ($((SECONDS - t0)) s)"
 chown "$PG_USER": "$OUT"
 
 # --- data ------------------------------------------------------------------------
-bash "$TOP/scripts/install-deps.sh" > /dev/null
 cmake -S "$TOP" -B "$PGROOT/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
 cmake --build "$PGROOT/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
 SLOWFS_BIN=""

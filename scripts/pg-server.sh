@@ -10,6 +10,8 @@
 #   srv_stop_all                  stop every server srv_start started (an EXIT trap)
 #   srv_psql BIN SOCKDIR PORT DB [psql args...]   psql as $PG_USER, ON_ERROR_STOP
 #   srv_slowfs_build BUILDDIR     build tools/slowfs there; prints the binary's path
+#   srv_report_env                build paired.c's shared library and point the report
+#                                 scripts at it and at tpch_report (the statistics)
 #   bench_flag ARG                the flags both benchmarks take: --timeout, --seed,
 #                                 --out, --report-only, --plan, --help (sets TIMEOUT,
 #                                 SEED, OUT, MODE; calls the script's `bad` on a bad
@@ -84,6 +86,17 @@ srv_slowfs_build() {
   [ -x "$b/tools/slowfs/slowfs" ] || die "no slowfs in $b (is libfuse3-dev installed?)"
   [ -c /dev/fuse ] || die "/dev/fuse is absent: slowfs cannot be mounted here"
   echo "$b/tools/slowfs/slowfs"
+}
+
+# The benchmarks' Python reports take their statistics from tpch_report.stats, which
+# loads paired.c's shared build (the CMake target `paired`): built in the same tree as
+# the other tools of the benchmarks, and found through the environment.
+srv_report_env() {
+  local b=$PGROOT/tpch-build
+  bash "$TOP/scripts/install-deps.sh" > /dev/null
+  cmake -S "$TOP" -B "$b" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
+  cmake --build "$b" --target paired -j"$PG_JOBS" > /dev/null || die "libpaired.so does not build in $b"
+  export BUFFILE_PAIRED_LIB=$b/tpch/exec/libpaired.so PYTHONPATH=$TOP/scripts PYTHONDONTWRITEBYTECODE=1
 }
 
 # shellcheck disable=SC2034 # sets the calling script's variables

@@ -32,11 +32,15 @@ import sys
 import time
 import zlib
 
-sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pg_measure import (Device, Paired, Runner, Server, Slowfs, check_configs,  # noqa: E402
-                        check_cpu, cpu_check_lines, fmt_iv, halfwidth, load_run, median,
-                        parse_configs, save_json, scrub_paths, verdict_below)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from pg_measure import (Device, Runner, Server, Slowfs, check_configs, check_cpu,  # noqa: E402
+                        cpu_check_lines, load_run, median, parse_configs, save_json, scrub_paths)
+from tpch_report import stats  # noqa: E402
+
+
+def fmt_iv(iv):
+    """A ratio as every report writes it, to 3 places (the targets are 2% wide)."""
+    return stats.fmt_ratio(iv, digits=3)
 
 NQ = 22
 
@@ -127,15 +131,15 @@ def resolve_queries(a, phases):
             ph.queries = a.qlist if sp is None else [q for q in a.qlist if q in sp]
 
 
-def phase_order(a, pd, phase, q, rnd):
+def phase_order(a, phase, q, rnd):
     seed = a.seed + (zlib.crc32(phase.name.encode()) & 0xffff)
-    return [phase.configs[i] for i in pd.shuffle(seed, rnd * (NQ + 1) + q, len(phase.configs))]
+    return [phase.configs[i] for i in stats.shuffle(seed, rnd * (NQ + 1) + q, len(phase.configs))]
 
 
 # --- running ----------------------------------------------------------------------------
 class Bench:
-    def __init__(self, a, pd):
-        self.a, self.pd = a, pd
+    def __init__(self, a):
+        self.a = a
         self.servers = {"patched": Server("patched", a.patched_port, a.patched_log, a.patched_data)}
         if a.stock_port:
             self.servers["stock"] = Server("stock", a.stock_port, a.stock_log, a.stock_data)
@@ -199,7 +203,7 @@ class Bench:
                     with open(pf, "w") as f:
                         f.write(self.plan(phase, c, q))
             for rnd in range(a.rounds):
-                for cfg in phase_order(a, self.pd, phase, q, rnd):
+                for cfg in phase_order(a, phase, q, rnd):
                     tag = f"r{rnd}-{cfg.label}"
                     if cached(a, phase, q, tag, cfg) is not None:
                         continue
@@ -256,7 +260,7 @@ def per_config(rs, label):
     return p
 
 
-def analyse(a, pd, phase, data, base=None):
+def analyse(a, phase, data, base=None):
     labels = [c.label for c in phase.configs]
     ref = labels[0]
     out = {"phase": phase.name, "title": phase.title, "configs": labels, "reference": ref,
@@ -307,8 +311,8 @@ def analyse(a, pd, phase, data, base=None):
         if rq >= 2:
             complete.append(q)
             runs = d["runs"]
-            e["ratios"] = {kind: {c: pd.ratio([runs[c][r][key] for r in range(rq)],
-                                              [runs[ref][r][key] for r in range(rq)])
+            e["ratios"] = {kind: {c: stats.ratio([runs[c][r][key] for r in range(rq)],
+                                                 [runs[ref][r][key] for r in range(rq)])
                                   for c in labels[1:]}
                            for kind, key in (("wall", "ms"), ("cpu", "cpu_s"))}
     # Suites over the rounds every query in them has: the fewest among the queries with
@@ -323,8 +327,9 @@ def analyse(a, pd, phase, data, base=None):
     out["suites"] = {}
     for name, qs in (("spilling", spill), ("control", control)):
         out["suites"][name] = {
-            kind: {c: pd.paired_suite(qs, rs, labels, lambda q, r, cc, key=key: runs[q][cc][r][key], k)
-                   for k, c in enumerate(labels[1:], 1)}
+            kind: {c: stats.suite_interval({(r, q, cc): runs[q][cc][r][key] for q in qs
+                                            for r in range(rs) for cc in (ref, c)}, qs, c, ref)
+                   for c in labels[1:]}
             for kind, key in (("wall", "ms"), ("cpu", "cpu_s"))}
     by = {}
     for c in labels:
@@ -453,8 +458,8 @@ def render(a, results, meta, cpu_check):
     P("Times: per query the median over the rounds of the reference's wall time (psql's \\timing) "
       "and CPU time (user + system of the backend and its parallel workers, /proc), and for each "
       "other configuration the geometric mean of its per-round ratios to the reference with the "
-      "95% Student t interval on the log ratios (tpch/exec/paired.c: pd_ratio; `~`: the interval "
-      "holds 1.0: no measurable difference). Suites: pd_suite over the rounds. Plans: EXPLAIN "
+      "95% Student t interval on the log ratios (tpch/exec/paired.c: pd_ratio; an interval "
+      "that holds 1.0 reads \"no measurable difference\"). Suites: pd_suite over the rounds. Plans: EXPLAIN "
       "under every configuration, compared as text.")
     if cpu_check:
         P("")
@@ -492,20 +497,20 @@ def targets(results):
             continue
         if lz4 and res["device"] == "page":
             iv = s["cpu"][lz4]
-            hw = halfwidth(iv) if iv[3] >= 2 else float("nan")
-            v = verdict_below(iv, 1.02)
-            if v == "MET" and not hw <= 0.02:
-                v = f"not resolved (half-width {100 * hw:.1f}% > 2%)"
+            hw = iv.halfwidth() if iv.n >= 2 else float("nan")
+            v = stats.target_text(iv, 1.02)
+            if v == stats.MET and not hw <= 0.02:
+                v = f"{stats.NOT_RESOLVED} (half-width {100 * hw:.1f}% > 2%)"
             L.append(f"{ph}: lz4 CPU time / off over the spilling queries {fmt_iv(iv)} "
                      f"(half-width {100 * hw:.1f}%); target <= 1.02 with half-width <= 2%: {v}")
         for c, lim in ((lz4, 0.55), (zstd, 0.65)):
             if c and c in by:
                 sv = by[c]["saved_total"]
                 L.append(f"{ph}: {c} saves {100 * sv:.1f}% of off's temp bytes over the spilling "
-                         f"queries; target >= {100 * lim:.0f}%: {'MET' if sv >= lim else 'MISSED'}")
+                         f"queries; target >= {100 * lim:.0f}%: {stats.MET if sv >= lim else stats.MISSED}")
         if lz4 and res["device"] == "fuse200MB":
             L.append(f"{ph}: lz4 wall time / off {fmt_iv(s['wall'][lz4])}; target <= 0.80: "
-                     f"{verdict_below(s['wall'][lz4], 0.80)}")
+                     f"{stats.target_text(s['wall'][lz4], 0.80)}")
         if pglz:
             worst = max((e["ratios"]["wall"][pglz][0], e["query"]) for e in res["queries"]
                         if "ratios" in e and e["query"] in res["spilling"])
@@ -560,7 +565,6 @@ def main():
         ap.add_argument("--" + f, action="store_true")
     a = ap.parse_args()
     a.qlist = parse_queries(a.queries)
-    pd = Paired(os.path.join(a.out, "libpaired.so"))
     phases = make_phases(a)
     resolve_queries(a, phases)
     if a.plan:
@@ -571,7 +575,7 @@ def main():
         return 0
     cpu_check = None
     if not a.report_only:
-        bench = Bench(a, pd)
+        bench = Bench(a)
         check_configs(bench.runner, bench.servers, phases[0].configs)
         try:
             if a.check_cpu:
@@ -588,7 +592,7 @@ def main():
     if cpu_check is None and os.path.exists(os.path.join(a.out, "cpu-check.json")):
         cpu_check = json.load(open(os.path.join(a.out, "cpu-check.json")))
     resolve_queries(a, phases)
-    results = [analyse(a, pd, ph, collect(a, ph), phases[0]) for ph in phases]
+    results = [analyse(a, ph, collect(a, ph), phases[0]) for ph in phases]
     meta = machine_meta(a, phases)
     md = scrub_paths(a.out, render(a, results, meta, cpu_check))
     tl = targets(results)

@@ -33,11 +33,10 @@ import sys
 import time
 import zlib
 
-sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pg_measure import (Device, Paired, Runner, Server, Slowfs, check_configs, config_set, fmt_iv,  # noqa: E402
-                        load_run, median, parse_configs, save_json, scrub_paths,
-                        verdict_below)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from pg_measure import (Device, Runner, Server, Slowfs, check_configs, config_set,  # noqa: E402
+                        load_run, median, parse_configs, save_json, scrub_paths)
+from tpch_report import stats  # noqa: E402
 
 
 def parse_count(s):
@@ -75,8 +74,8 @@ def make_cells(a):
 
 
 class Matrix:
-    def __init__(self, a, pd):
-        self.a, self.pd = a, pd
+    def __init__(self, a):
+        self.a = a
         self.cfgs = parse_configs(a.configs)
         self.server = Server("patched", a.port, a.log, a.data)
         self.slowfs = Slowfs(a.slowfs, a.slow_dir, a.out) if a.slowfs else None
@@ -132,7 +131,7 @@ class Matrix:
 
     def order(self, cell, rnd):
         seed = self.a.seed + (zlib.crc32(cell.name.encode()) & 0xffff)
-        return [self.cfgs[i] for i in self.pd.shuffle(seed, rnd, len(self.cfgs))]
+        return [self.cfgs[i] for i in stats.shuffle(seed, rnd, len(self.cfgs))]
 
     def run_cell(self, cell, k, n):
         ref = self.cfgs[0]
@@ -169,7 +168,7 @@ class Matrix:
 
 # --- analysis --------------------------------------------------------------------------
 def analyse(m, cell):
-    a, pd, cfgs = m.a, m.pd, m.cfgs
+    a, cfgs = m.a, m.cfgs
     labels = [c.label for c in cfgs]
     ref = labels[0]
     e = {"cell": cell.name, "rows": cell.rows, "dups": cell.dups, "conns": cell.conns,
@@ -212,27 +211,26 @@ def analyse(m, cell):
                            "logical": median([r["log_logical"] for r in rs])}
     if rq < 2:
         return e
-    e["ratios"] = {kind: {c: pd.ratio([runs[c][r][key] for r in range(rq)],
-                                      [runs[ref][r][key] for r in range(rq)])
+    e["ratios"] = {kind: {c: stats.ratio([runs[c][r][key] for r in range(rq)],
+                                         [runs[ref][r][key] for r in range(rq)])
                           for c in labels[1:]}
                    for kind, key in (("wall", "ms"), ("cpu", "cpu_s"))}
     if "auto" in labels:
         fixed = [c for c in labels if c != "auto"]
         best = min(fixed, key=lambda c: 1.0 if c == ref else e["ratios"]["wall"][c][0])
         e["auto_best"] = best
-        e["auto_vs_best"] = pd.ratio([runs["auto"][r]["ms"] for r in range(rq)],
-                                     [runs[best][r]["ms"] for r in range(rq)])
+        e["auto_vs_best"] = stats.ratio([runs["auto"][r]["ms"] for r in range(rq)],
+                                        [runs[best][r]["ms"] for r in range(rq)])
     return e
 
 
 def pct_iv(iv):
-    """A ratio as % of the reference with its interval; `~`: the interval holds 100%."""
-    est, lo, hi, n = iv
-    if n == 0:
-        return "-"
-    if n < 2:
-        return f"{100 * est:.0f}%"
-    return f"{100 * est:.0f}% [{100 * lo:.0f}-{100 * hi:.0f}]" + ("~" if lo <= 1 <= hi else "")
+    """A ratio as % of the reference with its interval, in the words of every report."""
+    return stats.fmt_ratio(iv, digits=0, percent=True)
+
+
+def fmt_iv(iv):
+    return stats.fmt_ratio(iv, digits=3)
 
 
 def render(m, cells, results):
@@ -254,7 +252,7 @@ def render(m, cells, results):
     P("")
     P(f"Per cell: wall time (the longest session's) and CPU time (all backends) of each "
       f"configuration as % of {ref}'s, the geometric mean of the per-round paired ratios with "
-      f"its 95% interval (`~`: holds 100%, no measurable difference); temp MiB written in all "
+      f"its 95% interval (\"no measurable difference\" when it holds 100%); temp MiB written in all "
       f"(pg_stat_database, summed over the sessions; medians); auto / best: auto's time against "
       f"the fastest fixed configuration of the cell (by the estimate), paired, with its interval.")
     for dev in dict.fromkeys(c.device.name for c in cells):
@@ -295,20 +293,23 @@ def render(m, cells, results):
 def targets(results):
     ab = [e for e in results if "auto_vs_best" in e]
     if not ab:
-        return ["auto within 5% of the best fixed codec in every cell: not evaluated (no complete cell with auto)"]
-    vs = [(verdict_below(e["auto_vs_best"], 1.05), e) for e in ab]
-    missed = [e["cell"] + " " + fmt_iv(e["auto_vs_best"]) + " vs " + e["auto_best"] for v, e in vs if v == "MISSED"]
-    unres = [e["cell"] + " " + fmt_iv(e["auto_vs_best"]) + " vs " + e["auto_best"] for v, e in vs
-             if v.startswith("not")]
-    met = sum(v == "MET" for v, _ in vs)
+        return [f"auto within 5% of the best fixed codec in every cell: {stats.NOT_RUN} (no complete cell "
+                "with auto)"]
+    vs = [(stats.target(e["auto_vs_best"], 1.05), e) for e in ab]
+
+    def cells_of(word):
+        return [e["cell"] + " " + fmt_iv(e["auto_vs_best"]) + " vs " + e["auto_best"]
+                for v, e in vs if v == word]
+
+    missed, unres = cells_of(stats.MISSED), cells_of(stats.NOT_RESOLVED)
+    met = sum(v == stats.MET for v, _ in vs)
     s = (f"auto within 5% of the best fixed configuration (upper bound of auto / best <= 1.05) in "
-         f"every cell: {met} of {len(ab)} cells MET")
+         f"every cell: {met} of {len(ab)} cells {stats.MET}")
     if missed:
-        s += f"; MISSED in {len(missed)}: " + "; ".join(missed)
+        s += f"; {stats.MISSED} in {len(missed)}: " + "; ".join(missed)
     if unres:
-        s += f"; not resolved in {len(unres)}: " + "; ".join(unres)
-    verdict = "MET" if met == len(ab) else "MISSED" if missed else "not resolved"
-    return [s + f". Overall: {verdict}."]
+        s += f"; {stats.NOT_RESOLVED} in {len(unres)}: " + "; ".join(unres)
+    return [s + f". Overall: {stats.overall([v for v, _ in vs])}."]
 
 
 def estimate(m, cells):
@@ -349,8 +350,7 @@ def main():
     for f in ("report-only", "plan"):
         ap.add_argument("--" + f, action="store_true")
     a = ap.parse_args()
-    pd = Paired(os.path.join(a.out, "libpaired.so"))
-    m = Matrix(a, pd)
+    m = Matrix(a)
     cells = make_cells(a)
     if a.plan:
         for dev in dict.fromkeys(c.device.name for c in cells):

@@ -18,17 +18,12 @@ one script. Recorded per run:
 - on the slow device: the bytes and requests it served and its daemon's CPU time;
 - each session's answer (a hash of its output).
 
-The statistics are spillbench's (tpch/exec/paired.c through ctypes): a configuration's
-ratio to the reference is the geometric mean of per-round paired ratios with a 95% Student
-t interval on the log ratios; a suite takes per round the geometric mean over its queries
-(or cells), then the same interval over the rounds; the order of configurations in a round
-is pd_shuffle's.
+The statistics, their wording and the order of configurations in a round are those of
+every report of the project (tpch_report.stats: spillbench's tpch/exec/paired.c).
 """
 
-import ctypes
 import hashlib
 import json
-import math
 import os
 import re
 import subprocess
@@ -38,90 +33,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # The postmaster's long-lived children; every other child is a backend or a worker of a run.
 AUX = ("checkpointer", "background writer", "walwriter", "autovacuum launcher",
        "logical replication launcher", "archiver", "logger", "stats collector", "startup")
-
-
-# --- paired.c through ctypes --------------------------------------------------------
-class PdInterval(ctypes.Structure):
-    _fields_ = [("est", ctypes.c_double), ("lo", ctypes.c_double), ("hi", ctypes.c_double),
-                ("n", ctypes.c_int)]
-
-
-class Paired:
-    def __init__(self, path):
-        lib = ctypes.CDLL(path)
-        dp = ctypes.POINTER(ctypes.c_double)
-        lib.pd_ratio.restype = PdInterval
-        lib.pd_ratio.argtypes = [dp, dp, ctypes.c_int]
-        lib.pd_suite.restype = PdInterval
-        lib.pd_suite.argtypes = [dp, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                 ctypes.POINTER(ctypes.c_ubyte)]
-        lib.pd_shuffle.restype = None
-        lib.pd_shuffle.argtypes = [ctypes.c_uint64, ctypes.c_int, ctypes.c_int,
-                                   ctypes.POINTER(ctypes.c_int)]
-        self.lib = lib
-        # tpch/exec/tests/test_paired.c's known interval
-        iv = self.ratio([10, 11, 9, 10.5, 9.5], [10] * 5)
-        if max(abs(x - y) for x, y in zip(iv[:3], (0.997492456, 0.903950987, 1.100713660))) > 1e-6:
-            raise SystemExit(f"{path} gives {iv[:3]} for test_paired.c's known interval")
-
-    def ratio(self, num, den):
-        n = len(num)
-        a = (ctypes.c_double * n)(*num)
-        b = (ctypes.c_double * n)(*den)
-        iv = self.lib.pd_ratio(a, b, n)
-        return (iv.est, iv.lo, iv.hi, iv.n)
-
-    def suite(self, t, rounds, nq, nc, c, use):
-        """t[(r * nq + q) * nc + k]: the time of configuration k for item q in round r."""
-        arr = (ctypes.c_double * len(t))(*t)
-        u = (ctypes.c_ubyte * nq)(*use)
-        iv = self.lib.pd_suite(arr, rounds, nq, nc, c, u)
-        return (iv.est, iv.lo, iv.hi, iv.n)
-
-    def shuffle(self, seed, rnd, n):
-        order = (ctypes.c_int * n)()
-        self.lib.pd_shuffle(seed, rnd, n, order)
-        return list(order)
-
-    def paired_suite(self, items, rounds, cfgs, value, k):
-        """Suite ratio of cfgs[k] to cfgs[0] over items, value(item, round, cfg) > 0."""
-        nq, nc = len(items), len(cfgs)
-        if not nq or rounds < 1:
-            return (float("nan"),) * 3 + (0,)
-        t = [0.0] * (rounds * nq * nc)
-        for r in range(rounds):
-            for i, it in enumerate(items):
-                for j, c in enumerate(cfgs):
-                    t[(r * nq + i) * nc + j] = value(it, r, c)
-        return self.suite(t, rounds, nq, nc, k, [1] * nq)
-
-
-def halfwidth(iv):
-    """Half an interval's width in the log domain, as a share (0.02 = +-2%)."""
-    return math.exp((math.log(iv[2]) - math.log(iv[1])) / 2) - 1
-
-
-def fmt_iv(iv):
-    est, lo, hi, n = iv
-    if n == 0 or est != est:
-        return "-"
-    if n < 2:
-        return f"{est:.3f}"
-    mark = "~" if lo <= 1.0 <= hi else ""
-    return f"{est:.3f} [{lo:.3f}, {hi:.3f}]{mark}"
-
-
-def verdict_below(iv, limit):
-    """'MET' only if the whole interval is at or below the limit, 'MISSED' only if it is
-    wholly above it; otherwise the run cannot tell."""
-    est, lo, hi, n = iv
-    if n < 2:
-        return "not resolved (fewer than 2 rounds)"
-    if hi <= limit:
-        return "MET"
-    if lo > limit:
-        return "MISSED"
-    return f"not resolved (the interval holds {limit})"
 
 
 def median(v):

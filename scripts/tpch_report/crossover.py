@@ -10,8 +10,9 @@ machine.json.
 
 Invariants: every figure of a rate comes from that rate's paired rounds over the same query
 set; auto's distance to the best fixed codec is a paired ratio of the rounds (not a quotient
-of two intervals); the checks are computed from the intervals, PASS only when the whole
-95% interval is inside the bound.
+of two intervals); the checks are computed from the intervals and judged in stats' words:
+MET only when the whole 95% interval is inside the bound, MISSED when none of it is, not
+resolved when it straddles the bound.
 """
 
 import os
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from . import machine, matrix, results, runner, tool
 from .matrix import KIB, Run
+from . import stats
 from .stats import fmt_ratio, verdict
 
 PROG = "bench-crossover"
@@ -185,37 +187,40 @@ def _bound_text(iv, bound):
 
 
 def checks(pts, args):
-    """[(name, verdict 'PASS'|'FAIL'|'NOT RUN', explanation)] for issue 15's two checks."""
+    """[(name, verdict, explanation)] for issue 15's two checks; the verdict is a word of
+    stats.target (MET, MISSED, not resolved) or not run."""
     out = []
     name_a = f"auto's suite time within {100 * (AUTO_BOUND - 1):.0f}% of the best fixed codec " \
              "at every rate"
     name_b = f"in the page cache (unlimited) auto no slower than none by more than " \
              f"{100 * (PAGE_CACHE_BOUND - 1):.0f}%"
     if ("auto", "") not in args.codec_list:
-        return [(name_a, "NOT RUN", "auto is not among --codecs"),
-                (name_b, "NOT RUN", "auto is not among --codecs")]
+        return [(name_a, stats.NOT_RUN, "auto is not among --codecs"),
+                (name_b, stats.NOT_RUN, "auto is not among --codecs")]
     have = {p.rate: p for p in pts}
     missing = [rate_label(r) for r in args.rate_list if r not in have]
-    bad, detail = [], []
+    words, outside, detail = [], [], []
     for p in pts:
         iv = p.auto_vs_best()
         best = p.res.labels[p.best_fixed()]
         detail.append(f"{rate_label(p.rate)}: auto / {best} = {_bound_text(iv, AUTO_BOUND)}")
+        words.append(stats.target(iv, AUTO_BOUND))
         if iv.hi > AUTO_BOUND:
-            bad.append(rate_label(p.rate))
-    if bad:
-        head = "FAIL", f"Upper 95% bound above {AUTO_BOUND:.2f} at {', '.join(bad)}. "
-    elif missing:
-        head = "NOT RUN", f"Rates not measured: {', '.join(missing)}. "
-    else:
-        head = "PASS", f"Upper 95% bound at most {AUTO_BOUND:.2f} at every rate. "
-    out.append((name_a, head[0], head[1] + "; ".join(detail)))
+            outside.append(rate_label(p.rate))
+    words += [stats.NOT_RUN] * len(missing)
+    head = stats.overall(words)
+    why = f"Rates not measured: {', '.join(missing)}. " if missing else ""
+    if outside:
+        why = f"Upper 95% bound above {AUTO_BOUND:.2f} at {', '.join(outside)}. " + why
+    elif not missing:
+        why = f"Upper 95% bound at most {AUTO_BOUND:.2f} at every rate. "
+    out.append((name_a, head, why + "; ".join(detail)))
     if 0 not in have:
-        out.append((name_b, "NOT RUN", "the unlimited rate was not measured"))
+        out.append((name_b, stats.NOT_RUN, "the unlimited rate was not measured"))
     else:
         p = have[0]
         iv = p.rel(p.res.index("auto"))
-        out.append((name_b, "FAIL" if iv.hi > PAGE_CACHE_BOUND else "PASS",
+        out.append((name_b, stats.target(iv, PAGE_CACHE_BOUND),
                     f"auto / none = {_bound_text(iv, PAGE_CACHE_BOUND)}; upper 95% bound "
                     f"{iv.hi:.3f} against {PAGE_CACHE_BOUND:.2f}"))
     return out
@@ -265,12 +270,13 @@ def write(path, work_dir, args, pts, found, missing, m):
           "then the geometric mean over the rounds with a 95% Student t interval on the logs "
           "(the method of spillbench's paired mode). *auto / best* is the same paired ratio "
           "of auto against the fixed codec whose suite time is lowest at that rate (chosen on "
-          "the estimate). A check passes only when the whole interval is inside its bound.",
+          "the estimate). A check is MET only when the whole interval is inside its bound, MISSED "
+          "when none of it is, and not resolved when the interval straddles the bound.",
           ""]
     L += ["## Checks (issue 15)", ""]
     for name, result, text in checks(pts, args):
         L.append(f"- **{result}**: {name}. {text}.")
-    L += [f"- **NOT RUN**: on incompressible spill data auto settles on none and costs under "
+    L += [f"- **{stats.NOT_RUN}**: on incompressible spill data auto settles on none and costs under "
           f"2% against none. {INCOMPRESSIBLE}", ""]
 
     L += ["## Charts", "",

@@ -21,8 +21,7 @@ import random
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from tpch_report.stats import suite_interval  # noqa: E402
+from tpch_report.stats import suite_interval  # PYTHONPATH: testsupport sets it
 
 M = 1024 * 1024
 

@@ -61,7 +61,7 @@ class Crossover(FakeBenchCase):
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             self.assertIn(f"(xo/charts/{name})", self.md())
 
-    def test_table_and_checks_pass_when_auto_matches_the_best(self):
+    def test_table_and_checks_met_when_auto_matches_the_best(self):
         self.sweep()
         md = self.md()
         # 50 MB/s: lz4 2.7/5 = 0.54, zstd-1 0.46, zstd-3 0.492, auto = zstd-1's time
@@ -70,31 +70,31 @@ class Crossover(FakeBenchCase):
                       "no measurable difference (1.00–1.00) | no measurable difference |", md)
         self.assertIn("| 400 MB/s | 3.00 |", md)
         self.assertRegex(md, r"\| unlimited \| 2\.00 \| 1\.10 \(1\.10–1\.10\) \| .* \| none \|")
-        self.assertIn("- **PASS**: auto's suite time within 5% of the best fixed codec at every "
+        self.assertIn("- **MET**: auto's suite time within 5% of the best fixed codec at every "
                       "rate.", md)
-        self.assertIn("- **PASS**: in the page cache (unlimited) auto no slower than none by "
+        self.assertIn("- **MET**: in the page cache (unlimited) auto no slower than none by "
                       "more than 3%.", md)
-        self.assertIn("- **NOT RUN**: on incompressible spill data", md)
+        self.assertIn("- **not run**: on incompressible spill data", md)
         # auto's blocks are lz4's in the fake; saved over the spilling queries
         self.assertIn("| 50 MB/s | 60.0% | 75.0% | 76.0% | 75.0% | lz4 100% |", md)
 
-    def test_auto_4_percent_slower_passes_one_check_and_fails_the_page_cache_one(self):
+    def test_auto_4_percent_slower_meets_one_check_and_misses_the_page_cache_one(self):
         os.environ["FAKE_AUTO_COST"] = "1.04"
         self.sweep()
         md = self.md()
-        self.assertIn("- **PASS**: auto's suite time within 5%", md)
-        self.assertIn("- **FAIL**: in the page cache (unlimited) auto no slower than none by "
+        self.assertIn("- **MET**: auto's suite time within 5%", md)
+        self.assertIn("- **MISSED**: in the page cache (unlimited) auto no slower than none by "
                       "more than 3%. auto / none = 1.04 (1.04–1.04): 4.0% slower; upper 95% "
                       "bound 1.040 against 1.03", md)
 
-    def test_auto_8_percent_slower_fails_at_every_rate(self):
+    def test_auto_8_percent_slower_misses_at_every_rate(self):
         os.environ["FAKE_AUTO_COST"] = "1.08"
         self.sweep()
-        self.assertIn("- **FAIL**: auto's suite time within 5% of the best fixed codec at every "
+        self.assertIn("- **MISSED**: auto's suite time within 5% of the best fixed codec at every "
                       "rate. Upper 95% bound above 1.05 at 50 MB/s, 400 MB/s, unlimited.",
                       self.md())
 
-    def test_an_interval_reaching_past_the_bound_fails(self):
+    def test_an_interval_reaching_past_the_bound_is_not_resolved(self):
         os.environ["FAKE_AUTO_COST"] = "1.02"
         os.environ["FAKE_JITTER"] = json.dumps({"auto": [1.01, 1 / 1.01]})
         self.sweep()
@@ -102,13 +102,13 @@ class Crossover(FakeBenchCase):
         # 1.0, so no estimate is shown)
         self.assertIn("50 MB/s: auto / zstd-1 = no measurable difference (0.90–1.16): the "
                       "interval reaches 1.16 (more rounds could narrow it)", self.md())
-        self.assertIn("- **FAIL**: auto's suite time within 5%", self.md())
+        self.assertIn("- **not resolved**: auto's suite time within 5%", self.md())
 
     def test_missing_rate_exits_1_and_the_check_is_not_run(self):
         os.environ["FAKE_FAIL"] = "--io-limit=50MB/s"
         status, err = self.sweep()
         self.assertEqual(status, 1)
-        self.assertIn("- **NOT RUN**: auto's suite time within 5% of the best fixed codec at "
+        self.assertIn("- **not run**: auto's suite time within 5% of the best fixed codec at "
                       "every rate. Rates not measured: 50 MB/s. 400 MB/s: auto / lz4 = "
                       "no measurable difference (1.00–1.00)", self.md())
 

@@ -29,6 +29,9 @@ class FakeBenchCase(unittest.TestCase):
         for k in FAKE_ENV:
             os.environ.pop(k, None)
         os.environ.update(FAKE_TABLE=table, FAKE_LOG=self.log)
+        # the fake runs as spillbench does, a program of its own: it imports this package
+        # from where the tests import it
+        os.environ["PYTHONPATH"] = os.path.dirname(HERE)
         self.data = os.path.join(d, "data")
         os.makedirs(self.data)
         open(os.path.join(self.data, "meta.txt"), "w").close()  # no generation step
