@@ -96,7 +96,7 @@ srv_report_env() {
   bash "$TOP/scripts/install-deps.sh" > /dev/null
   cmake -S "$TOP" -B "$b" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
   cmake --build "$b" --target paired -j"$PG_JOBS" > /dev/null || die "libpaired.so does not build in $b"
-  export BUFFILE_PAIRED_LIB=$b/tpch/exec/libpaired.so PYTHONPATH=$TOP/scripts PYTHONDONTWRITEBYTECODE=1
+  export BUFFILE_PAIRED_LIB=$b/tpch/exec/libpaired.so PYTHONPATH=$TOP/tpch/report PYTHONDONTWRITEBYTECODE=1
 }
 
 # shellcheck disable=SC2034 # sets the calling script's variables

@@ -1,4 +1,4 @@
-"""scripts/bench-crossover (issue 15): which codec makes the spilling TPC-H queries fastest
+"""bench/bench-crossover (issue 15): which codec makes the spilling TPC-H queries fastest
 at which temp-device bandwidth, and is codec=auto close to the best at every one.
 
 One paired spillbench run per I/O rate (--io-limit; 'unlimited' = the page cache) with all
@@ -356,7 +356,7 @@ def main(argv=None):
     if not args.report_only:
         if not tool.usable_spillbench(PROG, args.spillbench):
             return tool.EXIT_USAGE
-        tool.record_command(work_dir, "scripts/bench-crossover", argv, {"--out": "<out>.md"})
+        tool.record_command(work_dir, "bench/bench-crossover", argv, {"--out": "<out>.md"})
         os.makedirs(temp_dir, exist_ok=True)
         cached = [r for r in sweep_runs(args, spilling_set(work_dir, args))
                   if runner.is_done(work_dir, r)]

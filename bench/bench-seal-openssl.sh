@@ -2,7 +2,7 @@
 # bench-seal-openssl.sh - what sealing costs with the machine's libcrypto and
 # with a newer OpenSSL's, side by side (issue 27). A benchmark, not a test.
 #
-#   scripts/bench-seal-openssl.sh [--suites="forky sid"] [--mib=256] [--rounds=15]
+#   bench/bench-seal-openssl.sh [--suites="forky sid"] [--mib=256] [--rounds=15]
 #       [--temp-dir=DIR]
 #
 # Debian 12's OpenSSL 3.0 has no AES-GCM path for VAES/AVX-512 (it came in

@@ -29,9 +29,10 @@ MET, MISSED, NOT_RESOLVED, NOT_RUN = "MET", "MISSED", "not resolved", "not run"
 LIB_ENV = "BUFFILE_PAIRED_LIB"
 
 _HERE = os.path.dirname(os.path.realpath(__file__))
-# The source tree's build, the same place tool.py looks for spillbench.
-_TREE_LIB = os.path.join(os.path.dirname(os.path.dirname(_HERE)), "build", "tpch", "exec",
-                         "libpaired.so")
+# The source tree's build (this package is the tree's tpch/report/tpch_report), the same
+# place tool.py looks for spillbench.
+_TREE_LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(_HERE))), "build", "tpch",
+                         "exec", "libpaired.so")
 
 
 class _PdInterval(ctypes.Structure):

@@ -1,4 +1,4 @@
-"""What scripts/tpch-report and scripts/bench-crossover share on the command line.
+"""What tpch/report/tpch-report and bench/bench-crossover share on the command line.
 
 Exit status of both: 0 every run present and none noisy; 1 some run failed or is missing
 (the report is still written from what exists); 2 bad flags; 3 a run's control interval

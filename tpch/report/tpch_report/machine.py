@@ -14,7 +14,9 @@ import platform
 import subprocess
 
 UNKNOWN = "unknown"
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The source tree: this package is its tpch/report/tpch_report (installed, the prefix above
+# share/buffile/tpch_report, where no repository path is shown anyway).
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def shown_path(path, placeholder):

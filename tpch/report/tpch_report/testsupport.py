@@ -69,7 +69,7 @@ class FakeBenchCase(unittest.TestCase):
     def assert_no_machine_paths(self, *paths):
         """None of the files names the temporary directory, the repository or any other
         absolute path (a '/' opening a word)."""
-        repo = os.path.dirname(os.path.dirname(HERE))
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
         for p in paths:
             text = self.read(p)
             self.assertNotIn(self.tmp.name, text, p)

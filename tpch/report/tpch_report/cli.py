@@ -1,4 +1,4 @@
-"""Command line of scripts/tpch-report: run the matrix of paired runs (resumably), then write
+"""Command line of tpch/report/tpch-report: run the matrix of paired runs (resumably), then write
 the report. Exit status: see tool.py.
 """
 
@@ -55,7 +55,7 @@ def main(argv=None):
         path_flags = {"--out": "<out-dir>"}
         if args.matrix not in matrix.PRESETS:
             path_flags["--matrix"] = "<matrix-file>"
-        tool.record_command(out_dir, "scripts/tpch-report", argv, path_flags)
+        tool.record_command(out_dir, "tpch/report/tpch-report", argv, path_flags)
         os.makedirs(temp_dir, exist_ok=True)
         machine.ensure(out_dir, args.spillbench, temp_dir, data_dir,
                        fresh=not any(runner.is_done(out_dir, r) for r in runs))

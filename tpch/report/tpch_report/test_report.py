@@ -1,8 +1,8 @@
 """Tests of tpch-report on a tiny matrix run by the fake spillbench (no real spillbench, no
 timing assertions; a few seconds, mostly matplotlib drawing).
 
-Run: PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m unittest discover -s scripts/tpch_report \
-     -t scripts
+Run: PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m unittest discover -s tpch/report/tpch_report \
+     -t tpch/report   (ctest -R tpch_report, which also names the build's libpaired.so)
 The table FAKE gives each query's time and bytes per codec; FAKE_JITTER multiplies lz4's
 spilling times by 1.01 in round 0 and 1/1.01 in round 1, so its intervals are known by hand:
 with 2 rounds the log ratios are ln r +- ln 1.01, sd = sqrt(2) ln 1.01, half-width
@@ -195,7 +195,7 @@ class Report(FakeBenchCase):
         self.assert_no_machine_paths(*files)
         cmd = self.read(os.path.join(self.out, "command.txt"))
         for shown in ("--data-dir=<data-dir>", "--temp-dir=<temp-dir>", "--out=<out-dir>",
-                      "--spillbench=scripts/tpch_report/fake_spillbench.py",
+                      "--spillbench=tpch/report/tpch_report/fake_spillbench.py",
                       "--matrix=<matrix-file>"):
             self.assertIn(shown, cmd)
 
@@ -296,7 +296,7 @@ class PgHeatmap(unittest.TestCase):
 
 class Cli(FakeBenchCase):
     def run_script(self, *argv):
-        script = os.path.join(machine.REPO, "scripts", "tpch-report")
+        script = os.path.join(machine.REPO, "tpch", "report", "tpch-report")
         return subprocess.run([sys.executable, script, *argv], capture_output=True, text=True)
 
     def test_bad_flag_exits_2_with_one_line(self):

@@ -1,5 +1,5 @@
 """Running paired spillbench runs with a resumable cache in DIR/cells/ (shared by
-scripts/tpch-report and scripts/bench-crossover).
+tpch/report/tpch-report and bench/bench-crossover).
 
 Invariants: DIR/cells/<key>.json exists only when spillbench finished that run and its JSON
 parsed as a paired run of exactly the run's codecs with every query (it is written under a
