@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Make the patch series of integrations/postgresql/ for one PostgreSQL major:
 #
-#   scripts/pg-patches.sh 15 SRC OUT    write OUT/000N-*.patch (git format-patch)
-#                                       from the pristine tree SRC
+#   integrations/postgresql/scripts/pg-patches.sh 15 SRC OUT
+#       write OUT/000N-*.patch (git format-patch) from the pristine tree SRC
 #
 # The series (integrations/postgresql/series/series) lists the commits; each
 # is the unified diff <major>/<name>.diff against PostgreSQL's own files, the
@@ -14,7 +14,7 @@
 # is what this script makes, and applies it with patch -p1.
 set -euo pipefail
 MAJOR=$1 SRC=$(realpath "$2") OUT=$(realpath -m "$3")
-INT=$(cd "$(dirname "$0")/../integrations/postgresql" && pwd)
+INT=$(cd "$(dirname "$0")/.." && pwd)
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 [ -f "$SRC/configure" ] || die "$SRC is not a PostgreSQL source tree"
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # pgindent over what the patch series of one major adds or changes:
 #
-#   PG_MAJOR=18 scripts/pg-indent.sh     the 18 series (PG_MAJOR=15: the 15 series)
-#   scripts/pg-indent.sh --fix           also rewrite the new files shared by
-#                                        the majors (integrations/postgresql/src/)
+#   PG_MAJOR=18 integrations/postgresql/scripts/pg-indent.sh
+#       the 18 series (PG_MAJOR=15: the 15 series)
+#   integrations/postgresql/scripts/pg-indent.sh --fix
+#       also rewrite the new files shared by the majors (integrations/postgresql/src/)
 #
 # pgindent and pg_bsd_indent are PostgreSQL 18's (src/tools/pgindent,
 # src/tools/pg_bsd_indent, built once into build/pg/indent/ from the 18
@@ -23,11 +24,11 @@ case "${1:-}" in "") ;; --fix) FIX=1 ;; *) die "unknown argument $1 (--fix)" ;; 
 
 SRC=$PGB/src-$PG_UPSTREAM
 PAT=$PGB/patched-$PG_UPSTREAM
-[ -f "$PAT/.buffile-files" ] || die "no patched tree in $PAT: run PG_MAJOR=$PG_MAJOR scripts/pg-build.sh"
+[ -f "$PAT/.buffile-files" ] || die "no patched tree in $PAT: run PG_MAJOR=$PG_MAJOR integrations/postgresql/scripts/pg-build.sh"
 
 # pg_bsd_indent from the 18 tree: configured and built once (a minimal
 # configure: the tool needs pg_config.h and libpgport only).
-SRC18=$(PG_MAJOR=18 bash "$TOP/scripts/pg-build.sh" --source | tail -1)
+SRC18=$(PG_MAJOR=18 bash "$PGS/pg-build.sh" --source | tail -1)
 IND=$PGROOT/indent
 if [ ! -x "$IND/src/tools/pg_bsd_indent/pg_bsd_indent" ]; then
   mkdir -p "$IND"; chown "$PG_USER": "$IND"

@@ -1,5 +1,5 @@
-"""Measuring PostgreSQL runs for the benchmarks of scripts/pg-bench.sh (TPC-H) and
-scripts/pg-bench-hashmatrix.sh (the hash-join matrix): what one run is and what is
+"""Measuring PostgreSQL runs for the benchmarks of pg-bench.sh (TPC-H) and
+pg-bench-hashmatrix.sh (the hash-join matrix), beside this file: what one run is and what is
 recorded of it, the configurations compared, the slow device, and the paired statistics.
 
 A *configuration* is `stock` (the stock binary's server) or a value of the patched
@@ -363,7 +363,8 @@ def check_configs(runner, servers, cfgs):
 def scrub_paths(out, text):
     """A committed report must not name this machine's folders: the output folder becomes
     <out> and the checkout's own path becomes relative to it."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # this file is <checkout>/integrations/postgresql/scripts/pg_measure.py
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     return text.replace(out, "<out>").replace(top + "/", "").replace(top, ".")
 
 

@@ -1,5 +1,5 @@
-# Shared by scripts/pg-build.sh, scripts/pg-test.sh and the PostgreSQL
-# benchmarks (sourced, not run). PG_MAJOR (15, the default, or 18) picks the
+# Shared by every script of this folder: pg-build.sh, pg-test.sh and the
+# PostgreSQL benchmarks (sourced, not run). PG_MAJOR (15, the default, or 18) picks the
 # PostgreSQL major version; each has its own directory, ports and source.
 #
 # Where things live (all under build/pg/, which .gitignore's /build*/ covers):
@@ -23,7 +23,10 @@
 # Invariants: the pristine tree is never modified; everything PostgreSQL runs
 # or builds as the unprivileged user $PG_USER, which owns build/pg/.
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# This file is integrations/postgresql/scripts/pg-common.sh: TOP is the repository,
+# PGS this folder, where every script of the integration is.
+PGS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$PGS/../../.." && pwd)
 PGROOT=$TOP/build/pg
 PG_USER=${PG_USER:-pgbuf}
 PG_JOBS=${PG_JOBS:-2}

@@ -2,10 +2,10 @@
 # Parallel hash join: temp_file_compression none and lz4 against off (stock's
 # own BufFile code, in the same server), in paired interleaved rounds.
 #
-#   scripts/pg-bench-hashjoin.sh [--rounds=15] [--rows=300000] [--work-mem=128kB]
+#   integrations/postgresql/scripts/pg-bench-hashjoin.sh [--rounds=15] [--rows=300000] [--work-mem=128kB]
 #       [--methods=none,lz4] [--temp-dir=DIR] [--out=docs/results/pg-hashjoin.md]
 #
-# One patched server (scripts/pg-build.sh), one table of --rows rows
+# One patched server (pg-build.sh), one table of --rows rows
 # (g int, m text = md5(g)), the self-join on m with 2 workers and a Parallel
 # Hash of many batches (128 at the defaults: with 2 workers a smaller work_mem
 # makes the join grow its batches in some runs and not others). A warm-up round, then --rounds
@@ -34,9 +34,9 @@ for a in "$@"; do
     *) die "unknown flag $a (--rounds --rows --work-mem --methods --temp-dir --out)" ;;
   esac
 done
-CMD="scripts/pg-bench-hashjoin.sh $*"
+CMD="integrations/postgresql/scripts/pg-bench-hashjoin.sh $*"
 
-bash "$TOP/scripts/pg-build.sh" > /dev/null
+bash "$PGS/pg-build.sh" > /dev/null
 BIN=$PGB/inst-patched/bin
 RUN=$PGB/bench-hashjoin
 PORT=$((PG_PORT_BASE + 4))

@@ -3,7 +3,7 @@
 # again and it continues where it stopped (every run is cached by pg-bench.sh and
 # pg-bench-hashmatrix.sh). Results: docs/results/postgresql-scale.md.
 #
-#   scripts/pg-scale.sh [--list] [--from=STEP] [--only=STEP] [--rounds=3] [--matrix-rounds=3]
+#   integrations/postgresql/scripts/pg-scale.sh [--list] [--from=STEP] [--only=STEP] [--rounds=3] [--matrix-rounds=3]
 #
 # Steps (the configurations are off,lz4,zstd:1,auto; add pglz with
 # CONFIGS=off,lz4,zstd:1,auto,pglz once the server takes it; nothing else changes):
@@ -38,7 +38,7 @@ for a in "$@"; do
   esac
 done
 CONFIGS=${CONFIGS:-off,lz4,zstd:1,auto}
-S=$TOP/scripts
+S=$PGS
 SF10=(--sf=10 --rounds="$ROUNDS" --configs="$CONFIGS" --timeout=300 --fuse-timeout=1200)
 # shellcheck disable=SC2054 # the commas are inside flag values
 MATRIX=(--dups=1,10,100,1000 --conns=1,2,4 --configs="$CONFIGS" --devices=page,fuse:100MB,fuse:400MB
@@ -47,7 +47,7 @@ declare -A CMD=(
   [stock]="$S/pg-bench.sh --sf=1 --configs=stock,off --workers=0 --rounds=$((ROUNDS * 2)) --timeout=120 --check-cpu --out=$PGB/bench/sf1-stock-check"
   [w0]="$S/pg-bench.sh ${SF10[*]} --workers=0 --work-mem=4MB --devices=page --check-cpu"
   [w2]="$S/pg-bench.sh ${SF10[*]} --workers=2 --work-mem=4MB --devices=page"
-  [slowfs]="$S/slowfs-validate.sh --rates=100MB,200MB,400MB,unlimited --rounds=2 --out=$PGB/bench/slowfs-validate.md"
+  [slowfs]="$TOP/scripts/slowfs-validate.sh --rates=100MB,200MB,400MB,unlimited --rounds=2 --out=$PGB/bench/slowfs-validate.md"
   [fuse]="$S/pg-bench.sh ${SF10[*]} --workers=0,2 --work-mem=4MB --devices=page,fuse:200MB"
   [m1]="$S/pg-bench-hashmatrix.sh --rows=1M ${MATRIX[*]}"
   [m10]="$S/pg-bench-hashmatrix.sh --rows=1M,10M ${MATRIX[*]}"

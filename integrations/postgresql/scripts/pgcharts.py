@@ -1,5 +1,5 @@
-"""Charts of the PostgreSQL benchmarks (scripts/pg_bench.py's TPC-H phases and
-scripts/pg_hashmatrix.py's hash-join matrix), drawn with this package's chart code so that
+"""Charts of the PostgreSQL benchmarks (pg_bench.py's TPC-H phases and pg_hashmatrix.py's
+hash-join matrix), drawn with the TPC-H report's chart code (tpch_report.charts) so that
 colours, error bars and the "no measurable difference" hatching are the report's own
 (charts.py's invariants hold here too).
 
@@ -9,9 +9,9 @@ import math
 import os
 import textwrap
 
-from . import charts
-from .charts import KINDS, plt
-from .stats import Interval
+from tpch_report import charts
+from tpch_report.charts import KINDS, plt
+from tpch_report.stats import Interval
 
 
 def _iv(t):

@@ -4,7 +4,7 @@
 # stock binary against the patched one) and docs/results/postgresql-scale.md (SF 10,
 # one server).
 #
-#   scripts/pg-bench.sh [--sf=1] [--rounds=3] [--workers=0,2] [--work-mem=4MB]
+#   integrations/postgresql/scripts/pg-bench.sh [--sf=1] [--rounds=3] [--workers=0,2] [--work-mem=4MB]
 #       [--configs=off,lz4,zstd:1,auto] [--devices=page] [--timeout=300] [--fuse-timeout=N]
 #       [--queries=1-22] [--seed=N] [--out=DIR] [--check-cpu] [--load-only]
 #       [--report-only] [--plan]
@@ -28,7 +28,7 @@
 #
 # What it does (as root: it installs packages, mounts slowfs and runs PostgreSQL as
 # pgbuf):
-#   1. scripts/pg-build.sh with PG_BUILD_STOCK=1: patched PostgreSQL and stock built
+#   1. pg-build.sh with PG_BUILD_STOCK=1: patched PostgreSQL and stock built
 #      from the same source, compiler and flags (PG_STOCK_BIN picks another stock).
 #   2. TPC-H tables from tpch/gen at --sf, loaded once by the patched server
 #      (integrations/postgresql/tpch/schema.sql: the spec's primary keys, no other
@@ -36,10 +36,10 @@
 #      is copied for the stock server (same pages, same statistics). Cached in
 #      OUT/cluster-*; the load's time and size are in OUT/load-info.txt. The
 #      generated text is removed after the load (the cluster is the cache).
-#   3. The servers started with the same settings (scripts/pg-server.sh, checked
+#   3. The servers started with the same settings (pg-server.sh, checked
 #      equal), on ports PG_PORT_BASE + 90 (stock) and + 91 (patched); stopped on
 #      exit.
-#   4. scripts/pg_bench.py runs the phases and writes OUT/report.md,
+#   4. pg_bench.py runs the phases and writes OUT/report.md,
 #      OUT/results.json and OUT/charts/. Every run is cached (OUT/runs/...): a second
 #      invocation resumes. --check-cpu first checks the CPU accounting against a CPU
 #      burner (OUT/cpu-check.json).
@@ -105,19 +105,19 @@ PATCHED=$PGB/inst-patched/bin
 STOCK=${PG_STOCK_BIN:-$PGB/inst-stock/bin}
 PY_ARGS=(--sf="$SF" --rounds="$ROUNDS" --workers="$WORKERS" --work-mem="$WORK_MEM" --configs="$CONFIGS"
          --devices="$DEVICES" --timeout="$TIMEOUT" --fuse-timeout="$FUSE_TIMEOUT" --queries="$QUERIES" --seed="$SEED" --out="$OUT"
-         --qdir="$QDIR" --command="scripts/pg-bench.sh ${RUN_ARGS[*]}")
+         --qdir="$QDIR" --command="integrations/postgresql/scripts/pg-bench.sh ${RUN_ARGS[*]}")
 
 # Debian's Python (the report's charts need its python3-matplotlib); the interval and
 # the shuffle are spillbench's own code (tpch/exec/paired.c through tpch_report.stats).
 srv_report_env
 
 if [ "$MODE" = report ] || [ "$MODE" = plan ]; then
-  exec /usr/bin/python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
+  exec /usr/bin/python3 "$PGS/pg_bench.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
 fi
 
 # --- builds --------------------------------------------------------------------
 t0=$SECONDS
-PG_BUILD_STOCK=1 bash "$TOP/scripts/pg-build.sh" > "$OUT/build.log" 2>&1 \
+PG_BUILD_STOCK=1 bash "$PGS/pg-build.sh" > "$OUT/build.log" 2>&1 \
   || { tail -20 "$OUT/build.log"; die "pg-build.sh failed (see $OUT/build.log)"; }
 [ -x "$STOCK/postgres" ] || die "no stock PostgreSQL in $STOCK"
 log "PostgreSQL built: patched $PATCHED, stock $STOCK ($((SECONDS - t0)) s)"
@@ -247,6 +247,6 @@ STOCK_ARGS=()
 [ "$WITH_STOCK" = 1 ] && STOCK_ARGS=(--stock-port="$PORT_STOCK" --stock-log="$OUT/stock.log" --stock-data="$CL_STOCK")
 FUSE_ARGS=()
 [ "$WITH_FUSE" = 1 ] && FUSE_ARGS=(--slowfs="$SLOWFS_BIN" --slow-dir="$SLOW")
-/usr/bin/python3 "$TOP/scripts/pg_bench.py" "${PY_ARGS[@]}" --sock="$SOCK" --psql="$PATCHED/psql" \
+/usr/bin/python3 "$PGS/pg_bench.py" "${PY_ARGS[@]}" --sock="$SOCK" --psql="$PATCHED/psql" \
   --user="$PG_USER" --patched-port=$PORT_PATCHED --patched-log="$OUT/patched.log" \
   --patched-data="$CL_PATCHED" "${STOCK_ARGS[@]}" "${FUSE_ARGS[@]}" $CHECK_CPU

@@ -2,10 +2,10 @@
 # The hash-join matrix of issue 26: a spilling hash join at several sizes,
 # compressibilities and numbers of concurrent connections, on several temp devices,
 # temp_file_compression off against the codecs in ONE patched server, paired rounds.
-# The workload and the method: scripts/pg_hashmatrix.py. Results:
+# The workload and the method: pg_hashmatrix.py. Results:
 # docs/results/postgresql-scale.md.
 #
-#   scripts/pg-bench-hashmatrix.sh [--rows=1M,10M] [--dups=1,10,100,1000]
+#   integrations/postgresql/scripts/pg-bench-hashmatrix.sh [--rows=1M,10M] [--dups=1,10,100,1000]
 #       [--conns=1,2,4] [--configs=off,lz4,zstd:1,auto]
 #       [--devices=page,fuse:100MB,fuse:400MB] [--work-mem=4MB] [--rounds=3]
 #       [--timeout=1800] [--seed=N] [--out=DIR] [--report-only] [--plan]
@@ -51,13 +51,13 @@ OUT=$(cd "$OUT" && pwd)
 SOCK=$OUT/sock PORT=$((PG_PORT_BASE + 92)) CL=$OUT/cluster SLOW=$OUT/slow BIN=$PGB/inst-patched/bin
 PY_ARGS=(--rows="$ROWS" --dups="$DUPS" --conns="$CONNS" --configs="$CONFIGS" --devices="$DEVICES"
          --work-mem="$WORK_MEM" --rounds="$ROUNDS" --timeout="$TIMEOUT" --seed="$SEED" --out="$OUT"
-         --command="scripts/pg-bench-hashmatrix.sh ${RUN_ARGS[*]}")
+         --command="integrations/postgresql/scripts/pg-bench-hashmatrix.sh ${RUN_ARGS[*]}")
 srv_report_env
 if [ "$MODE" != run ]; then
-  exec /usr/bin/python3 "$TOP/scripts/pg_hashmatrix.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
+  exec /usr/bin/python3 "$PGS/pg_hashmatrix.py" "${PY_ARGS[@]}" "--${MODE/report/report-only}"
 fi
 
-bash "$TOP/scripts/pg-build.sh" > "$OUT/build.log" 2>&1 \
+bash "$PGS/pg-build.sh" > "$OUT/build.log" 2>&1 \
   || { tail -20 "$OUT/build.log"; die "pg-build.sh failed (see $OUT/build.log)"; }
 SLOWFS_BIN=""
 [[ $DEVICES == *fuse:* ]] && SLOWFS_BIN=$(srv_slowfs_build "$PGROOT/tpch-build")
@@ -83,5 +83,5 @@ if [ -n "$SLOWFS_BIN" ]; then
   fi
   FUSE_ARGS=(--slowfs="$SLOWFS_BIN" --slow-dir="$SLOW")
 fi
-/usr/bin/python3 "$TOP/scripts/pg_hashmatrix.py" "${PY_ARGS[@]}" --sock="$SOCK" --psql="$BIN/psql" \
+/usr/bin/python3 "$PGS/pg_hashmatrix.py" "${PY_ARGS[@]}" --sock="$SOCK" --psql="$BIN/psql" \
   --user="$PG_USER" --port=$PORT --log="$OUT/server.log" --data="$CL" "${FUSE_ARGS[@]}"

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Build PostgreSQL with the patch series of integrations/postgresql/
 # (temp_file_compression over libbuffile, configured --with-buffile), for
-# the major PG_MAJOR (15, the default, or 18; see scripts/pg-common.sh).
+# the major PG_MAJOR (15, the default, or 18; see pg-common.sh).
 #
-#   scripts/pg-build.sh                   patched build into build/pg/15/inst-patched
-#   PG_MAJOR=18 scripts/pg-build.sh       the same for 18, in build/pg/18/
-#   PG_BUILD_STOCK=1 scripts/pg-build.sh  also stock PostgreSQL from the same
-#                                         source into build/pg/<major>/inst-stock
-#   scripts/pg-build.sh --source          only fetch and extract the pristine
-#                                         source; prints its directory
+#   integrations/postgresql/scripts/pg-build.sh
+#       patched build into build/pg/15/inst-patched
+#   PG_MAJOR=18 integrations/postgresql/scripts/pg-build.sh
+#       the same for 18, in build/pg/18/
+#   PG_BUILD_STOCK=1 integrations/postgresql/scripts/pg-build.sh
+#       also stock PostgreSQL from the same source into build/pg/<major>/inst-stock
+#   integrations/postgresql/scripts/pg-build.sh --source
+#       only fetch and extract the pristine source; prints its directory
 #
 # Source: `apt-get source postgresql-<major>` of the upstream release the
 # series is made for (PG_UPSTREAM: 15.18, 18.6), through deb-src entries
@@ -21,7 +23,7 @@
 # the chosen version is neither installed nor installable, stock is built
 # from the same source as the reference. The upstream source of the
 # package is used without Debian's packaging patches (paths of Debian's
-# layout). Cached under build/pg/ (see scripts/pg-common.sh): a second run
+# layout). Cached under build/pg/ (see pg-common.sh): a second run
 # re-extracts nothing, rewrites only the files whose patched content changed
 # and lets make rebuild what depends on them (configured with
 # --enable-depend; ccache also keeps objects).
@@ -30,7 +32,7 @@
 # --enable-cassert. Prints the time of each step.
 set -euo pipefail
 . "$(dirname "$0")/pg-common.sh"
-. "$(dirname "$0")/debian-source.sh"
+. "$TOP/scripts/debian-source.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and creates user $PG_USER"
 SOURCE_ONLY=0
 case "${1:-}" in
@@ -165,10 +167,10 @@ INT=$TOP/integrations/postgresql
 SERIES=$INT/patches/$PG_MAJOR
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE" "$STAGE.list" "$STAGE.made"' EXIT
-bash "$TOP/scripts/pg-patches.sh" "$PG_MAJOR" "$SRC" "$STAGE.made" \
+bash "$PGS/pg-patches.sh" "$PG_MAJOR" "$SRC" "$STAGE.made" \
   || die "the patch series cannot be made from integrations/postgresql/"
 diff -r "$STAGE.made" "$SERIES" > /dev/null \
-  || die "$SERIES is stale: run scripts/pg-patches.sh $PG_MAJOR $SRC $SERIES"
+  || die "$SERIES is stale: run integrations/postgresql/scripts/pg-patches.sh $PG_MAJOR $SRC $SERIES"
 
 # --- patched tree -------------------------------------------------------------
 PAT=$PGB/patched-$PG_UPSTREAM

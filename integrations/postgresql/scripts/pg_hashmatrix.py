@@ -1,9 +1,8 @@
 #!/usr/bin/python3
-"""Runs and reports scripts/pg-bench-hashmatrix.sh's hash-join matrix (issue 26): a hash
-join that spills, at several sizes, compressibilities and numbers of concurrent
-connections, on several temp devices, temp_file_compression off against the codecs, all in
-one patched server. pg-bench-hashmatrix.sh prepares the build, the cluster and the server,
-then calls this (see its --help for the flags).
+"""Runs and reports pg-bench-hashmatrix.sh's hash-join matrix (issue 26): a hash join that
+spills, at several sizes, compressibilities and numbers of concurrent connections, on several
+temp devices, temp_file_compression off against the codecs, all in one patched server.
+pg-bench-hashmatrix.sh prepares the build, the cluster and the server, then calls this (see its --help for the flags).
 
 The workload (ours, in the spirit of the pgsql-hackers thread's run-hashjoins.sh, whose
 script is not reproduced): per row count N two tables,
@@ -379,7 +378,7 @@ def main():
     save_json(os.path.join(a.out, "results.json"),
               {"command": a.command, "rounds": a.rounds, "work_mem": a.work_mem,
                "configs": [c.label for c in m.cfgs], "cells": results, "targets": tl})
-    from tpch_report import pgcharts
+    import pgcharts  # matplotlib only once there is something to draw
     pgcharts.matrix_heatmaps(results, [c.label for c in m.cfgs], os.path.join(a.out, "charts"))
     print("\n".join(tl))
     print(f"report: {os.path.join(a.out, 'report.md')}")

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Prove PostgreSQL with the patch series of integrations/postgresql/
 # (temp_file_compression: off is stock's BufFile, the other values libbuffile),
-# for the major PG_MAJOR (15, the default, or 18; see scripts/pg-common.sh:
+# for the major PG_MAJOR (15, the default, or 18; see pg-common.sh:
 # each major has its own build, run directory and ports).
 #
-#   scripts/pg-test.sh               build (scripts/pg-build.sh), then every part
-#   PG_MAJOR=18 scripts/pg-test.sh   the same for PostgreSQL 18
-#   scripts/pg-test.sh PART...       only those parts (the list is printed for
+#   integrations/postgresql/scripts/pg-test.sh               build (integrations/postgresql/scripts/pg-build.sh), then every part
+#   PG_MAJOR=18 integrations/postgresql/scripts/pg-test.sh   the same for PostgreSQL 18
+#   integrations/postgresql/scripts/pg-test.sh PART...       only those parts (the list is printed for
 #                                    an unknown one)
 #
 # Parts (15: regress-lz4 regress-lz4-encrypted regress-zstd tap-stream tpch
@@ -58,7 +58,7 @@
 #       times stock's (a hash join sizes its batches counting BLCKSZ a file).
 #       The files go to a tablespace on /dev/shm when that is a tmpfs (on
 #       this machine's ext4, creating 100,000 files takes a minute).
-#   indent  scripts/pg-indent.sh: pgindent finds nothing to change in the
+#   indent  pg-indent.sh: pgindent finds nothing to change in the
 #       lines the series adds or changes.
 #   battery  every BufFile user (sort, hash join, hash aggregate, CTE,
 #       window, scroll cursor WITH HOLD, parallel hash join, parallel sort,
@@ -92,7 +92,7 @@ FAILED=0
 t_all=$SECONDS
 
 t0=$SECONDS
-if ! bash "$TOP/scripts/pg-build.sh"; then
+if ! bash "$PGS/pg-build.sh"; then
   echo "FAIL build ($((SECONDS - t0)) s)"
   exit 1
 fi
@@ -815,7 +815,7 @@ for p in "${PARTS[@]}"; do
     isolation-lz4) part_isolation lz4 ;;
     meson) part_meson ;;
     memory) part_memory ;;
-    indent) bash "$TOP/scripts/pg-indent.sh" ;;
+    indent) bash "$PGS/pg-indent.sh" ;;
     tap-stream) part_tap_stream ;;
     tpch) part_tpch ;;
     aborts) part_aborts ;;

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Benchmark servers: the settings they run with, their start and stop. Sourced
-# (after pg-common.sh) by scripts/pg-bench.sh and scripts/pg-bench-hashmatrix.sh,
-# so that the TPC-H runs and the hash-join matrix run servers set up alike.
+# (after pg-common.sh) by pg-bench.sh and pg-bench-hashmatrix.sh, so that the
+# TPC-H runs and the hash-join matrix run servers set up alike.
 #
 #   bench_conf FILE SOCKDIR       write the settings (included from postgresql.conf)
 #   srv_start DATA BIN PORT LOG CONF
@@ -16,7 +16,7 @@
 #                                 --out, --report-only, --plan, --help (sets TIMEOUT,
 #                                 SEED, OUT, MODE; calls the script's `bad` on a bad
 #                                 value); returns 1 for any other flag
-# Ports: PG_PORT_BASE (scripts/pg-common.sh, per major) + 90 and + 91 for
+# Ports: PG_PORT_BASE (pg-common.sh, per major) + 90 and + 91 for
 # pg-bench.sh's stock and patched servers, + 92 for the hash-join matrix.
 
 # Settings of every benchmark server. Rewritten at every start, so a cached

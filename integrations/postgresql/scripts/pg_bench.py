@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Runs and reports scripts/pg-bench.sh's TPC-H phases in PostgreSQL (PG_MAJOR, 15 by
-default) with temp_file_compression. pg-bench.sh prepares the builds, the data and the
-servers, then calls this; alone it needs the same flags (see pg-bench.sh).
+"""Runs and reports pg-bench.sh's TPC-H phases in PostgreSQL (PG_MAJOR, 15 by default) with
+temp_file_compression. pg-bench.sh prepares the builds, the data and the servers, then calls
+this; alone it needs the same flags (see pg-bench.sh) and PYTHONPATH=tpch/report.
 
 Configurations (pg_measure.Config): `stock` is the stock binary's server on a copy of the
 cluster; every other configuration is a value of temp_file_compression in ONE patched
@@ -604,7 +604,7 @@ def main():
                "fuse_timeout_s": a.fuse_timeout,
                "command": a.command, "meta": meta, "phases": results, "targets": tl,
                "cpu_check": cpu_check})
-    from tpch_report import pgcharts  # matplotlib only once there is something to draw
+    import pgcharts  # matplotlib only once there is something to draw
     pgcharts.tpch_charts(results, os.path.join(a.out, "charts"), f"SF {a.sf}")
     print("\n".join(tl))
     print(f"report: {os.path.join(a.out, 'report.md')}")
