@@ -47,7 +47,7 @@ declare -A CMD=(
   [stock]="$S/pg-bench.sh --sf=1 --configs=stock,off --workers=0 --rounds=$((ROUNDS * 2)) --timeout=120 --check-cpu --out=$PGB/bench/sf1-stock-check"
   [w0]="$S/pg-bench.sh ${SF10[*]} --workers=0 --work-mem=4MB --devices=page --check-cpu"
   [w2]="$S/pg-bench.sh ${SF10[*]} --workers=2 --work-mem=4MB --devices=page"
-  [slowfs]="$TOP/scripts/slowfs-validate.sh --rates=100MB,200MB,400MB,unlimited --rounds=2 --out=$PGB/bench/slowfs-validate.md"
+  [slowfs]="$TOP/tools/slowfs/slowfs-validate.sh --rates=100MB,200MB,400MB,unlimited --rounds=2 --out=$PGB/bench/slowfs-validate.md"
   [fuse]="$S/pg-bench.sh ${SF10[*]} --workers=0,2 --work-mem=4MB --devices=page,fuse:200MB"
   [m1]="$S/pg-bench-hashmatrix.sh --rows=1M ${MATRIX[*]}"
   [m10]="$S/pg-bench-hashmatrix.sh --rows=1M,10M ${MATRIX[*]}"

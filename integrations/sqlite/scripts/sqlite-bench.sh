@@ -4,7 +4,7 @@
 # codec, in paired interleaved rounds (integrations/sqlite/bench/bfsqlite_bench.c).
 # Results: docs/results/sqlite.md.
 #
-#   scripts/sqlite-bench.sh [--rows=10M] [--rounds=5] [--seed=20260413]
+#   integrations/sqlite/scripts/sqlite-bench.sh [--rows=10M] [--rounds=5] [--seed=20260413]
 #                           [--configs=stock,none,lz4,zstd] [--out=build/sqlite/bench]
 #                           [--report-only]
 #
@@ -15,7 +15,7 @@
 # foreground and leaves nothing running; prints the time each phase took and
 # the load average.
 set -euo pipefail
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)  # the repository (this is integrations/sqlite/scripts/)
 bad() { printf 'sqlite-bench.sh: %s\n' "$1" >&2; exit 2; }
 ROWS=10M ROUNDS=5 SEED=20260413 CONFIGS=stock,none,lz4,zstd OUT=$TOP/build/sqlite/bench MODE=run
 for a in "$@"; do

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SQLite's own test suite with its temp files on libbuffile (integrations/sqlite/).
 #
-#   scripts/sqlite-test.sh         the test files sort* temptable* tempdb* vacuum* index*
-#                                  with* window*, stock vs lz4 vs zstd, but sortfault.test
-#   scripts/sqlite-test.sh --full  those and sortfault.test (OOM injection into SQLite's own
-#                                  allocations around 50,000 temp files: half the groups' time),
-#                                  and the rest of SQLite's veryquick suite
-#   SQLITE_TEST_JOBS=N                  test files run at once (default 2)
+#   integrations/sqlite/scripts/sqlite-test.sh
+#       the test files sort* temptable* tempdb* vacuum* index* with* window*, stock vs
+#       lz4 vs zstd, but sortfault.test
+#   integrations/sqlite/scripts/sqlite-test.sh --full
+#       those and sortfault.test (OOM injection into SQLite's own allocations around
+#       50,000 temp files: half the groups' time), and the rest of SQLite's veryquick suite
+#   SQLITE_TEST_JOBS=N   test files run at once (default 2)
 #
 # Source: `apt-get source sqlite3` of the version of Debian's installed
 # libsqlite3-dev (the shim is built against its header), through deb-src
@@ -22,7 +23,7 @@
 # Cached under build/sqlite/ (source, objects, testfixture; relinked when the
 # shim or the library changed). Prints the time each phase took.
 set -euo pipefail
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)  # the repository (this is integrations/sqlite/scripts/)
 SQB=$TOP/build/sqlite
 INT=$TOP/integrations/sqlite
 JOBS=${SQLITE_TEST_JOBS:-2}

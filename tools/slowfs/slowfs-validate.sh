@@ -4,7 +4,7 @@
 # achieve through it, in interleaved rounds (each round mounts every rate in
 # turn), and prints the median of the rounds against the setting.
 #
-#   scripts/slowfs-validate.sh [--rates=50MB,100MB,200MB,400MB,unlimited]
+#   tools/slowfs/slowfs-validate.sh [--rates=50MB,100MB,200MB,400MB,unlimited]
 #       [--rounds=3] [--runtime=4] [--size=256M] [--dir=DIR] [--out=FILE]
 #       [--slowfs-opts='--burst-us=N --resume-us=N ...']
 #
@@ -25,7 +25,7 @@
 # BF_BUILD_DIR: build directory with slowfs (default build; built there if missing).
 set -euo pipefail
 self=$(realpath "$0")
-cd "$(dirname "$self")/.."
+cd "$(dirname "$self")/../.."  # the repository (this is tools/slowfs/slowfs-validate.sh)
 
 rates=50MB,100MB,200MB,400MB,unlimited rounds=3 runtime=4 size=256M dir=build/slowfs-validate out=
 opts=
