@@ -20,6 +20,7 @@
 # system under the data directory. Appends the report to --out and prints it.
 set -euo pipefail
 . "$(dirname "$0")/pg-common.sh"
+. "$(dirname "$0")/pg-server.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it builds PostgreSQL and runs it as $PG_USER"
 
 ROUNDS=15 ROWS=300000 WORK_MEM=128kB METHODS=none,lz4 OUT=$TOP/docs/results/pg-hashjoin.md TEMP_DIR=""
@@ -39,21 +40,14 @@ CMD="integrations/postgresql/scripts/pg-bench-hashjoin.sh $*"
 bash "$PGS/pg-build.sh" > /dev/null
 BIN=$PGB/inst-patched/bin
 RUN=$PGB/bench-hashjoin
+SOCK=$RUN
 PORT=$((PG_PORT_BASE + 4))
 rm -rf "$RUN"; mkdir -p "$RUN"; chown "$PG_USER": "$RUN"
-as_user "$BIN/initdb" -D "$RUN/data" -A trust -E UTF8 --locale=C --no-sync > /dev/null
-cat >> "$RUN/data/postgresql.conf" <<CONF
-listen_addresses = ''
-unix_socket_directories = '$RUN'
-port = $PORT
-fsync = off
-jit = off
-max_parallel_workers = 8
-max_worker_processes = 16
-CONF
-as_user "$BIN/pg_ctl" -D "$RUN/data" -l "$RUN/log" -w start > /dev/null
-trap 'as_user "$BIN/pg_ctl" -D "$RUN/data" -m fast -w stop > /dev/null 2>&1 || true' EXIT
-as_user "$BIN/psql" -X -q -h "$RUN" -p $PORT -d postgres -v ON_ERROR_STOP=1 \
+srv_new "$RUN/data" "$BIN" || die "initdb failed"
+srv_conf "$RUN/server.conf" "$SOCK" "max_worker_processes = 16"
+srv_start "$RUN/data" "$BIN" $PORT "$RUN/log" "$RUN/server.conf" || die "no server"
+trap srv_stop_all EXIT
+psql_at $PORT \
   -c "create table r as select g, md5(g::text) m from generate_series(1, $ROWS) g" \
   -c "alter table r set (parallel_workers = 2)" -c "vacuum analyze r"
 
@@ -61,8 +55,7 @@ WHERE="under the data directory ($(df --output=fstype "$RUN" | tail -1))"
 if [ -n "$TEMP_DIR" ]; then
   rm -rf "$TEMP_DIR/pg-bench-hashjoin"; mkdir -p "$TEMP_DIR/pg-bench-hashjoin"
   chown "$PG_USER": "$TEMP_DIR/pg-bench-hashjoin"
-  as_user "$BIN/psql" -X -q -h "$RUN" -p $PORT -d postgres -v ON_ERROR_STOP=1 \
-    -c "create tablespace bench_temp location '$TEMP_DIR/pg-bench-hashjoin'"
+  psql_at $PORT -c "create tablespace bench_temp location '$TEMP_DIR/pg-bench-hashjoin'"
   WHERE="in a tablespace on $TEMP_DIR ($(df --output=fstype "$TEMP_DIR" | tail -1), temp_tablespaces)"
   TS="-c temp_tablespaces=bench_temp"
 fi
@@ -70,9 +63,9 @@ QUERY="explain (analyze, costs off, timing off) select count(*) from r a join r 
 SET="${TS:-} -c max_parallel_workers_per_gather=2 -c enable_mergejoin=off -c parallel_setup_cost=0 -c parallel_tuple_cost=0 -c work_mem=$WORK_MEM"
 # run METHOD: "<ms> <batches>"
 run() {
-  as_user env PGOPTIONS="$SET -c temp_file_compression=$1" "$BIN/psql" -X -q -A -t -h "$RUN" -p $PORT \
-    -d postgres -c "$QUERY" | awk '/Batches:/ { for (i = 1; i <= NF; i++) if ($i == "Batches:") b = $(i + 1) }
-                                   /Execution Time:/ { t = $3 } END { print t, b }'
+  PGOPTIONS="$SET -c temp_file_compression=$1" psql_at $PORT -A -t -c "$QUERY" \
+    | awk '/Batches:/ { for (i = 1; i <= NF; i++) if ($i == "Batches:") b = $(i + 1) }
+           /Execution Time:/ { t = $3 } END { print t, b }'
 }
 CONFIGS="off ${METHODS//,/ }"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -67,19 +67,18 @@ bench_conf "$OUT/bench.conf" "$SOCK"
 trap srv_stop_all EXIT
 trap 'exit 130' INT TERM
 if [ ! -f "$CL/PG_VERSION" ]; then
-  as_user "$BIN/initdb" -D "$CL" -A trust -E UTF8 --locale=C > "$OUT/initdb.log" 2>&1 \
-    || { cat "$OUT/initdb.log"; die "initdb failed"; }
+  srv_new "$CL" "$BIN" || die "initdb failed"
 fi
-srv_start "$CL" "$BIN" $PORT "$OUT/server.log" "$OUT/bench.conf"
-if [ -z "$(srv_psql "$BIN" "$SOCK" $PORT postgres -At -c "select 1 from pg_database where datname = 'hashjoin'")" ]; then
-  srv_psql "$BIN" "$SOCK" $PORT postgres -c "create database hashjoin" > /dev/null
+srv_start "$CL" "$BIN" $PORT "$OUT/server.log" "$OUT/bench.conf" || die "no server"
+if [ -z "$(psql_at $PORT -At -c "select 1 from pg_database where datname = 'hashjoin'")" ]; then
+  psql_at $PORT -c "create database hashjoin" > /dev/null
 fi
 FUSE_ARGS=()
 if [ -n "$SLOWFS_BIN" ]; then
-  if [ -z "$(srv_psql "$BIN" "$SOCK" $PORT hashjoin -At -c "select 1 from pg_tablespace where spcname = 'slowtemp'")" ]; then
+  if [ -z "$(psql_at $PORT -d hashjoin -At -c "select 1 from pg_tablespace where spcname = 'slowtemp'")" ]; then
     mountpoint -q "$SLOW" && fusermount3 -u "$SLOW"
     mkdir -p "$SLOW/patched"; chown "$PG_USER": "$SLOW" "$SLOW/patched"
-    srv_psql "$BIN" "$SOCK" $PORT hashjoin -c "create tablespace slowtemp location '$SLOW/patched'"
+    psql_at $PORT -d hashjoin -c "create tablespace slowtemp location '$SLOW/patched'"
   fi
   FUSE_ARGS=(--slowfs="$SLOWFS_BIN" --slow-dir="$SLOW")
 fi

@@ -133,7 +133,6 @@ mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
 bench_conf "$OUT/bench.conf" "$SOCK"
 trap srv_stop_all EXIT
 trap 'exit 130' INT TERM
-psql_at() { local port=$1; shift; srv_psql "$PATCHED" "$SOCK" "$port" tpch "$@"; }
 
 LOAD_KEY="sf=$SF schema=$(sha256sum "$TOP/integrations/postgresql/tpch/schema.sql" | cut -c1-16) loader=$("$PATCHED/postgres" --version)"
 if [ "$(cat "$CL_PATCHED/.bench-loaded" 2>/dev/null)" != "$LOAD_KEY" ]; then
@@ -152,26 +151,25 @@ if [ "$(cat "$CL_PATCHED/.bench-loaded" 2>/dev/null)" != "$LOAD_KEY" ]; then
   fi
   chmod -R a+rX "$DATA"
   rm -rf "$CL_STOCK" "$CL_PATCHED"
-  as_user "$PATCHED/initdb" -D "$CL_PATCHED" -A trust -E UTF8 --locale=C > "$OUT/initdb.log" 2>&1 \
-    || { cat "$OUT/initdb.log"; die "initdb failed"; }
-  srv_start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/load.log" "$OUT/bench.conf"
-  srv_psql "$PATCHED" "$SOCK" $PORT_PATCHED postgres -c "create database tpch" > /dev/null
-  psql_at $PORT_PATCHED -f "$TOP/integrations/postgresql/tpch/schema.sql"
+  srv_new "$CL_PATCHED" "$PATCHED" || die "initdb failed"
+  srv_start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/load.log" "$OUT/bench.conf" || die "no server"
+  psql_at $PORT_PATCHED -c "create database tpch" > /dev/null
+  psql_at $PORT_PATCHED -d tpch -f "$TOP/integrations/postgresql/tpch/schema.sql"
   {
     echo "tpchgen: $(cat "$DATA.info" 2>/dev/null || echo "(generated earlier, not timed)")"
     for t in region nation part supplier partsupp customer orders lineitem; do
       t1=$SECONDS
       log "load $t" >&2
-      sed 's/|$//' "$DATA/$t.tbl" | psql_at $PORT_PATCHED -c "\\copy $t from stdin with (delimiter '|')"
+      sed 's/|$//' "$DATA/$t.tbl" | psql_at $PORT_PATCHED -d tpch -c "\\copy $t from stdin with (delimiter '|')"
       echo "copy $t: $((SECONDS - t1)) s"
     done
     t1=$SECONDS
     log "vacuum (freeze, analyze)" >&2
-    psql_at $PORT_PATCHED -c "vacuum (freeze, analyze)"
-    psql_at $PORT_PATCHED -c "checkpoint"
+    psql_at $PORT_PATCHED -d tpch -c "vacuum (freeze, analyze)"
+    psql_at $PORT_PATCHED -d tpch -c "checkpoint"
     echo "vacuum (freeze, analyze) and checkpoint: $((SECONDS - t1)) s"
-    echo "database tpch: $(psql_at $PORT_PATCHED -At -c "select pg_size_pretty(pg_database_size('tpch'))")"
-    echo "tables and indexes: $(psql_at $PORT_PATCHED -At -c "select string_agg(relname || ' ' || pg_size_pretty(pg_total_relation_size(oid)), ', ' order by relname) from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r'")"
+    echo "database tpch: $(psql_at $PORT_PATCHED -d tpch -At -c "select pg_size_pretty(pg_database_size('tpch'))")"
+    echo "tables and indexes: $(psql_at $PORT_PATCHED -d tpch -At -c "select string_agg(relname || ' ' || pg_size_pretty(pg_total_relation_size(oid)), ', ' order by relname) from pg_class where relnamespace = 'public'::regnamespace and relkind = 'r'")"
   } > "$OUT/load-info.txt"
   srv_stop_all
   # The load's WAL (max_wal_size of recycled segments, 8 GB at SF 10) is of no use
@@ -201,9 +199,9 @@ if [ "$MODE" = load ]; then
 fi
 
 if [ "$WITH_STOCK" = 1 ]; then
-  srv_start "$CL_STOCK" "$STOCK" $PORT_STOCK "$OUT/stock.log" "$OUT/bench.conf"
+  srv_start "$CL_STOCK" "$STOCK" $PORT_STOCK "$OUT/stock.log" "$OUT/bench.conf" || die "no stock server"
 fi
-srv_start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/patched.log" "$OUT/bench.conf"
+srv_start "$CL_PATCHED" "$PATCHED" $PORT_PATCHED "$OUT/patched.log" "$OUT/bench.conf" || die "no patched server"
 PORTS=$PORT_PATCHED
 [ "$WITH_STOCK" = 1 ] && PORTS="$PORT_STOCK $PORT_PATCHED"
 # The temp tablespace on the slow device: its location is the mount point of
@@ -212,17 +210,17 @@ PORTS=$PORT_PATCHED
 if [ "$WITH_FUSE" = 1 ]; then
   for port in $PORTS; do
     name=$([ "$port" = $PORT_STOCK ] && echo stock || echo patched)
-    if [ -z "$(psql_at "$port" -At -c "select 1 from pg_tablespace where spcname = 'slowtemp'")" ]; then
+    if [ -z "$(psql_at "$port" -d tpch -At -c "select 1 from pg_tablespace where spcname = 'slowtemp'")" ]; then
       mountpoint -q "$SLOW" && fusermount3 -u "$SLOW"
       mkdir -p "$SLOW/$name"; chown "$PG_USER": "$SLOW" "$SLOW/$name"
-      psql_at "$port" -c "create tablespace slowtemp location '$SLOW/$name'"
+      psql_at "$port" -d tpch -c "create tablespace slowtemp location '$SLOW/$name'"
     fi
   done
 fi
 if [ "$WITH_STOCK" = 1 ]; then
   # Both servers must see the same data and statistics, and run with the same settings.
   for port in $PORTS; do
-    psql_at "$port" -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace"
+    psql_at "$port" -d tpch -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace"
   done > "$OUT/relations.txt"
   [ "$(sed -n 1p "$OUT/relations.txt")" = "$(sed -n 2p "$OUT/relations.txt")" ] \
     || die "stock and patched clusters differ: $OUT/relations.txt"
@@ -231,15 +229,15 @@ settings_sql="select name || ' = ' || current_setting(name) from pg_settings
   where source not in ('default', 'override', 'client', 'session') and name not in ('port', 'config_file',
   'data_directory', 'hba_file', 'ident_file') order by name"
 if [ "$WITH_STOCK" = 1 ]; then
-  [ "$(psql_at $PORT_STOCK -At -c "$settings_sql")" = "$(psql_at $PORT_PATCHED -At -c "$settings_sql")" ] \
+  [ "$(psql_at $PORT_STOCK -d tpch -At -c "$settings_sql")" = "$(psql_at $PORT_PATCHED -d tpch -At -c "$settings_sql")" ] \
     || die "stock and patched run with different settings"
 fi
 {
-  [ "$WITH_STOCK" = 1 ] && echo "stock: $(psql_at $PORT_STOCK -At -c 'select version()') ($STOCK)"
-  echo "patched: $(psql_at $PORT_PATCHED -At -c 'select version()') ($PATCHED)"
-  echo "indexes: $(psql_at $PORT_PATCHED -At -c "select string_agg(indexname || ' ' || regexp_replace(indexdef, '.* USING ', ''), '; ' order by indexname) from pg_indexes where schemaname = 'public'")"
-  echo "settings (not at their defaults$([ "$WITH_STOCK" = 1 ] && echo "; the same on both servers")): $(psql_at $PORT_PATCHED -At -c "$settings_sql" | paste -sd ';' | sed 's/;/; /g')"
-  echo "tables: $(psql_at $PORT_PATCHED -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace")"
+  [ "$WITH_STOCK" = 1 ] && echo "stock: $(psql_at $PORT_STOCK -d tpch -At -c 'select version()') ($STOCK)"
+  echo "patched: $(psql_at $PORT_PATCHED -d tpch -At -c 'select version()') ($PATCHED)"
+  echo "indexes: $(psql_at $PORT_PATCHED -d tpch -At -c "select string_agg(indexname || ' ' || regexp_replace(indexdef, '.* USING ', ''), '; ' order by indexname) from pg_indexes where schemaname = 'public'")"
+  echo "settings (not at their defaults$([ "$WITH_STOCK" = 1 ] && echo "; the same on both servers")): $(psql_at $PORT_PATCHED -d tpch -At -c "$settings_sql" | paste -sd ';' | sed 's/;/; /g')"
+  echo "tables: $(psql_at $PORT_PATCHED -d tpch -At -c "select string_agg(relname || '=' || reltuples::bigint || '/' || relpages, ' ' order by relname) from pg_class where relnamespace = 'public'::regnamespace")"
   echo "load: $(paste -sd ';' "$OUT/load-info.txt" | sed 's/;/; /g')"
 } > "$OUT/server-info.txt"
 
