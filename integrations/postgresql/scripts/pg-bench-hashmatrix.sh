@@ -60,7 +60,7 @@ fi
 bash "$PGS/pg-build.sh" > "$OUT/build.log" 2>&1 \
   || { tail -20 "$OUT/build.log"; die "pg-build.sh failed (see $OUT/build.log)"; }
 SLOWFS_BIN=""
-[[ $DEVICES == *fuse:* ]] && SLOWFS_BIN=$(srv_slowfs_build "$PGROOT/tpch-build")
+[[ $DEVICES == *fuse:* ]] && SLOWFS_BIN=$(srv_slowfs_build)
 chown "$PG_USER": "$OUT"
 mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
 bench_conf "$OUT/bench.conf" "$SOCK"

@@ -88,12 +88,7 @@ WITH_STOCK=0
 WITH_FUSE=0
 [[ $DEVICES == *fuse:* ]] && WITH_FUSE=1
 
-# The queries: ../shared/tpch/queries beside a clone or beside the worktrees.
-QDIR=${TPCH_QUERIES:-}
-for d in "$TOP/../shared" "$TOP/../../shared"; do
-  [ -z "$QDIR" ] && [ -f "$d/tpch/queries/1.sql" ] && QDIR=$(cd "$d/tpch/queries" && pwd)
-done
-[ -f "$QDIR/1.sql" ] || die "no TPC-H queries found (set TPCH_QUERIES to the folder of 1.sql .. 22.sql)"
+QDIR=$(tpch_queries) || die "no TPC-H queries found (set TPCH_QUERIES to the folder of 1.sql .. 22.sql)"
 
 SOCK=$OUT/sock
 PORT_STOCK=$((PG_PORT_BASE + 90))
@@ -124,10 +119,9 @@ log "PostgreSQL built: patched $PATCHED, stock $STOCK ($((SECONDS - t0)) s)"
 chown "$PG_USER": "$OUT"
 
 # --- data ------------------------------------------------------------------------
-cmake -S "$TOP" -B "$PGROOT/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
-cmake --build "$PGROOT/tpch-build" --target tpchgen -j"$PG_JOBS" > /dev/null
+tools_build tpchgen || die "tpchgen does not build in $PGROOT/tpch-build"
 SLOWFS_BIN=""
-[ "$WITH_FUSE" = 1 ] && SLOWFS_BIN=$(srv_slowfs_build "$PGROOT/tpch-build")
+[ "$WITH_FUSE" = 1 ] && SLOWFS_BIN=$(srv_slowfs_build)
 # --- servers -------------------------------------------------------------------
 mkdir -p "$SOCK"; chown "$PG_USER": "$SOCK"
 bench_conf "$OUT/bench.conf" "$SOCK"

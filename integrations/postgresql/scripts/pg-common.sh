@@ -79,6 +79,25 @@ as_user() {
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"
 }
 
+# tools_build TARGET...: the tree's TARGETs (tpchgen, slowfs, paired) in a release
+# build of the tree beside PostgreSQL's, build/pg/tpch-build.
+tools_build() {
+  cmake -S "$TOP" -B "$PGROOT/tpch-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null \
+    && cmake --build "$PGROOT/tpch-build" --target "$@" -j"$PG_JOBS" > /dev/null
+}
+
+# tpch_queries: the folder of the TPC-H queries 1.sql .. 22.sql: $TPCH_QUERIES, else
+# shared/tpch/queries beside a clone (CI) or beside the folder of worktrees; returns 1
+# when there is none.
+tpch_queries() {
+  local q=${TPCH_QUERIES:-} d
+  for d in "$TOP/../shared" "$TOP/../../shared"; do
+    [ -z "$q" ] && [ -f "$d/tpch/queries/1.sql" ] && q=$(cd "$d/tpch/queries" && pwd)
+  done
+  [ -f "$q/1.sql" ] || return 1
+  echo "$q"
+}
+
 # Version of Debian's installed postgresql-<major> binary package ("" if none).
 pg_version() {
   dpkg-query -W -f='${Version}' postgresql-$PG_MAJOR 2>/dev/null || true

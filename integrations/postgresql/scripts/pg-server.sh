@@ -21,7 +21,7 @@
 #                                 the server at $SOCK and PORT, database postgres unless
 #                                 -d says otherwise; stops at the first error unless
 #                                 -v ON_ERROR_STOP=0; PGOPTIONS and PGAPPNAME pass through
-#   srv_slowfs_build BUILDDIR     build tools/slowfs there; prints the binary's path
+#   srv_slowfs_build              build tools/slowfs (tools_build); prints its path
 #   srv_report_env                build paired.c's shared library and point the report
 #                                 scripts at it and at tpch_report (the statistics)
 #   bench_flag ARG                the flags both benchmarks take: --timeout, --seed,
@@ -108,9 +108,8 @@ psql_at() {
 # slowfs needs libfuse3 (install-deps.sh installs it); CMake builds it wherever
 # libfuse3 is found.
 srv_slowfs_build() {
-  local b=$1
-  cmake -S "$TOP" -B "$b" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
-  cmake --build "$b" --target slowfs -j"$PG_JOBS" > /dev/null || die "slowfs does not build in $b"
+  local b=$PGROOT/tpch-build
+  tools_build slowfs || die "slowfs does not build in $b"
   [ -x "$b/tools/slowfs/slowfs" ] || die "no slowfs in $b (is libfuse3-dev installed?)"
   [ -c /dev/fuse ] || die "/dev/fuse is absent: slowfs cannot be mounted here"
   echo "$b/tools/slowfs/slowfs"
@@ -122,8 +121,7 @@ srv_slowfs_build() {
 srv_report_env() {
   local b=$PGROOT/tpch-build
   bash "$TOP/scripts/install-deps.sh" > /dev/null
-  cmake -S "$TOP" -B "$b" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TESTS=OFF > /dev/null
-  cmake --build "$b" --target paired -j"$PG_JOBS" > /dev/null || die "libpaired.so does not build in $b"
+  tools_build paired || die "libpaired.so does not build in $b"
   export BUFFILE_PAIRED_LIB=$b/tpch/exec/libpaired.so PYTHONPATH=$TOP/tpch/report PYTHONDONTWRITEBYTECODE=1
 }
 

@@ -29,6 +29,8 @@ import re
 import subprocess
 import time
 
+import templog
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # The postmaster's long-lived children; every other child is a backend or a worker of a run.
 AUX = ("checkpointer", "background writer", "walwriter", "autovacuum launcher",
@@ -208,8 +210,6 @@ class Server:
         return int(open(os.path.join(self.data, "postmaster.pid")).readline())
 
 
-TEMP_RE = re.compile(r"\[(\d+)\] LOG:  temporary file: path \"([^\"]*)\", size (\d+)"
-                     r"(?:, logical size (\d+), compression (\w+))?")
 AUTO_RE = re.compile(r"\[(\d+)\] LOG:  temporary file compression auto: blocks written none (\d+), "
                      r"lz4 (\d+), zstd (\d+), zlib (\d+), probing ([\d.]+) ms\n"
                      r"(?:[^\n]*DETAIL:  Last decision: ([^\n]*))?")
@@ -326,19 +326,18 @@ class Runner:
             with open(server.log, "rb") as lf:
                 lf.seek(pos)
                 text = lf.read().decode("utf-8", "replace")
-            lines = TEMP_RE.findall(text)
-            lfiles, lphys = len(lines), sum(int(x[2]) for x in lines)
+            files = templog.parse(text)
+            lfiles, lphys = len(files), sum(f.size for f in files)
             if (f1 - f0, b1 - b0) == (lfiles, lphys) or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         res["temp_files"], res["temp_bytes"] = f1 - f0, b1 - b0
         res["log_files"], res["log_bytes"] = lfiles, lphys
-        res["log_logical"] = sum(int(x[3]) if x[3] else int(x[2]) for x in lines)
+        res["log_logical"] = sum(f.size if f.logical is None else f.logical for f in files)
         res["stat_matches_log"] = (f1 - f0, b1 - b0) == (lfiles, lphys)
         codecs = {}
-        for x in lines:
-            c = x[4] or "stock"
-            codecs[c] = codecs.get(c, 0) + 1
+        for f in files:
+            codecs[f.codec or "stock"] = codecs.get(f.codec or "stock", 0) + 1
         res["codecs"] = codecs
         autos = AUTO_RE.findall(text)
         if autos:
