@@ -9,7 +9,7 @@ paired.c through ctypes on its shared build (libpaired.so, the CMake target `pai
 spillbench and every report compute an interval with the same code.
 
 Where libpaired.so is looked for: $BUFFILE_PAIRED_LIB; beside an installed copy of this
-package (the path CMake's install records in _paired_lib.txt); the source tree's build/.
+package (the path CMake's install records in _paired_lib.path); the source tree's build/.
 
 Words: a ratio is time against time (above 1 is slower). Against 1.0 it is "N% slower",
 "N% faster" or, when its interval holds 1.0, "no measurable difference" (and its estimate
@@ -48,7 +48,7 @@ def library_path():
     """The libpaired.so this process uses (or would use)."""
     if os.environ.get(LIB_ENV):
         return os.environ[LIB_ENV]
-    recorded = os.path.join(_HERE, "_paired_lib.txt")
+    recorded = os.path.join(_HERE, "_paired_lib.path")
     if os.path.exists(recorded):
         with open(recorded, encoding="utf-8") as f:
             return os.path.normpath(os.path.join(_HERE, f.read().strip()))
