@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the build and test dependencies from Debian's packages, and the
-# packages named as arguments (scripts that need more: scripts/sqlite-test.sh).
+# packages named as arguments (scripts that need more: integrations/sqlite/scripts/sqlite-test.sh).
 # Idempotent: packages already present are left as they are.
 #   scripts/install-deps.sh              build, tests (abigail-tools: the ABI check;
 #                                        fuse3, libfuse3-dev, fio: slowfs and its validation)

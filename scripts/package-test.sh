@@ -101,6 +101,10 @@ if [ "$(awk -F, '$1 ~ /^Q/ && $4 > 0 && $23 == "ok"' "$work/spillbench.csv" | wc
   exit 1
 fi
 tpch-report --help >/dev/null
+# Its statistics are paired.c's, in a private library the package finds from where it is.
+env -u BUFFILE_PAIRED_LIB PYTHONPATH=/usr/share/buffile /usr/bin/python3 -c \
+  'from tpch_report import stats; assert stats.ratio([11, 22], [10, 20]).n == 2' \
+  || { echo "package-test: the installed tpch-report cannot load libpaired.so" >&2; exit 1; }
 man -w spillbench tpchgen tpch-report buffile-sweep >/dev/null
 # buffile-sweep lists a parent (its header line, at least) and says nothing is left.
 buffile-sweep --dir="$work" >"$work/sweep.txt" 2>"$work/sweep.err"

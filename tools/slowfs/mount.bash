@@ -1,5 +1,5 @@
 # mount.bash - mounting slowfs from a script and unmounting it cleanly; sourced
-# by the mount test (tests/mount_test.sh) and scripts/slowfs-validate.sh.
+# by the mount test (tests/mount_test.sh) and tools/slowfs/slowfs-validate.sh.
 #   slowfs_mount SLOWFS BACKING MOUNTPOINT ERRFILE [OPTION...]
 #       runs slowfs -f in the background (its stderr to ERRFILE) and waits, 10 s
 #       at most, until MOUNTPOINT is mounted; SLOWFS_PID is the daemon's pid

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compare SQLite test-suite runs: stock testfixture against the same binary
-with the buffile VFS as the default (scripts/sqlite-test.sh writes the logs).
+with the buffile VFS as the default (integrations/sqlite/scripts/sqlite-test.sh writes the logs).
 
     suite_report.py RUNDIR GROUPS_FILE EXCLUDED_FILE MODE...
 

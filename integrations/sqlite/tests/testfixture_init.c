@@ -9,7 +9,7 @@
  * VFS becomes the default, so every temp file of every test goes through
  * the library. At exit the VFS's counts are appended to the file named by
  * BFSQLITE_STATS as one line: temp_files other_files logical_written
- * physical_written, which scripts/sqlite-test.sh sums per group.
+ * physical_written, which integrations/sqlite/scripts/sqlite-test.sh sums per group.
  */
 #include <stdio.h>
 #include <stdlib.h>

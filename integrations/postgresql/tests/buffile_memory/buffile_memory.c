@@ -2,7 +2,7 @@
  *
  * buffile_memory.c
  *	  The memory many open BufFiles take, stock's against those of
- *	  temp_file_compression: a helper of scripts/pg-test.sh (part memory).
+ *	  temp_file_compression: a helper of integrations/postgresql/scripts/pg-test.sh (part memory).
  *
  * buffile_memory_open(n, bytes) creates n temporary BufFiles, as a hash join
  * creates its batch files, and writes "bytes" bytes into each; they stay

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# pg-test.sh's part tap-stream:
+#
+# src/test/subscription/t/*stream*.pl (logical replication of streamed transactions:
+# FileSet files reopened read-write, appended, truncated) with TEMP_CONFIG =
+# temp_file_compression = zstd, log_temp_files = 0: the tests pass, their logs show
+# FileSet files through the library, and every temp file written with zstd.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+conf=$RUN/tap.conf out=$RUN/tap-stream rc=0
+out_dir tap-stream
+printf 'temp_file_compression = zstd\nlog_temp_files = 0\n' > "$conf"
+tests=$(cd "$PGB/patched-$PG_UPSTREAM/src/test/subscription" && echo t/*stream*.pl)
+echo "tests: $tests"
+(cd "$B/src/test/subscription" && as_user env TEMP_CONFIG="$conf" make -s check \
+   PROVE_TESTS="$tests" > "$out/prove.out" 2>&1) || rc=$?
+grep -E '^t/|^All tests|^Result|^Files=' "$out/prove.out"
+cp -r "$B/src/test/subscription/tmp_check/log" "$out/" 2>/dev/null
+[ $rc -eq 0 ] || { echo "prove failed (rc $rc): $out/prove.out"; exit 1; }
+templog check --codec=zstd --shared "$out"/log/*.log
