@@ -15,7 +15,7 @@ import sys
 
 from . import machine, runner
 
-# In the source tree the build's spillbench; installed (buffile-tools), the one on PATH.
+# In the source tree the build's spillbench; installed (buffile-report), the one on PATH.
 _BUILT_SPILLBENCH = os.path.join(machine.REPO, "build", "tpch", "exec", "spillbench")
 DEFAULT_SPILLBENCH = (_BUILT_SPILLBENCH if os.path.exists(_BUILT_SPILLBENCH)
                       else shutil.which("spillbench") or _BUILT_SPILLBENCH)
