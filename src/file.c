@@ -642,7 +642,36 @@ static int check_extent(bf_file *f, uint64_t end, const char *op)
     return BF_OK;
 }
 
+static int write_blocks(bf_file *f, const void *data, size_t len);
+
+/*
+ * The common case first, as stock's BufFileWrite has it: bytes that fall
+ * inside the buffered block are one test, one copy and the position and
+ * size. Everything else (a block switch, whole blocks, a read-only file,
+ * an empty or overflowing length) takes write_blocks, whose checks the
+ * fast case cannot fail: a buffered block's end is within the largest
+ * size, and a writable file stays writable while its block is buffered.
+ */
 int bf_file_write(bf_file *f, const void *data, size_t len)
+{
+    uint64_t pos = f->pos;
+    uint32_t bs = f->block_size;
+    uint32_t off = (uint32_t)(pos & (bs - 1));
+    if ((pos >> shift_of(bs)) == f->buf_blk && f->buf_blk != BF_NO_BLOCK &&
+        len - 1 < (size_t)(bs - off) && !f->readonly) {
+        memcpy(f->buf + off, data, len);
+        f->buf_dirty = 1;
+        pos += len;
+        f->pos = pos;
+        if (pos > f->size)
+            logical_set(f, pos);
+        COUNT(f, logical_written, len);
+        return BF_OK;
+    }
+    return write_blocks(f, data, len);
+}
+
+__attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, size_t len)
 {
     int rc = check_writable(f, "write");
     if (rc != BF_OK || len == 0)
@@ -702,7 +731,25 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
     return BF_OK;
 }
 
+static int64_t read_blocks(bf_file *f, void *data, size_t len);
+
+/* The common case first: bytes of the buffered block, below the size (see bf_file_write). */
 int64_t bf_file_read(bf_file *f, void *data, size_t len)
+{
+    uint64_t pos = f->pos;
+    uint32_t bs = f->block_size;
+    uint32_t off = (uint32_t)(pos & (bs - 1));
+    if ((pos >> shift_of(bs)) == f->buf_blk && f->buf_blk != BF_NO_BLOCK &&
+        len - 1 < (size_t)(bs - off) && pos < f->size && len <= f->size - pos) {
+        memcpy(data, f->buf + off, len);
+        f->pos = pos + len;
+        COUNT(f, logical_read, len);
+        return (int64_t)len;
+    }
+    return read_blocks(f, data, len);
+}
+
+__attribute__((noinline)) static int64_t read_blocks(bf_file *f, void *data, size_t len)
 {
     if (f->pos >= f->size || len == 0)
         return 0;
