@@ -9,7 +9,8 @@ import os, re, subprocess, sys, collections
 sys.path.insert(0, os.path.dirname(__file__))
 from cgparse import parse
 
-ROOT = '/work/wt-profile/'
+# The tree whose sources callgrind names (this checkout), ending in a slash.
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..')) + '/'
 
 def fn_ranges(path):
     """(start, end, name) of every function in a C file (ctags, end = next '^}')."""

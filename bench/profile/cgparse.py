@@ -3,6 +3,7 @@
 self cost per (function, source file, line) of our code, with the inclusive
 cost of calls into code outside the repository (libc, jemalloc) charged to
 the call site. Prints JSON-ish dict lines or is imported by breakdown.py."""
+import os
 import sys, collections
 
 def parse(path, ours):
@@ -53,7 +54,8 @@ def parse(path, ours):
     return cost, calls
 
 if __name__ == '__main__':
-    cost, calls = parse(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else '/work/wt-profile/')
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..')) + '/'
+    cost, calls = parse(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else root)
     tot = sum(cost.values())
     print('total', tot)
     for k, v in cost.most_common(int(sys.argv[3]) if len(sys.argv) > 3 else 40):
