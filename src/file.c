@@ -642,29 +642,37 @@ static int check_extent(bf_file *f, uint64_t end, const char *op)
     return BF_OK;
 }
 
+/*
+ * Whether the `len` bytes (at least one) at the position fall inside the
+ * buffered block: the common case of bf_file_write and bf_file_read, as of
+ * stock's BufFileWrite and BufFileRead, served by one test and one copy.
+ */
+static inline int in_buffer(const bf_file *f, size_t len, uint32_t *off)
+{
+    uint32_t bs = f->block_size;
+    *off = (uint32_t)(f->pos & (bs - 1));
+    return (f->pos >> shift_of(bs)) == f->buf_blk && f->buf_blk != BF_NO_BLOCK &&
+           len - 1 < (size_t)(bs - *off);
+}
+
 static int write_blocks(bf_file *f, const void *data, size_t len);
 
 /*
- * The common case first, as stock's BufFileWrite has it: bytes that fall
- * inside the buffered block are one test, one copy and the position and
- * size. Everything else (a block switch, whole blocks, a read-only file,
- * an empty or overflowing length) takes write_blocks, whose checks the
- * fast case cannot fail: a buffered block's end is within the largest
- * size, and a writable file stays writable while its block is buffered.
+ * The common case first (in_buffer): the copy, the position and the size.
+ * Everything else (a block switch, whole blocks, a read-only file, an
+ * empty or overflowing length) takes write_blocks, whose checks the fast
+ * case cannot fail: a buffered block's end is within the largest size, and
+ * a writable file stays writable while its block is buffered.
  */
 int bf_file_write(bf_file *f, const void *data, size_t len)
 {
-    uint64_t pos = f->pos;
-    uint32_t bs = f->block_size;
-    uint32_t off = (uint32_t)(pos & (bs - 1));
-    if ((pos >> shift_of(bs)) == f->buf_blk && f->buf_blk != BF_NO_BLOCK &&
-        len - 1 < (size_t)(bs - off) && !f->readonly) {
+    uint32_t off;
+    if (in_buffer(f, len, &off) && !f->readonly) {
         memcpy(f->buf + off, data, len);
         f->buf_dirty = 1;
-        pos += len;
-        f->pos = pos;
-        if (pos > f->size)
-            logical_set(f, pos);
+        f->pos += len;
+        if (f->pos > f->size)
+            logical_set(f, f->pos);
         COUNT(f, logical_written, len);
         return BF_OK;
     }
@@ -733,16 +741,13 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
 
 static int64_t read_blocks(bf_file *f, void *data, size_t len);
 
-/* The common case first: bytes of the buffered block, below the size (see bf_file_write). */
+/* The common case first (in_buffer), below the size; the rest the full way. */
 int64_t bf_file_read(bf_file *f, void *data, size_t len)
 {
-    uint64_t pos = f->pos;
-    uint32_t bs = f->block_size;
-    uint32_t off = (uint32_t)(pos & (bs - 1));
-    if ((pos >> shift_of(bs)) == f->buf_blk && f->buf_blk != BF_NO_BLOCK &&
-        len - 1 < (size_t)(bs - off) && pos < f->size && len <= f->size - pos) {
+    uint32_t off;
+    if (in_buffer(f, len, &off) && f->pos < f->size && len <= f->size - f->pos) {
         memcpy(data, f->buf + off, len);
-        f->pos = pos + len;
+        f->pos += len;
         COUNT(f, logical_read, len);
         return (int64_t)len;
     }
