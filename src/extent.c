@@ -212,7 +212,8 @@ int bf_extent_expect(const bf_extent_info *info, int map_raw, int file_sealed, c
         return BF_ECORRUPT;
     }
     if (info->sealed != file_sealed) {
-        *why = file_sealed ? "extent not sealed in a sealed file" : "sealed extent in a file not sealed";
+        *why = file_sealed ? "extent not sealed in a sealed file"
+                           : "sealed extent in a file not sealed";
         return BF_ECORRUPT;
     }
     return BF_OK;

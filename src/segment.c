@@ -76,9 +76,9 @@ static void lru_push(bf_seg *seg)
  */
 static void forget_readahead_over(bf_seg *seg, uint64_t off, uint64_t len)
 {
-    struct bf_space *sp = seg->space;
-    if (sp->segs->ra_seg == seg && off < sp->segs->ra_off + sp->segs->ra_len && off + len > sp->segs->ra_off)
-        sp->segs->ra_seg = NULL;
+    bf_segcache *c = seg->space->segs;
+    if (c->ra_seg == seg && off < c->ra_off + c->ra_len && off + len > c->ra_off)
+        c->ra_seg = NULL;
 }
 
 static void forget_readahead(bf_seg *seg)
@@ -285,8 +285,8 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
     uint64_t t0;
     int timed = bf_auto_io_begin(sp, len, &t0);
     while (done < len) {
-        ssize_t r =
-            sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)(soff + done));
+        ssize_t r = sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done,
+                                     (off_t)(soff + done));
         if (r <= 0) {
             int e = r < 0 ? errno : 0;
             char path[4096];
@@ -361,7 +361,8 @@ int bf_seg_read_head(bf_seg *seg, void *buf, size_t len, size_t *got)
     }
     size_t done = 0;
     while (done < len) {
-        ssize_t r = sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)done);
+        ssize_t r =
+            sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done, (off_t)done);
         if (r < 0) {
             char path[4096];
             bf_seg_path(seg, 0, path, sizeof(path));

@@ -193,6 +193,7 @@ static int sweep_one(void *ctx, int pfd, const char *name, const struct stat *st
 int bf_sweep(const char *parent)
 {
     int removed = 0;
-    int rc = each_space_dir(parent != NULL ? parent : bf_default_temp_parent(), sweep_one, &removed);
+    int rc =
+        each_space_dir(parent != NULL ? parent : bf_default_temp_parent(), sweep_one, &removed);
     return rc != BF_OK ? rc : removed;
 }

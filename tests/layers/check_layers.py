@@ -53,7 +53,8 @@ LAYERS = {
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)\.h"', re.M)
 # A definition: at column 0, a type and a name before "(", the body's "{" on a later line.
-DEFINITION = re.compile(r'^(?!static\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\([^;{]*?\)\s*\n\{', re.M)
+DEFINITION = re.compile(r'^(?!static\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)'
+                        r'\([^;{]*?\)\s*\n\{', re.M)
 INLINE = re.compile(r'^static\s+inline\b[^;{(]*?\b([A-Za-z_]\w*)\(', re.M)
 CALL = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
@@ -148,7 +149,8 @@ def self_test(src):
     ok = True
     plants = {
         "an upward call": ("blockmap.c", "\nvoid bf_layers_probe(void) { bf_file_release(0); }\n"),
-        "a circle": ("segment.c", "\n#include \"fileset.h\"\nvoid bf_layers_probe2(void) { bf_named_close(0); }\n"),
+        "a circle": ("segment.c", "\n#include \"fileset.h\"\n"
+                                  "void bf_layers_probe2(void) { bf_named_close(0); }\n"),
     }
     for what, (name, extra) in plants.items():
         with tempfile.TemporaryDirectory() as tmp:
