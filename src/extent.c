@@ -94,8 +94,9 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     bf_put32(hdr + 28, gen);
     /* A caller's codec is bound to its extents by name, not only by its id, which another
        space may give to another codec. */
-    uint32_t seed = bf_codec_is_user(ops->id) && !raw ? bf_extent_name_seed(ops->name) : 0;
-    if (bf_codec_is_user(ops->id) && !raw)
+    int named = bf_codec_is_user(ops->id) && !raw;
+    uint32_t seed = named ? bf_extent_name_seed(ops->name) : 0;
+    if (named)
         bf_put16(hdr + 6, name_check(seed));
     if (seal != NULL) {
         unsigned char aad[BF_EXTENT_HDR + BF_FILE_ID_BYTES];
