@@ -128,7 +128,6 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->block_size = bs;
     sp->codec = o.codec;
     sp->level = level;
-    sp->temp_limit = o.temp_limit;
     sp->segment_size = o.segment_size;
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
@@ -146,8 +145,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         rc = BF_ENOMEM;
     if (rc == BF_OK)
         rc = bf_space_dir_make(a, o.temp_dir, &sp->dir, why, sizeof(why));
-    if (rc == BF_OK && (uint64_t)o.temp_limit == BF_TEMP_LIMIT_AUTO)
-        sp->temp_limit = bf_dir_default_limit(sp->dir);
+    if (rc == BF_OK) /* after the directory: BF_TEMP_LIMIT_AUTO is read off its file system */
+        bf_space_set_temp_limit(sp, o.temp_limit);
     if (rc != BF_OK) {
         bf_segcache_free(a, sp->segs);
         bf_space_free(sp);
