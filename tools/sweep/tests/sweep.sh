@@ -10,8 +10,12 @@ rm -rf "$work"
 mkdir -p "$work/parent"
 fail() { echo "sweep.sh: $*" >&2; exit 1; }
 
-read -r d1 b1 < <("$leave" "$work/parent" 200000 || true)
-read -r d2 b2 < <("$leave" "$work/parent" 70000 || true)
+# Command substitution waits for each to be reaped: a killed process not yet waited for is a
+# zombie, which kill(pid, 0) still finds (a process substitution raced with that).
+out1=$("$leave" "$work/parent" 200000 || true)
+out2=$("$leave" "$work/parent" 70000 || true)
+read -r d1 b1 <<<"$out1"
+read -r d2 b2 <<<"$out2"
 [ -d "$d1" ] && [ -d "$d2" ] || fail "the killed processes left no directories ($d1, $d2)"
 # A live space beside them: a directory named for a process that runs while the tool does.
 sleep 120 &
