@@ -57,6 +57,17 @@ static int probe_room(bf_space *sp, bf_auto *a, uint32_t raw_len)
  * hundred blocks ago), which made zstd look two to three times slower
  * than it runs when a file uses it, and kept auto from choosing it.
  */
+/*
+ * The bytes a block of `raw_len` takes on disk when its codec gives `n`
+ * bytes (0: stored raw): bare when the space does not seal, else an extent.
+ */
+static uint32_t stored_bytes(const bf_space *sp, uint32_t n, uint32_t raw_len)
+{
+    if (n == 0 && !sp->seal_default)
+        return raw_len;
+    return (n > 0 ? n : raw_len) + BF_EXTENT_HDR + (sp->seal_default ? BF_SEAL_BYTES : 0);
+}
+
 static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const void *data,
                       uint32_t raw_len)
 {
@@ -69,7 +80,7 @@ static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const vo
         if (k == fa->cand && c->samples > 0)
             continue; /* measured by its own packs; a new space's first probe takes it too */
         if (c->codec == BF_CODEC_NONE) {
-            bf_auto_note_pack(a, k, raw_len, raw_len + BF_EXTENT_HDR, 0);
+            bf_auto_note_pack(a, k, raw_len, stored_bytes(sp, 0, raw_len), 0);
             continue;
         }
         const bf_codec_ops *ops = bf_space_codec_ops(sp, c->codec);
@@ -86,7 +97,7 @@ static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const vo
         }
         if (n < 0)
             continue;
-        bf_auto_note_pack(a, k, raw_len, (uint32_t)(n > 0 ? n : raw_len) + BF_EXTENT_HDR, t1 - t0);
+        bf_auto_note_pack(a, k, raw_len, stored_bytes(sp, (uint32_t)n, raw_len), t1 - t0);
         if (n == 0)
             continue;
         shrinks |= (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
@@ -201,8 +212,7 @@ void bf_auto_file_prepare(bf_space *sp, bf_file_auto *fa, uint8_t *codec, int32_
 
 void bf_auto_file_packed(bf_space *sp, bf_file_auto *fa, bf_codec codec, const bf_extent_info *info)
 {
-    bf_auto_note_pack(sp->autoc, fa->cand, info->raw_len, BF_EXTENT_HDR + info->payload_len,
-                      info->codec_ns);
+    bf_auto_note_pack(sp->autoc, fa->cand, info->raw_len, info->disk_len, info->codec_ns);
     bf_auto_note_block(sp->autoc, 1, info->raw_len, info->codec_ns);
     fa->since++;
     fa->raw += info->raw && codec != BF_CODEC_NONE;

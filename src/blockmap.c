@@ -155,7 +155,7 @@ static leaf leaf_at(bf_blockmap *m, uint64_t blkno)
 /* An entry holding data, or reserved by bf_map_slot. */
 static int occupied(const bf_map_entry *e)
 {
-    return e->cap != 0 || (e->len & BF_MAP_RESERVED) != 0;
+    return e->cap != 0 || (e->len & (BF_MAP_RESERVED | BF_MAP_BARE)) != 0;
 }
 
 static void reserve(bf_map_entry *e)
@@ -441,14 +441,14 @@ bf_map_entry *bf_map_next(const bf_blockmap *m, uint64_t *blkno)
             const uint16_t *k = keys_of(e, meta);
             for (uint32_t pos = lower_bound(e, meta, (uint32_t)(b - base)); pos < meta.used;
                  pos++) {
-                if (e[pos].cap != 0) {
+                if (bf_map_used(&e[pos])) {
                     *blkno = base + k[pos];
                     return &e[pos];
                 }
             }
         } else if (e != NULL) {
             for (uint32_t i = (uint32_t)(b - base); i < meta.cap; i++) {
-                if (e[i].cap != 0) {
+                if (bf_map_used(&e[i])) {
                     *blkno = base + i;
                     return &e[i];
                 }

@@ -2,9 +2,11 @@
  * blockmap.h - logical block number -> physical extent.
  *
  * One 16-byte entry per logical block holding data: part and physical
- * offset, extent length (raw and kept flags in its top bits) and capacity
- * (bytes reserved at that offset, >= length). cap == 0 means a hole: no
- * extent, reads as zeros. Blocks at or beyond n are holes too.
+ * offset, extent length (raw, bare and kept flags in its top bits) and
+ * capacity (bytes reserved at that offset, >= length), or for a bare block
+ * (stored raw without a header) its CRC-32C. cap == 0 without the bare
+ * flag means a hole: no extent, reads as zeros. Blocks at or beyond n are
+ * holes too.
  *
  * Two levels: entries live in leaves of up to BF_MAP_LEAF blocks. While the
  * map covers at most one leaf (files up to 32 MiB at 8 KiB blocks: nearly
@@ -43,9 +45,16 @@
 #define BF_MAP_RAW 0x80000000u
 /* The extent is referenced by the file's last persisted index (see fileset.c: shadow paging). */
 #define BF_MAP_KEPT 0x40000000u
-#define BF_MAP_FLAGS (BF_MAP_RAW | BF_MAP_KEPT)
+#define BF_MAP_FLAGS (BF_MAP_RAW | BF_MAP_KEPT | BF_MAP_BARE)
 /* A hole bf_map_slot made room for (cap 0): it stays until bf_map_put or bf_map_clear. */
 #define BF_MAP_RESERVED 0x20000000u
+/*
+ * A bare block (format 4): stored raw with no header, its length bytes at a
+ * 4096-aligned offset (when it is 4096 bytes or more); the entry's `cap` word holds the CRC-32C of those
+ * bytes (extent.h: bf_extent_bare_crc) instead of a capacity, which is the
+ * length (bf_map_room). Always with BF_MAP_RAW.
+ */
+#define BF_MAP_BARE 0x10000000u
 /* The top 16 bits of `off` name the part (0: the file's own segments; see fileset.c). */
 #define BF_MAP_PART_SHIFT 48
 #define BF_MAP_OFF_MASK ((UINT64_C(1) << BF_MAP_PART_SHIFT) - 1)
@@ -56,8 +65,8 @@
 
 typedef struct bf_map_entry {
     uint64_t off;
-    uint32_t len; /* extent bytes | BF_MAP_RAW when stored raw | BF_MAP_KEPT */
-    uint32_t cap;
+    uint32_t len; /* extent bytes | BF_MAP_RAW when stored raw | BF_MAP_BARE | BF_MAP_KEPT */
+    uint32_t cap; /* bytes reserved at off (>= the extent's); a bare block's CRC-32C */
 } bf_map_entry;
 
 /* What a leaf holds: entries with data or reserved (compact: all it stores), and its room. */
@@ -117,12 +126,23 @@ static inline bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkno)
 /* An entry that holds an extent (not a hole). */
 static inline int bf_map_used(const bf_map_entry *e)
 {
-    return e != NULL && e->cap != 0;
+    return e != NULL && (e->cap != 0 || (e->len & BF_MAP_BARE) != 0);
 }
 
 static inline uint32_t bf_map_len(const bf_map_entry *e)
 {
     return e->len & ~BF_MAP_FLAGS;
+}
+
+/* Bytes the extent holds at its offset: its capacity; a bare block's length. */
+static inline uint32_t bf_map_room(const bf_map_entry *e)
+{
+    return (e->len & BF_MAP_BARE) != 0 ? bf_map_len(e) : e->cap;
+}
+
+static inline int bf_map_bare(const bf_map_entry *e)
+{
+    return (e->len & BF_MAP_BARE) != 0;
 }
 
 static inline uint32_t bf_map_part(const bf_map_entry *e)

@@ -44,6 +44,25 @@ static uint16_t name_check(uint32_t seed)
     return c != 0 ? c : 1;
 }
 
+uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len)
+{
+    unsigned char b[8];
+    bf_put64(b, blkno);
+    return bf_crc32c(bf_crc32c(0, b, sizeof(b)), data, raw_len);
+}
+
+int bf_extent_check_bare(const void *data, uint32_t raw_len, uint64_t blkno, uint32_t crc,
+                         const char **why)
+{
+    if (bf_extent_bare_crc(blkno, data, raw_len) == crc)
+        return BF_OK;
+    /* No header says which: a flipped bit, another block's bytes, or a slot a later read-write
+       session of a named file reused (an older reader's map holds the CRC of what it read). */
+    *why = "raw block fails its checksum (damaged, another block's, or rewritten by a later "
+           "session of the file)";
+    return BF_ECORRUPT;
+}
+
 uint32_t bf_extent_crc(const unsigned char *hdr, const unsigned char *payload, uint32_t payload_len)
 {
     return bf_extent_crc_seeded(0, hdr, payload, payload_len);
@@ -62,12 +81,37 @@ uint32_t bf_extent_crc_seeded(uint32_t seed, const unsigned char *hdr,
     return bf_crc32c(crc, payload + payload_len - BF_TAG_BYTES, BF_TAG_BYTES);
 }
 
+/* A bare block: the data itself is what goes to disk; its check goes to the map. */
+static int pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
+                     uint32_t raw_len, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
+{
+    iov[0].iov_base = (void *)data;
+    iov[0].iov_len = raw_len;
+    *iovcnt = 1;
+    info->codec = codec;
+    info->raw = 1;
+    info->sealed = 0;
+    info->bare = 1;
+    info->crc = bf_extent_bare_crc(blkno, data, raw_len);
+    info->disk_len = raw_len;
+    info->payload_len = raw_len;
+    info->raw_len = raw_len;
+    info->blkno = blkno;
+    info->gen = gen;
+    return 0;
+}
+
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno, uint32_t gen,
                    const void *data, uint32_t raw_len, const bf_extent_seal *seal,
                    unsigned char *scratch, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
     unsigned char *hdr = scratch;
     unsigned char *body = scratch + BF_EXTENT_HDR + (seal != NULL ? BF_NONCE_BYTES : 0);
+    if (ops->id == BF_CODEC_NONE && seal == NULL) {
+        /* Nothing to ask the codec: the block goes out bare, as it came. */
+        info->codec_ns = 0;
+        return pack_bare(ops->id, blkno, gen, data, raw_len, iov, iovcnt, info);
+    }
     /* Room of raw_len - 1 (or what a caller's codec asks for): a payload that is not
        smaller is not worth decompressing. Only the codec call is timed: checksums and the
        seal are not codec time. */
@@ -80,6 +124,8 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     if (clen < 0)
         return BF_ECODEC;
     int raw = clen == 0;
+    if (raw && seal == NULL)
+        return pack_bare(ops->id, blkno, gen, data, raw_len, iov, iovcnt, info);
     uint32_t len = raw ? raw_len : (uint32_t)clen;
     uint32_t plen = len + (seal != NULL ? BF_SEAL_BYTES : 0);
 
@@ -106,23 +152,17 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
                             len, body, body + len) != BF_OK)
             return BF_ECODEC;
     }
-    const unsigned char *payload = raw && seal == NULL ? data : scratch + BF_EXTENT_HDR;
-    bf_put32(hdr + 24, bf_extent_crc_seeded(seed, hdr, payload, plen));
+    bf_put32(hdr + 24, bf_extent_crc_seeded(seed, hdr, scratch + BF_EXTENT_HDR, plen));
 
-    if (raw && seal == NULL) {
-        iov[0].iov_base = hdr;
-        iov[0].iov_len = BF_EXTENT_HDR;
-        iov[1].iov_base = (void *)data;
-        iov[1].iov_len = plen;
-        *iovcnt = 2;
-    } else {
-        iov[0].iov_base = hdr;
-        iov[0].iov_len = BF_EXTENT_HDR + plen;
-        *iovcnt = 1;
-    }
+    iov[0].iov_base = hdr;
+    iov[0].iov_len = BF_EXTENT_HDR + plen;
+    *iovcnt = 1;
     info->codec = ops->id;
     info->raw = raw;
     info->sealed = seal != NULL;
+    info->bare = 0;
+    info->crc = 0;
+    info->disk_len = BF_EXTENT_HDR + plen;
     info->payload_len = plen;
     info->raw_len = raw_len;
     info->blkno = blkno;

@@ -1,5 +1,16 @@
 /*
- * extent.h - one logical block as stored on disk: header + payload.
+ * extent.h - one logical block as stored on disk: a bare block, or a
+ * header + payload.
+ *
+ * A bare block (format 4) is a block stored raw in an unsealed file: its
+ * raw_len bytes alone, at a 4096-aligned offset when they fill a page or
+ * more (a shorter one, a file's tail, is packed as extents are), as stock's
+ * buffile.c stores every block. What describes it lives in the block map entry (and
+ * a named file's index): raw length, and the CRC-32C of the block number's
+ * 8 little-endian bytes followed by the data (bf_extent_bare_crc), so a
+ * block's bytes found in another block's slot fail their check even when
+ * identical. Compressed blocks, and every block of a sealed file, are
+ * extents with the header below.
  *
  * Header (32 bytes, little-endian; docs/format.md is the reference):
  *   0  u32 magic "BFX" + format version byte
@@ -30,7 +41,9 @@
 #include "seal.h"
 
 #define BF_EXTENT_HDR 32u
-#define BF_EXTENT_VERSION 3u
+#define BF_EXTENT_VERSION 4u
+/* A bare block's offset is a multiple of this: whole pages, as stock's blocks. */
+#define BF_BARE_ALIGN 4096u
 #define BF_EXTENT_FLAG_RAW 0x01u
 #define BF_EXTENT_FLAG_SEALED 0x02u
 /* The most bytes an extent of a `bs`-byte block takes on disk. */
@@ -49,6 +62,9 @@ typedef struct bf_extent_info {
     bf_codec codec;
     int raw;
     int sealed;
+    int bare;             /* pack: stored as a bare block (no header; iov is the data) */
+    uint32_t crc;         /* pack: a bare block's CRC (bf_extent_bare_crc) */
+    uint32_t disk_len;    /* pack: bytes on disk: raw_len when bare, else header + payload */
     uint32_t payload_len;
     uint32_t raw_len;
     uint64_t blkno;
@@ -61,15 +77,27 @@ typedef struct bf_extent_info {
  * written by generation `gen`):
  * compress into `scratch` (room: bf_space_extent_room) after the header;
  * if the payload would not be smaller than the data, store raw; with
- * `seal` (NULL: none) seal the payload. On return iov[0..*iovcnt)
- * describes the extent bytes (pointing into scratch and, for a raw
- * unsealed payload, into `data`: *iovcnt is 1 when all is in scratch),
- * *info what was chosen.
+ * `seal` (NULL: none) seal the payload. A block stored raw without a seal
+ * is a bare block: iov[0] is `data` itself, *iovcnt 1, info->bare set and
+ * info->crc its check (the codec `none` is not even called). Otherwise
+ * iov[0..*iovcnt) describes the extent bytes (pointing into scratch; *iovcnt
+ * is 1). *info says what was chosen, info->disk_len the bytes to write.
  * Returns BF_OK, BF_ENOMEM (the codec could not allocate) or BF_ECODEC.
  */
 int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t blkno, uint32_t gen,
                    const void *data, uint32_t raw_len, const bf_extent_seal *seal,
                    unsigned char *scratch, struct iovec iov[2], int *iovcnt, bf_extent_info *info);
+
+/* The check a bare block's map entry holds: CRC-32C of blkno (8 bytes, little-endian), then data. */
+uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len);
+
+/*
+ * Verify the `raw_len` bytes of a bare block read for block `blkno` (its
+ * source block in a spliced part) against the map's `crc`. BF_OK or
+ * BF_ECORRUPT with *why.
+ */
+int bf_extent_check_bare(const void *data, uint32_t raw_len, uint64_t blkno, uint32_t crc,
+                         const char **why);
 
 /*
  * The CRC-32C an extent's header records, of the header `hdr` (its CRC

@@ -112,8 +112,8 @@ uint64_t bf_file_live_end(const bf_file *f)
     uint64_t end = f->named != NULL ? BF_HEAD_BYTES : 0;
     const bf_map_entry *e;
     for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
-        if (bf_map_part(e) == 0 && bf_map_off(e) + e->cap > end)
-            end = bf_map_off(e) + e->cap;
+        if (bf_map_part(e) == 0 && bf_map_off(e) + bf_map_room(e) > end)
+            end = bf_map_off(e) + bf_map_room(e);
     return end;
 }
 
@@ -185,27 +185,49 @@ void bf_file_shrink_tail(bf_file *f)
  */
 static void release_extent(bf_file *f, const bf_map_entry *e)
 {
-    if (e->cap != 0 && bf_map_part(e) == 0) {
+    if (bf_map_used(e) && bf_map_part(e) == 0) {
         if ((e->len & BF_MAP_KEPT) == 0)
-            bf_free_put(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, e->off, e->cap);
+            bf_free_put(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, e->off,
+                        bf_map_room(e));
         live_add(f, -(int64_t)bf_map_len(e));
     }
 }
 
+/* `off` rounded up to a multiple of `align` (a power of two; 1: unaligned). */
+static uint64_t align_up(uint64_t off, uint32_t align)
+{
+    return (off + align - 1) & ~(uint64_t)(align - 1);
+}
+
 /*
- * Find room for an extent of `need` bytes: a free chunk, else the end
- * (skipping to the next segment when it would straddle). *grow is set to
- * the new physical end when the end is used, else to the current one.
+ * The alignment a block's extent needs: a bare block of a page or more
+ * starts at a page, as stock's blocks do; shorter ones (a file's tail)
+ * and compressed extents are packed.
+ */
+static uint32_t bare_align(const bf_extent_info *info)
+{
+    return info->bare && info->disk_len >= BF_BARE_ALIGN ? BF_BARE_ALIGN : 1;
+}
+
+/*
+ * Find room for an extent of `need` bytes at a multiple of `align` (bare
+ * blocks: BF_BARE_ALIGN; else 1): a free chunk, else the end (skipping to
+ * the next segment when it would straddle; the bytes skipped become free
+ * space). *grow is set to the new physical end when the end is used, else
+ * to the current one.
  * `rewrite`: the block has an extent already, which is freed only after
  * the new copy is written (the message says so at the temp limit).
  */
-static int extent_place(bf_file *f, uint32_t need, int rewrite, bf_chunk *ch, uint64_t *grow)
+static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, bf_chunk *ch,
+                        uint64_t *grow)
 {
     bf_space *sp = f->seg.space;
     *grow = f->phys_end;
-    if (bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8, ch))
+    if (align > 1 ? bf_free_take_aligned(&f->free, &sp->alloc, sp->segment_size, need, align, ch)
+                  : bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8,
+                                 ch))
         return BF_OK;
-    uint64_t off = f->phys_end;
+    uint64_t off = align_up(f->phys_end, align);
     uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
     if (off + need > seg_end)
         off = seg_end;
@@ -267,9 +289,11 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
 static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
                          const bf_extent_info *info)
 {
-    uint32_t len = BF_EXTENT_HDR + info->payload_len;
+    uint32_t len = info->disk_len;
     release_extent(f, bf_map_get(&f->map, blkno)); /* made room for before the write */
     bf_map_entry e = {off, len | (info->raw ? BF_MAP_RAW : 0), cap};
+    if (info->bare) /* a bare block's room is its length; the word holds its check */
+        e = (bf_map_entry){off, len | BF_MAP_RAW | BF_MAP_BARE, info->crc};
     bf_map_put(&f->map, (uint32_t)blkno, &e);
     live_add(f, len);
     COUNT(f, physical_written, len);
@@ -330,15 +354,17 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
     int placed = 0;
     rc = block_pack(f, blkno, data, raw_len, sp->scratch, iov, &iovcnt, &info);
     if (rc == BF_OK) {
-        len = BF_EXTENT_HDR + info.payload_len;
-        rc = extent_place(f, len, bf_map_used(bf_map_get(&f->map, blkno)), &ch, &grow);
+        len = info.disk_len;
+        rc = extent_place(f, len, bare_align(&info),
+                          bf_map_used(bf_map_get(&f->map, blkno)), &ch, &grow);
         placed = rc == BF_OK;
     }
     int from_free = placed && grow == f->phys_end;
     /* An extent that skips to the next segment leaves a gap, made part of the segment
-       file (as free space) so that the physical size is what the file system holds. */
+       file (as free space) so that the physical size is what the file system holds; a bare
+       block's skip to the next page is covered by its own write. */
     int gap = placed && !from_free && ch.off > f->phys_end;
-    if (gap)
+    if (gap && ch.off % sp->segment_size == 0)
         rc = bf_seg_resize(&f->seg, ch.off);
     if (rc == BF_OK)
         rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
@@ -381,7 +407,9 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         n = BATCH_BLOCKS;
     if ((uint64_t)n * bs > BATCH_BYTES)
         n = BATCH_BYTES / bs;
-    if (n < 2 || f->free.n != 0)
+    /* Free space that could hold a block is reused first, one block at a time; smaller
+       chunks (the pages' tails a batch skipped, below) serve compressed extents. */
+    if (n < 2 || (f->free.n != 0 && f->free.c[f->free.n - 1].cap >= bs))
         return 0;
     uint32_t old_n;
     int rc = bf_space_reserve_scratch(sp, (size_t)n * bf_space_extent_room(sp, bs));
@@ -389,36 +417,66 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         rc = map_room(f, blkno, n, &old_n);
     if (rc != BF_OK)
         return rc;
+    static const unsigned char zeros[BF_BARE_ALIGN];
     struct iovec iov[2 * BATCH_BLOCKS];
     bf_extent_info info[BATCH_BLOCKS];
+    uint64_t at[BATCH_BLOCKS];
     int iovcnt = 0;
-    size_t used = 0, total = 0;
+    size_t used = 0;
+    uint64_t off = f->phys_end, end = off;
+    uint32_t laid = 0;
     for (uint32_t i = 0; i < n && rc == BF_OK; i++) {
         int cnt;
         rc = block_pack(f, blkno + i, data + (size_t)i * bs, bs, sp->scratch + used, iov + iovcnt,
                         &cnt, &info[i]);
-        used += cnt == 1 ? BF_EXTENT_HDR + info[i].payload_len : BF_EXTENT_HDR;
-        total += BF_EXTENT_HDR + info[i].payload_len;
+        if (rc != BF_OK)
+            break;
+        /* A bare block after a compressed extent starts at the next page: the bytes
+           skipped are written as zeros (the batch stays one contiguous write) and become
+           free space for later compressed extents. At the batch's start that would leave
+           a hole in front of the write: the block goes the ordinary way (block_store). */
+        uint64_t o = align_up(end, bare_align(&info[i]));
+        if (o != end && i == 0)
+            break;
+        if (o != end) {
+            iov[iovcnt + cnt] = iov[iovcnt]; /* cnt is 1 for a bare block */
+            iov[iovcnt].iov_base = (void *)zeros;
+            iov[iovcnt].iov_len = (size_t)(o - end);
+            iovcnt++;
+        }
+        at[i] = o;
+        end = o + info[i].disk_len;
+        used += info[i].bare ? 0 : info[i].disk_len;
         iovcnt += cnt;
+        laid = i + 1;
     }
-    uint64_t off = f->phys_end;
+    uint32_t asked = n;
+    n = laid;
+    uint64_t total = end - off;
     uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
-    int fits = off + total <= seg_end &&
+    int fits = n >= 1 && off + total <= seg_end &&
                !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
     if (rc == BF_OK && fits)
         rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
     if (rc != BF_OK && fits)
         bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
     if (rc != BF_OK || !fits) {
-        map_unroom(f, blkno, n, old_n);
+        map_unroom(f, blkno, asked, old_n);
         return rc; /* 0 when the batch does not apply after all */
     }
-    physical_set(f, off + total);
+    physical_set(f, end);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t len = BF_EXTENT_HDR + info[i].payload_len;
-        block_commit(f, blkno + i, off, len, &info[i]);
-        off += len;
+        block_commit(f, blkno + i, at[i], info[i].disk_len, &info[i]);
+        uint64_t prev_end = i == 0 ? at[0] : at[i - 1] + info[i - 1].disk_len;
+        if (at[i] > prev_end) {
+            bf_free_put(&f->free, &sp->alloc, sp->segment_size, prev_end,
+                        (uint32_t)(at[i] - prev_end));
+            COUNT(f, physical_written, at[i] - prev_end);
+        }
     }
+    for (uint64_t b = blkno + n; b < blkno + asked; b++) /* room the batch did not fill */
+        if (!bf_map_used(bf_map_get(&f->map, b)))
+            bf_map_clear(&f->map, &sp->alloc, b);
     return (int)n;
 }
 
@@ -427,11 +485,12 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
  * `seg`): in the read-ahead buffer if it holds them; else, when the stream
  * API (`stream`) reads the file block after block and the following
  * extents are physically contiguous, read them all with one pread into the
- * read-ahead buffer; else read just this extent into the scratch buffer.
+ * read-ahead buffer; else read just this extent into `into` (the scratch
+ * buffer; a bare block's destination, which then needs no copy).
  * Block-API readers (sort tapes) jump between tapes and never read ahead.
  */
 static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uint64_t off,
-                        uint32_t len, const unsigned char **ext)
+                        uint32_t len, unsigned char *into, const unsigned char **ext)
 {
     bf_space *sp = f->seg.space;
     int sequential = stream && sp->seq_file == f && sp->seq_blk + 1 == blkno;
@@ -479,10 +538,10 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
         *ext = held;
         return BF_OK;
     }
-    int rc = bf_seg_read(seg, off, sp->scratch, len);
+    int rc = bf_seg_read(seg, off, into, len);
     if (rc == BF_OK)
         COUNT(f, physical_read, len);
-    *ext = sp->scratch;
+    *ext = into;
     return rc;
 }
 
@@ -509,12 +568,41 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     bf_seg *seg = part_seg(f, bf_map_part(e), &delta, &gen);
     uint64_t off = bf_map_off(e);
     const unsigned char *ext = NULL;
-    int rc = extent_fetch(f, blkno, stream, seg, off, len, &ext);
+    const char *why = NULL;
+    char path[4096];
+    if (bf_map_bare(e)) {
+        /* Checked where the bytes landed (in the window, they are checked each time served),
+           before any reaches the caller. A sealed file has no bare blocks: one that does was
+           altered by someone without the key. */
+        if (len > f->block_size) { /* the index's checks keep this out; the map is memory */
+            bf_seg_path(seg, (uint32_t)(off / sp->segment_size), path, sizeof(path));
+            return bf_fail(sp, BF_ECORRUPT, "read", path, 0, "block %llu: raw length %u",
+                           (unsigned long long)blkno, len);
+        }
+        int rc = extent_fetch(f, blkno, stream, seg, off, len, dst, &ext);
+        if (rc != BF_OK)
+            return rc;
+        rc = f->sealed ? BF_ECORRUPT : bf_extent_check_bare(ext, len, blkno - delta, e->cap, &why);
+        if (f->sealed)
+            why = "a raw block without a seal in a sealed file";
+        if (rc != BF_OK) {
+            bf_seg_path(seg, (uint32_t)(off / sp->segment_size), path, sizeof(path));
+            return bf_fail(sp, rc, "read", path, 0, "block %llu at offset %llu: %s",
+                           (unsigned long long)blkno,
+                           (unsigned long long)(off % sp->segment_size), why);
+        }
+        if (ext != dst)
+            memcpy(dst, ext, len);
+        memset(dst + len, 0, f->block_size - len);
+        COUNT(f, blocks_read, 1);
+        bf_space_note_blocks(sp, BF_IO_READ, 1);
+        bf_auto_file_loaded(sp, len, 0);
+        return BF_OK;
+    }
+    int rc = extent_fetch(f, blkno, stream, seg, off, len, sp->scratch, &ext);
     if (rc != BF_OK)
         return rc;
     bf_extent_info info;
-    const char *why = NULL;
-    char path[4096];
     rc = bf_extent_check_names(ext, len, blkno - delta, gen, f->block_size, space_codec_name, sp,
                                &info, &why);
     if (rc == BF_OK)

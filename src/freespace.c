@@ -1,6 +1,6 @@
 /*
  * freespace.c - best-fit free list with merging of neighbours.
- * Implements: bf_free_put, bf_free_take, bf_free_tail_start,
+ * Implements: bf_free_put, bf_free_take, bf_free_take_aligned, bf_free_tail_start,
  * bf_free_drop_beyond, bf_free_memory, bf_free_clear (freespace.h).
  *
  * Invariants: c[0..n) sorted ascending by (cap, off) and the by-offset
@@ -131,6 +131,29 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
     }
     *out = ch;
     return 1;
+}
+
+int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t boundary,
+                         uint32_t need, uint32_t align, bf_chunk *out)
+{
+    /* Smallest first, as bf_free_take, but a chunk must hold an aligned range of `need`: the
+       freed slots of bare blocks always do; a compressed extent's rarely. The walk is bounded
+       so that a list of many unaligned chunks costs a placement little: the end serves. */
+    uint32_t i = by_size_index(fs, need, 0);
+    for (uint32_t tries = 0; i < fs->n && tries < 64; i++, tries++) {
+        bf_chunk ch = fs->c[i];
+        uint64_t at = (ch.off + align - 1) & ~(uint64_t)(align - 1);
+        if (at + need > ch.off + ch.cap)
+            continue;
+        remove_chunk(fs, by_off_index(fs, ch.off));
+        if (at > ch.off)
+            bf_free_put(fs, a, boundary, ch.off, (uint32_t)(at - ch.off));
+        if (at + need < ch.off + ch.cap)
+            bf_free_put(fs, a, boundary, at + need, (uint32_t)(ch.off + ch.cap - at - need));
+        *out = (bf_chunk){at, need};
+        return 1;
+    }
+    return 0;
 }
 
 uint64_t bf_free_tail_start(const bf_freespace *fs, uint64_t end)

@@ -53,6 +53,14 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
                  uint32_t split_min, bf_chunk *out);
 
 /*
+ * Take `need` bytes at a multiple of `align` (a power of two) from the
+ * smallest chunk that holds them; what is left of the chunk before and
+ * after goes back. Returns 1 and the range in *out (cap == need), or 0.
+ */
+int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t boundary,
+                         uint32_t need, uint32_t align, bf_chunk *out);
+
+/*
  * Where the run of free chunks that ends exactly at `end` starts (`end`
  * itself when no chunk ends there): the physical end can drop to it.
  */

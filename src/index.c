@@ -267,11 +267,18 @@ int bf_head_decode(const unsigned char *buf, size_t n, bf_head_slot *slot, const
 static int entry_ok(const bf_index *idx, const bf_map_entry *e)
 {
     uint32_t part = bf_map_part(e);
-    if (e->cap == 0 || (e->len & BF_MAP_KEPT) != 0 || part > idx->nparts)
+    if ((e->len & BF_MAP_KEPT) != 0 || part > idx->nparts)
         return 0;
     uint64_t limit = part == 0 ? idx->phys_end : idx->parts[part - 1].bytes;
     uint32_t elen = bf_map_len(e);
     uint64_t off = bf_map_off(e);
+    if (bf_map_bare(e)) /* raw, unsealed, at most a block, a page or more page-aligned */
+        return (e->len & BF_MAP_RAW) != 0 && (idx->flags & BF_INDEX_SEALED) == 0 && elen >= 1 &&
+               elen <= idx->block_size && (elen < BF_BARE_ALIGN || off % BF_BARE_ALIGN == 0) &&
+               off >= BF_HEAD_BYTES &&
+               off + elen <= limit && off % idx->segment_size + elen <= idx->segment_size;
+    if (e->cap == 0)
+        return 0;
     uint32_t seal = (idx->flags & BF_INDEX_SEALED) ? BF_SEAL_BYTES : 0;
     return elen > BF_EXTENT_HDR + seal && elen <= BF_EXTENT_MAX(idx->block_size) &&
            elen <= e->cap && off >= BF_HEAD_BYTES && off + e->cap <= limit &&

@@ -25,7 +25,7 @@
 #include "blockmap.h"
 #include "seal.h"
 
-#define BF_INDEX_VERSION 3u
+#define BF_INDEX_VERSION 4u
 #define BF_INDEX_HDR 112u
 /* Flag bits of the index header. SEALED: the file's extents are sealed. TAGGED: the index ends
    with a nonce and a tag under the writer's key, which the key check value names: every index

@@ -42,7 +42,7 @@ static bf_space *small_seg_space(const bf_allocator *alloc)
     return t_space_opts(&o);
 }
 
-/* A file of `nblocks` incompressible blocks: with codec none, 3 extents per small segment. */
+/* A file of `nblocks` incompressible blocks: with codec none, bare, 4 to a small segment. */
 static bf_file *written(bf_space *sp, uint64_t nblocks, uint64_t seed)
 {
     bf_file *f;
@@ -70,7 +70,7 @@ static void test_close_removes_segments(void **state)
     assert_int_equal(t_dir_entries(dir), 0);
     bf_file *a = written(sp, 9, 1), *b = written(sp, 2, 2), *never = NULL;
     assert_int_equal(bf_file_create(sp, NULL, &never), BF_OK);
-    /* 9 extents of 4128 bytes, 3 to a 16 KiB segment: 3 segments; 1 for b; none for never. */
+    /* 9 bare blocks of 4096 bytes, 4 to a 16 KiB segment: 3 segments; 1 for b; none for never. */
     assert_int_equal(t_dir_entries(dir), 4);
     assert_int_equal(bf_file_close(a), BF_OK);
     assert_int_equal(t_dir_entries(dir), 1);
@@ -136,7 +136,7 @@ static void test_modes(void **state)
     /* With no umask to hide behind, the modes are exactly what the library asks for. */
     mode_t old = umask(0);
     bf_space *sp = small_seg_space(NULL);
-    bf_file *f = written(sp, 7, 3);
+    bf_file *f = written(sp, 9, 3); /* 3 segments */
     umask(old);
     struct stat st;
     assert_int_equal(lstat(bf_space_dir(sp), &st), 0);

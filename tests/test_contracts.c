@@ -43,7 +43,7 @@
 #include "support.h"
 
 #define BS 8192u
-#define EXT (BS + BF_EXTENT_HDR)
+#define EXT BS /* codec none: a block is stored bare, its bytes alone */
 /* The smallest segment two 8 KiB blocks fit in: extents cross segment files often. */
 #define SMALL_SEG 24576u
 
@@ -463,10 +463,11 @@ static void test_failed_close_named_unlink_fails(void **state)
     bf_space *sp = space_with(SMALL_SEG, 0, 0, NULL);
     t_faults flt;
     use_fault_io(sp, &flt);
-    unsigned char *d = data(82, 7 * BS);
+    unsigned char *d = data(82, 9 * BS);
     bf_file *f;
     assert_int_equal(bf_file_create_named(sp, set, "n", NULL, &f), BF_OK);
-    assert_int_equal(bf_file_write(f, d, 7 * BS), BF_OK); /* segments 0..3, two extents each */
+    /* segments 0..3: the head and 2 blocks (from the first page on), 3, 3, 1 */
+    assert_int_equal(bf_file_write(f, d, 9 * BS), BF_OK);
     bf_space_set_temp_limit(sp, 1);                       /* the index does not fit */
     flt.meta_mask = T_META_UNLINK;
     flt.metas = 0;
@@ -554,7 +555,8 @@ static void readwrite_open_cuts(bf_space *sp, const unsigned char *d)
     unsigned char *index = t_index_read(path, BF_SEGMENT_SIZE_DEFAULT, &ilen, &ioff);
     assert_non_null(index);
     free(index);
-    assert_int_equal(ioff, BF_HEAD_BYTES + 3 * EXT); /* the index follows the live extents */
+    /* the index follows the live blocks, which start at the first page after the head */
+    assert_int_equal(ioff, BF_BARE_ALIGN + 3 * EXT);
     assert_int_equal(sb.st_size, ioff + ilen);       /* and the tail went */
     assert_contents(w, d, 3 * BS);
     assert_int_equal(bf_file_close(w), BF_OK);

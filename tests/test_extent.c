@@ -43,22 +43,53 @@ static void test_raw_choice(void **state)
     (void)state;
     static unsigned char disk[BF_EXTENT_HDR + BS];
     bf_extent_info info;
-    assert_int_equal(pack(BF_CODEC_LZ4, T_DATA_RANDOM, 5, disk, &info), BF_EXTENT_HDR + BS);
-    assert_true(info.raw);
+    /* A block that does not shrink goes out bare: its bytes alone, the check in info. */
+    assert_int_equal(pack(BF_CODEC_LZ4, T_DATA_RANDOM, 5, disk, &info), BS);
+    assert_true(info.raw && info.bare);
+    assert_int_equal(info.disk_len, BS);
+    assert_int_equal(info.crc, bf_extent_bare_crc(5, disk, BS));
     size_t len = pack(BF_CODEC_LZ4, T_DATA_TEXT, 5, disk, &info);
-    assert_false(info.raw);
+    assert_false(info.raw || info.bare);
+    assert_int_equal(info.disk_len, len);
     assert_true(len < BF_EXTENT_HDR + BS * 3 / 4);
-    assert_int_equal(pack(BF_CODEC_NONE, T_DATA_TEXT, 5, disk, &info), BF_EXTENT_HDR + BS);
-    assert_true(info.raw);
+    assert_int_equal(pack(BF_CODEC_NONE, T_DATA_TEXT, 5, disk, &info), BS);
+    assert_true(info.raw && info.bare);
+    assert_int_equal(info.codec_ns, 0); /* `none` is not even called */
+}
+
+static void test_bare_block_checks(void **state)
+{
+    (void)state;
+    static unsigned char disk[BF_EXTENT_HDR + BS];
+    bf_extent_info info;
+    assert_int_equal(pack(BF_CODEC_NONE, T_DATA_TEXT, 77, disk, &info), BS);
+    const char *why = NULL;
+    assert_int_equal(bf_extent_check_bare(disk, BS, 77, info.crc, &why), BF_OK);
+    /* The same bytes in another block's slot, or a shorter read of them, do not pass. */
+    assert_int_equal(bf_extent_check_bare(disk, BS, 78, info.crc, &why), BF_ECORRUPT);
+    assert_non_null(strstr(why, "checksum"));
+    assert_int_equal(bf_extent_check_bare(disk, BS - 1, 77, info.crc, &why), BF_ECORRUPT);
+    assert_int_equal(bf_extent_check_bare(disk, BS, 77 + (UINT64_C(1) << 32), info.crc, &why),
+                     BF_ECORRUPT);
+    for (size_t byte = 0; byte < BS; byte += 7) {
+        for (int bit = 0; bit < 8; bit++) {
+            disk[byte] ^= (unsigned char)(1u << bit);
+            why = NULL;
+            assert_int_equal(bf_extent_check_bare(disk, BS, 77, info.crc, &why), BF_ECORRUPT);
+            assert_non_null(why);
+            disk[byte] ^= (unsigned char)(1u << bit);
+        }
+    }
 }
 
 static void test_every_bit_flip_detected(void **state)
 {
     (void)state;
     static unsigned char disk[BF_EXTENT_HDR + BS];
-    for (int c = 0; c < 4; c++) {
+    for (int c = 1; c < 4; c++) { /* none's blocks are bare: test_bare_block_checks */
         bf_extent_info info, got;
         size_t len = pack((bf_codec)c, T_DATA_TEXT, 77, disk, &info);
+        assert_false(info.bare);
         const char *why = NULL;
         assert_int_equal(bf_extent_check(disk, len, 77, 3, BS, &got, &why), BF_OK);
         assert_int_equal(got.raw_len, BS);
@@ -91,6 +122,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_raw_choice),
         cmocka_unit_test(test_every_bit_flip_detected),
+        cmocka_unit_test(test_bare_block_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

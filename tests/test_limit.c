@@ -22,7 +22,7 @@
 #include "support.h"
 
 #define BS 4096u
-#define EXT (BS + BF_EXTENT_HDR)
+#define EXT BS /* codec none: bare blocks, their bytes alone */
 
 T_PARENT_FIXTURE("limit")
 
