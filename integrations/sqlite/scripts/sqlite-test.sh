@@ -100,8 +100,8 @@ if [ "$FULL" = 1 ]; then
     done > "$RUN/veryquick.txt"
   cat "$RUN/veryquick.txt" >> "$GROUPS_FILE"
 fi
-MODES=(stock lz4 zstd)
-declare -A OPTIONS=([stock]="" [lz4]="codec=lz4" [zstd]="codec=zstd")
+MODES=(stock none lz4 zstd auto)
+declare -A OPTIONS=([stock]="" [none]="codec=none" [lz4]="codec=lz4" [zstd]="codec=zstd" [auto]="codec=auto")
 for m in "${MODES[@]}"; do mkdir -p "$RUN/$m"; done
 
 # One test file in one mode, in a directory of its own (tests make test.db in the

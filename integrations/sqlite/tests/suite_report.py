@@ -56,6 +56,11 @@ def parse_stats(path):
     return sums
 
 
+def ratio(temp):
+    """Physical bytes written per logical byte written: what a write into part of a block costs."""
+    return f"{temp[3] / temp[2]:.3f}" if temp[2] else "-"
+
+
 def main(argv):
     if len(argv) < 5:
         print(__doc__, file=sys.stderr)
@@ -114,7 +119,7 @@ def main(argv):
     for mode in modes:
         head += f" | {mode + ' passed/tests':>22}"
     for mode in modes[1:]:
-        head += f" | {mode + ' temp files':>16} {'logical MB':>10} {'physical MB':>11}"
+        head += f" | {mode + ' temp files':>16} {'logical MB':>10} {'physical MB':>11} {'phys/log':>8}"
     print(head)
     print("-" * len(head))
     total = {m: [0, 0, 0, [0, 0, 0, 0]] for m in modes}
@@ -130,14 +135,14 @@ def main(argv):
             t[3] = [a + b for a, b in zip(t[3], temp)]
         for mode in modes[1:]:
             temp = row[mode][3]
-            line += f" | {temp[0]:>16} {temp[2] / 1e6:>10.1f} {temp[3] / 1e6:>11.1f}"
+            line += f" | {temp[0]:>16} {temp[2] / 1e6:>10.1f} {temp[3] / 1e6:>11.1f} {ratio(temp):>8}"
         print(line)
     line = f"{'all':<10} {sum(r['files'] for r in rows):>5}"
     for mode in modes:
         line += f" | {f'{total[mode][0]}/{total[mode][1]}':>22}"
     for mode in modes[1:]:
         temp = total[mode][3]
-        line += f" | {temp[0]:>16} {temp[2] / 1e6:>10.1f} {temp[3] / 1e6:>11.1f}"
+        line += f" | {temp[0]:>16} {temp[2] / 1e6:>10.1f} {temp[3] / 1e6:>11.1f} {ratio(temp):>8}"
     print(line)
     for mode in modes:
         print(f"{mode}: {total[mode][2]} of {sum(r['files'] for r in rows)} test files finished")
