@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "buffile.h"
+#include "file.h"
 #include "space.h"
 #include "support.h"
 
@@ -393,6 +394,63 @@ static void test_readahead_merge(void **state)
             }
 }
 
+/*
+ * Format 4's layout: a file stored raw has stock's layout (block b's bytes alone at b x block
+ * size, one write per block, the physical bytes written equal to the logical ones); in a file
+ * mixing compressed and raw blocks every raw block of a page or more starts at a page, and
+ * the bytes skipped before it are taken by the compressed extents that follow.
+ */
+static void test_bare_layout(void **state)
+{
+    (void)state;
+    enum { BSZ = 8192, N = 24 };
+    static unsigned char data[N * BSZ], got[N * BSZ];
+    t_rng r = {31};
+    for (int c = 0; c < 2; c++) {
+        bf_space *sp = t_space(parent, c == 0 ? BF_CODEC_NONE : BF_CODEC_LZ4, BSZ, NULL);
+        t_faults faults = {0};
+        bf_io io = t_fault_io(&faults);
+        bf_space_set_io(sp, &io);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        /* none: random bytes; lz4: blocks of text and random bytes, alternating */
+        for (int b = 0; b < N; b++)
+            t_fill(&r, c == 1 && b % 3 != 2 ? T_DATA_TEXT : T_DATA_RANDOM, data + b * BSZ, BSZ);
+        for (int b = 0; b < N; b++) /* one block at a time: no batches */
+            assert_int_equal(bf_file_write_block(f, (uint64_t)b, data + b * BSZ), BF_OK);
+        /* A tail shorter than a page is packed, not given a page of its own. */
+        assert_int_equal(bf_file_seek(f, N * BSZ, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, "tail", 4), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK);
+        for (int b = 0; b <= N; b++) {
+            const bf_map_entry *e = bf_map_get(&f->map, (uint64_t)b);
+            assert_true(bf_map_used(e));
+            int raw = b == N || c == 0 || b % 3 == 2;
+            assert_int_equal(bf_map_bare(e), raw);
+            if (raw && bf_map_len(e) >= 4096)
+                assert_int_equal(bf_map_off(e) % 4096, 0);
+            if (c == 0 && b < N)
+                assert_int_equal(bf_map_off(e), (uint64_t)b * BSZ); /* stock's layout */
+        }
+        bf_stats st;
+        bf_file_stats(f, &st);
+        if (c == 0) {
+            assert_int_equal(faults.writes, N + 1); /* a pwrite per block, as stock */
+            assert_int_equal(st.physical_written, st.logical_written);
+            assert_int_equal(st.physical_bytes, N * BSZ + 4);
+        } else {
+            /* The pages' tails before raw blocks went to the text blocks' extents: no more
+               than a page per raw block is lost to alignment. */
+            assert_true(st.physical_bytes <= (N / 3) * (BSZ + 4096) + (N - N / 3) * BSZ / 2);
+        }
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, N * BSZ), N * BSZ);
+        assert_memory_equal(got, data, N * BSZ);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+    }
+}
+
 static void test_batched_writes(void **state)
 {
     (void)state;
@@ -466,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_readahead),        cmocka_unit_test(test_readahead_interleaved),
         cmocka_unit_test(test_readahead_merge),  cmocka_unit_test(test_io_limit),
         cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_bare_layout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
