@@ -140,9 +140,10 @@ static inline uint32_t bf_map_room(const bf_map_entry *e)
     return (e->len & BF_MAP_BARE) != 0 ? bf_map_len(e) : e->cap;
 }
 
+/* An entry that holds a bare block (NULL, a hole, holds none). */
 static inline int bf_map_bare(const bf_map_entry *e)
 {
-    return (e->len & BF_MAP_BARE) != 0;
+    return e != NULL && (e->len & BF_MAP_BARE) != 0;
 }
 
 static inline uint32_t bf_map_part(const bf_map_entry *e)

@@ -17,7 +17,11 @@
  * space (best fit) or at the end, and only after that write succeeded is
  * the map switched and the old extent freed. A failed write therefore
  * leaves the previous contents readable, and the dirty buffer is kept so
- * that nothing acknowledged is lost.
+ * that nothing acknowledged is lost. One exception (bare_patch): a block
+ * stored bare that no persisted index needs, changed in part and not in
+ * length, is patched in place where it changed, so that a write into part
+ * of a block does not cost a whole block; a failure there leaves the
+ * dirty buffer, which reads see, and only the slot torn.
  *
  * Every public call either does what it says or leaves what buffile.h
  * promises for its failure: storing paths make room in the map before
@@ -658,14 +662,74 @@ static uint32_t block_bytes(const bf_file *f, uint64_t blkno)
     return f->size - start < f->block_size ? (uint32_t)(f->size - start) : f->block_size;
 }
 
+/* Note that the buffer's bytes [off, off + n) changed (n >= 1), for bare_patch. */
+static inline void dirty_range(bf_file *f, uint32_t off, size_t n)
+{
+    unsigned shift = shift_of(f->block_size) - 8; /* a unit: 1/256 of the block */
+    uint8_t lo = (uint8_t)(off >> shift), hi = (uint8_t)((off + n - 1) >> shift);
+    if (lo < f->dlo)
+        f->dlo = lo;
+    if (hi > f->dhi)
+        f->dhi = hi;
+}
+
+static void range_clear(bf_file *f)
+{
+    f->dlo = UINT8_MAX;
+    f->dhi = 0;
+}
+
+/*
+ * Store the buffered block's changes in place when its extent is a bare
+ * block of the same length that no persisted index needs (not kept, not a
+ * spliced part's): the dirtied units alone are written over it and the
+ * map's check updated; a write into part of a block costs what it changed,
+ * not a whole block elsewhere (SQLite's pages smaller than a block, a
+ * tuplestore's reads and writes taking turns). Returns 1 when it does not
+ * apply (the block is stored the ordinary way), else a status. A failure
+ * leaves the buffer dirty and holding the block: the slot may be torn, but
+ * the buffer is what reads see, and a later flush writes it again.
+ */
+static int bare_patch(bf_file *f, uint32_t n)
+{
+    bf_map_entry *e = bf_map_get(&f->map, f->buf_blk);
+    if (!f->buf_rmw || f->dlo > f->dhi || !bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 ||
+        bf_map_part(e) != 0 || bf_map_len(e) != n)
+        return 1;
+    unsigned shift = shift_of(f->block_size) - 8;
+    uint32_t lo = (uint32_t)f->dlo << shift, hi = ((uint32_t)f->dhi + 1) << shift;
+    if (hi > n)
+        hi = n;
+    if (lo >= hi)
+        return 1;
+    struct iovec iov = {f->buf + lo, hi - lo};
+    int rc = bf_seg_write(&f->seg, bf_map_off(e) + lo, &iov, 1, hi - lo);
+    if (rc != BF_OK)
+        return rc;
+    e->cap = bf_extent_bare_crc(f->buf_blk, f->buf, n);
+    COUNT(f, physical_written, hi - lo);
+    COUNT(f, blocks_raw, 1);
+    if (bf_codec_is_user((bf_codec)f->codec))
+        f->seg.space->blocks_user++;
+    else
+        f->seg.space->blocks_by_codec[f->codec]++;
+    bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
+    return BF_OK;
+}
+
 static int buf_flush(bf_file *f)
 {
     if (!f->buf_dirty)
         return BF_OK;
     uint32_t n = block_bytes(f, f->buf_blk);
-    int rc = n > 0 ? block_store(f, f->buf_blk, f->buf, n) : BF_OK;
-    if (rc == BF_OK)
+    int rc = BF_OK;
+    if (n > 0 && (rc = bare_patch(f, n)) == 1)
+        rc = block_store(f, f->buf_blk, f->buf, n);
+    if (rc == BF_OK) {
         f->buf_dirty = 0;
+        f->buf_rmw = n > 0 && bf_map_bare(bf_map_get(&f->map, f->buf_blk)); /* stored bare */
+        range_clear(f);
+    }
     return rc;
 }
 
@@ -673,6 +737,8 @@ static void buf_drop(bf_file *f)
 {
     f->buf_blk = BF_NO_BLOCK;
     f->buf_dirty = 0;
+    f->buf_rmw = 0;
+    range_clear(f);
 }
 
 /* How buf_switch fills the buffer. */
@@ -703,6 +769,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
         rc = block_load(f, blkno, fill == FILL_STREAM, f->buf);
         if (rc != BF_OK)
             return rc;
+        f->buf_rmw = bf_map_bare(bf_map_get(&f->map, blkno)) != 0;
     } else {
         memset(f->buf, 0, f->block_size);
     }
@@ -755,7 +822,7 @@ static int write_blocks(bf_file *f, const void *data, size_t len);
 int bf_file_write(bf_file *f, const void *data, size_t len)
 {
     uint32_t off;
-    if (in_buffer(f, len, &off) && !f->readonly) {
+    if (in_buffer(f, len, &off) && !(f->readonly | f->buf_rmw)) {
         memcpy(f->buf + off, data, len);
         f->buf_dirty = 1;
         f->pos += len;
@@ -811,6 +878,8 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             if (rc == BF_OK) {
                 memcpy(f->buf + off, p, n);
                 f->buf_dirty = 1;
+                if (f->buf_rmw)
+                    dirty_range(f, off, n);
                 if (f->pos + n > f->size)
                     logical_set(f, f->pos + n);
             }
@@ -943,10 +1012,14 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         bf_free(&sp->alloc, f->buf);
         f->buf = nb;
         f->buf_blk = (uint32_t)(keep - 1);
+        f->buf_rmw = 0; /* written whole (copy-on-write) when flushed */
+        range_clear(f);
     }
     if (tail != 0) {
         memset(f->buf + tail, 0, f->block_size - tail);
         f->buf_dirty = 1;
+        if (f->buf_rmw) /* those zeros replace bytes a later write may bring back to length */
+            dirty_range(f, tail, f->block_size - tail);
     } else if (f->buf_blk != BF_NO_BLOCK && f->buf_blk >= keep) {
         buf_drop(f); /* past the new end: nothing to write */
     }

@@ -92,7 +92,14 @@ struct bf_file {
     uint8_t readonly : 1;
     uint8_t counted : 1;
     uint8_t sealed : 1; /* its extents are sealed (the space that created it encrypts) */
+    /* The buffered block has bytes on disk (it was loaded, or stored since): writes into it
+       take the slow path, which keeps the range they dirtied, so that a block stored bare
+       is patched where it changed instead of written whole elsewhere (file.c: bare_patch). */
+    uint8_t buf_rmw : 1;
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
+    /* With buf_rmw: the dirtied units (block_size / 256 bytes) dlo..dhi; empty if dlo > dhi.
+       Two bytes that padding held: the struct stays under 256 bytes. */
+    uint8_t dlo, dhi;
     bf_blockmap map;
     bf_freespace free;
     bf_seg seg; /* seg.space is the file's space */
