@@ -9,7 +9,8 @@
  * switch at nearly every row. Readers:
  *   cursor   a bf_cursor per run (bf_cursor_read of one row);
  *   buf64k   a 64 KiB buffer of the caller's per run, refilled with
- *            bf_file_seek + bf_file_read of 64 KiB (the issue's baseline);
+ *            bf_file_seek + bf_file_read of 65,500 bytes, whole rows (the
+ *            issue's baseline);
  *   naive    bf_file_seek + bf_file_read of one row (the obvious first
  *            version: the file's one block buffer reloads at each switch).
  * Each round runs every (codec, reader) once in an order shuffled per
@@ -200,8 +201,9 @@ static int next_row(codec_case *cc, int how, reader *rd)
             bench_die(PROG, bf_space_errmsg(cc->sp));
         break;
     case R_BUF64K:
-        if (rd->next >= rd->buf_at + rd->buf_len) {
-            uint64_t want = rd->end - rd->next < BUF64K ? rd->end - rd->next : BUF64K;
+        if (rd->next + ROW > rd->buf_at + rd->buf_len) { /* whole rows: 65,500 bytes a fill */
+            uint64_t want = rd->end - rd->next < BUF64K - BUF64K % ROW ? rd->end - rd->next
+                                                                       : BUF64K - BUF64K % ROW;
             if (bf_file_seek(cc->f, (int64_t)rd->next, BF_SEEK_SET) != BF_OK ||
                 bf_file_read(cc->f, rd->buf, want) != (int64_t)want)
                 bench_die(PROG, bf_space_errmsg(cc->sp));
@@ -341,8 +343,13 @@ int main(int argc, char **argv)
         merge(&cases[k / NREADERS], k % NREADERS, &warm);
         if (k == 0)
             want = warm.checksum;
-        if (warm.checksum != want || warm.rows != (uint64_t)RUNS * rows_per_run)
+        if (warm.checksum != want || warm.rows != (uint64_t)RUNS * rows_per_run) {
+            fprintf(stderr, PROG ": %s with %s: checksum %016llx, rows %llu (want %016llx, %llu)\n",
+                    reader_names[k % NREADERS], bf_codec_name(cases[k / NREADERS].codec),
+                    (unsigned long long)warm.checksum, (unsigned long long)warm.rows,
+                    (unsigned long long)want, (unsigned long long)RUNS * rows_per_run);
             bench_die(PROG, "the readers disagree on the merge's output");
+        }
     }
     for (int r = 0; r < rounds; r++) {
         int order[NCONF];
