@@ -939,9 +939,9 @@ typedef struct bf_stats {
     uint64_t auto_switches;      /* space only: codec changes codec=auto made in files */
     uint64_t memory_bytes;       /* heap held now: a file's struct, block buffer, block
                                     map and free list; for a space, that of its open
-                                    files plus its scratch and read-ahead buffers (codec
-                                    contexts are not included: count them with the
-                                    allocator hooks) */
+                                    files and cursors plus its scratch and read-ahead
+                                    buffers (codec contexts are not included: count them
+                                    with the allocator hooks) */
     uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
     uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
 } bf_stats;

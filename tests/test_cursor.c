@@ -519,12 +519,83 @@ static void test_lifetime(void **state)
     assert_int_equal(cnt.live_bytes, 0);
 }
 
+/* ---- named, appended, sealed --------------------------------------------------------------- */
+
+/*
+ * Cursors on named files: a sealed one whose cursor holds its last, partial
+ * block while another file is appended to it (bf_file_append adds blocks
+ * past the end only: the cursor reads on into the zeros and the appended
+ * bytes), and a read-only handle of another space reading the result.
+ */
+static void test_named(void **state)
+{
+    (void)state;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_ZSTD;
+    o.block_size = 4096;
+    o.encrypt = 1;
+    static const unsigned char key[BF_KEY_BYTES] = {1, 2, 3};
+    o.key = key;
+    bf_space *sp = t_space_opts(&o), *other = t_space_opts(&o);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    enum { A = 3 * 4096 + 1000, B = 2 * 4096 + 77 };
+    static unsigned char a[A], b[B], got[A + B + 8192];
+    t_rng g = {3};
+    t_fill(&g, T_DATA_TEXT, a, A);
+    t_fill(&g, T_DATA_MIXED, b, B);
+    bf_file *tf, *sf;
+    assert_int_equal(bf_file_create_named(sp, set, "target", NULL, &tf), BF_OK);
+    assert_int_equal(bf_file_create_named(sp, set, "source", NULL, &sf), BF_OK);
+    assert_int_equal(bf_file_write(tf, a, A), BF_OK);
+    assert_int_equal(bf_file_write(sf, b, B), BF_OK);
+    assert_int_equal(bf_file_export(sf), BF_OK);
+    bf_cursor *c;
+    assert_int_equal(bf_cursor_open(tf, &c), BF_OK);
+    assert_int_equal(bf_cursor_seek(c, 3 * 4096 + 10, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_cursor_read(c, got, 100), 100);
+    assert_memory_equal(got, a + 3 * 4096 + 10, 100);
+    uint64_t start;
+    assert_int_equal(bf_file_append(tf, sf, &start), BF_OK);
+    assert_int_equal(start, 4 * 4096);
+    uint64_t from = 3 * 4096 + 110, n = start + B - from;
+    assert_int_equal(bf_cursor_read(c, got, n + 50), (int64_t)n);
+    assert_memory_equal(got, a + from, A - from);
+    for (uint64_t i = A - from; i < start - from; i++)
+        assert_int_equal(got[i], 0);
+    assert_memory_equal(got + (start - from), b, B);
+    bf_cursor_close(c);
+    assert_int_equal(bf_file_close(sf), BF_OK);
+    assert_int_equal(bf_file_close(tf), BF_OK);
+    /* Another space's read-only handle, two cursors taking turns over its two parts. */
+    bf_file *rf;
+    assert_int_equal(bf_file_open_named(other, set, "target", BF_OPEN_READONLY, &rf), BF_OK);
+    bf_cursor *x, *y;
+    assert_int_equal(bf_cursor_open(rf, &x), BF_OK);
+    assert_int_equal(bf_cursor_open(rf, &y), BF_OK);
+    assert_int_equal(bf_cursor_seek(y, (int64_t)start, BF_SEEK_SET), BF_OK);
+    for (uint64_t i = 0; i * 100 < B; i++) {
+        size_t k = B - i * 100 < 100 ? B - i * 100 : 100;
+        assert_int_equal(bf_cursor_read(x, got, k), (int64_t)k);
+        assert_memory_equal(got, a + i * 100, k);
+        assert_int_equal(bf_cursor_read(y, got, k), (int64_t)k);
+        assert_memory_equal(got, b + i * 100, k);
+    }
+    bf_cursor_close(x);
+    bf_cursor_close(y);
+    assert_int_equal(bf_file_close(rf), BF_OK);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(other);
+    bf_space_destroy(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model),    cmocka_unit_test(test_generation_wrap),
         cmocka_unit_test(test_memory),   cmocka_unit_test(test_read_faults),
-        cmocka_unit_test(test_lifetime),
+        cmocka_unit_test(test_lifetime), cmocka_unit_test(test_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
