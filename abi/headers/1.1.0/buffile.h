@@ -390,7 +390,8 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * 4096 blocks of its size (up to an eighth more as it grows; at least 200
  * bytes): however sparse the data, a hole costs its share of the directory
  * and nothing else. Only an allocation that failed can leave more. Codec
- * contexts and the compression scratch buffer belong to the space.
+ * contexts and the compression scratch buffer belong to the space. A
+ * cursor on the file adds its handle and one block (see Cursors below).
  */
 
 /* Per-file overrides. Initialise with bf_file_options_init (as bf_space_options). */
