@@ -52,8 +52,10 @@
  *
  *   1. Basics           the version; status codes and bf_strerror; the space (the codec
  *                       ids, options, create, destroy, errmsg/errno, directory, temp limit);
- *                       the stream file (options, create, close, abort, write, read, seek,
- *                       tell, size, truncate, flush, accessors)
+ *                       the temp budget several spaces share (bf_budget); the stream file
+ *                       (options, create, close, abort, write, read, seek, tell, size,
+ *                       truncate, flush, accessors); cursors (bf_cursor) and choosing how
+ *                       to read
  *   2. Block API        whole blocks: seek_block, read_block, write_block, discard_block,
  *                       release_buffer
  *   3. File sets        named files other spaces and processes open: set create/destroy,
@@ -92,6 +94,7 @@ typedef struct bf_user_codec bf_user_codec;   /* 4. Codecs */
 typedef struct bf_auto_device bf_auto_device; /* 5. Tuning and observation: codec=auto */
 typedef struct bf_io_hooks bf_io_hooks;       /* 5. Tuning and observation: I/O hooks */
 typedef struct bf_allocator bf_allocator;     /* 5. Tuning and observation: allocator */
+typedef struct bf_budget bf_budget;           /* 1. Basics: the shared temp budget */
 
 /*
  * == 1. Basics ==================================================================================
@@ -104,8 +107,9 @@ typedef struct bf_allocator bf_allocator;     /* 5. Tuning and observation: allo
  * errmsg/errno, directory and temp limit); src/sweep.c (where a space's
  * directory goes, its name, the default temp limit); src/api.c
  * (bf_space_create, bf_space_destroy, bf_file_close, bf_file_abort: the
- * calls that span the layers); src/file.c (the stream file). A named
- * file's close and abort are src/fileset.c's.
+ * calls that span the layers); src/budget.c (the shared temp budget);
+ * src/file.c (the stream file); src/cursor.c (cursors). A named file's
+ * close and abort are src/fileset.c's.
  */
 
 /* ---- The version ---------------------------------------------------------------------------- */
@@ -143,7 +147,8 @@ typedef enum bf_status {
     BF_ENOMEM = -2,    /* an allocation failed */
     BF_EIO = -3,       /* the operating system reported an I/O error */
     BF_ENOSPC = -4,    /* the file system is full (ENOSPC/EDQUOT) */
-    BF_ELIMIT = -5,    /* the space's temp limit on physical bytes was reached */
+    BF_ELIMIT = -5,    /* the space's temp limit on physical bytes, or its budget's, was reached
+                          (the message names which) */
     BF_ECORRUPT = -6,  /* an extent failed its checks: CRC, header, length, block number */
     BF_ENOCODEC = -7,  /* the codec asked for was not built into this library */
     BF_ECODEC = -8,    /* the codec itself failed */
@@ -248,6 +253,9 @@ typedef struct bf_space_options {
                                           seal). NULL with encrypt: a random key drawn for this
                                           space alone (its files are unreadable once it is
                                           gone, as after a crash); NULL without: no sealing */
+    bf_budget *budget;                 /* a temp budget this space shares with others (see
+                                          bf_budget_create; not copied: it must outlive the
+                                          space); NULL: none */
 } bf_space_options;
 
 /* Bytes of an encryption key. */
@@ -316,6 +324,62 @@ BF_API void bf_space_set_temp_limit(bf_space *space, uint64_t temp_limit);
 /* The temp limit in force, in bytes (0: none): BF_TEMP_LIMIT_AUTO as resolved. */
 BF_API uint64_t bf_space_temp_limit(const bf_space *space);
 
+/* ---- The shared temp budget ----------------------------------------------------------------- */
+
+/*
+ * A temp budget: one limit on the physical bytes of several spaces, as an
+ * engine that runs a space per thread sets one limit for the whole process
+ * or instance (DuckDB's max_temp_directory_size, PostgreSQL's
+ * temp_file_limit). It counts what each space's own temp limit counts
+ * (segments and indexes of the files the space writes), and a space obeys
+ * both: its own limit and its budget's. Thread-safe: spaces in any threads
+ * charge one budget (atomics, no lock). A write that would take the sum past
+ * the limit fails with BF_ELIMIT, the message naming the budget, with the
+ * failure contract of the space's own limit (each call's failure says what
+ * it leaves: data acknowledged before stays, the budget's use is what it
+ * was). The sum never passes the limit through writes; a read-write open of
+ * a named file charges that file's bytes unchecked, as a space's own limit
+ * lets it, and lowering the limit below the sum makes the next write that
+ * grows a file fail. Bytes go back when files shrink or close and when a
+ * space is destroyed (its files are closed first).
+ *
+ * Lifetime: the budget must outlive every space that uses it: destroy or
+ * detach (bf_space_set_budget(space, NULL)) those spaces first.
+ * bf_budget_destroy refuses (BF_EBUSY) while any space still uses it.
+ */
+
+/*
+ * Create a budget named `name` (1..63 bytes, copied; messages name it) of
+ * `limit` physical bytes (0: no limit, counting only). `alloc` may be NULL
+ * (malloc); it is copied. Errors: BF_EINVAL (name, allocator), BF_ENOMEM.
+ */
+BF_API int bf_budget_create(const char *name, uint64_t limit, const bf_allocator *alloc,
+                            bf_budget **out);
+
+/* Free a budget no space uses (BF_OK; NULL is a no-op), else BF_EBUSY and nothing changes. */
+BF_API int bf_budget_destroy(bf_budget *budget);
+
+/* Change the limit (0: none); any thread. Below the use, the next growing write fails. */
+BF_API void bf_budget_set_limit(bf_budget *budget, uint64_t limit);
+
+/* The limit, the bytes in use by its spaces now, the highest use so far, the name. */
+BF_API uint64_t bf_budget_limit(const bf_budget *budget);
+BF_API uint64_t bf_budget_used(const bf_budget *budget);
+BF_API uint64_t bf_budget_peak(const bf_budget *budget);
+BF_API const char *bf_budget_name(const bf_budget *budget);
+
+/*
+ * Make the space use `budget` (NULL: none) from now on, as
+ * bf_space_options.budget does at creation. The bytes the space holds move
+ * from its old budget to the new one. Called in the space's thread.
+ * Errors: BF_ELIMIT when the new budget has no room for the space's bytes;
+ * the space then keeps its old budget.
+ */
+BF_API int bf_space_set_budget(bf_space *space, bf_budget *budget);
+
+/* The budget the space uses, or NULL. */
+BF_API bf_budget *bf_space_budget(const bf_space *space);
+
 /* ---- The stream file ------------------------------------------------------------------------ */
 
 /*
@@ -326,7 +390,8 @@ BF_API uint64_t bf_space_temp_limit(const bf_space *space);
  * 4096 blocks of its size (up to an eighth more as it grows; at least 200
  * bytes): however sparse the data, a hole costs its share of the directory
  * and nothing else. Only an allocation that failed can leave more. Codec
- * contexts and the compression scratch buffer belong to the space.
+ * contexts and the compression scratch buffer belong to the space. A
+ * cursor on the file adds its handle and one block (see Cursors below).
  */
 
 /* Per-file overrides. Initialise with bf_file_options_init (as bf_space_options). */
@@ -471,6 +536,88 @@ BF_API bf_space *bf_file_space(const bf_file *file);
  * PostgreSQL's log_temp_files does. Returns the length of the whole path.
  */
 BF_API int bf_file_path(const bf_file *file, char *buf, size_t len);
+
+/* ---- Cursors, and choosing how to read ------------------------------------------------------ */
+
+/*
+ * Choosing how to read. A file has ONE block buffer, shared by its
+ * position and its writes. What each way of reading costs:
+ *  - bf_file_read at the position, sequentially: a copy while within the
+ *    buffered block; loading the next block (one pread, often several
+ *    blocks per pread: read-ahead, and a decompression) once per block.
+ *  - bf_file_seek: nothing by itself. The read after it costs a block load
+ *    (pread + decompression of a whole block) whenever the new position is
+ *    in another block than the buffered one. So readers that take turns
+ *    over one file with seek + read (a merge reading a row from each run
+ *    of one file) load and decompress a whole block at EVERY switch:
+ *    docs/results/cursors.md measured a merge of 64 runs reading one
+ *    100-byte row per switch 11x (none), 25x (lz4) and 51x (zstd) slower
+ *    than with a 64 KiB buffer per run.
+ *  - a cursor (below): a read position with a block buffer of its own. A
+ *    switch between cursors costs nothing; each cursor loads each block it
+ *    reads once (one pread of that block's extent, no read-ahead, and a
+ *    decompression). Its price is memory: one block per cursor. The merge
+ *    above took 0.74x (lz4), 0.76x (zstd) and 1.05x (none) the time of the
+ *    64 KiB buffers, with an eighth of their memory.
+ *  - a buffer of the caller's per reader, filled by seek + a read of
+ *    several blocks: as cheap as a cursor per byte, and its read-ahead
+ *    takes fewer system calls, for a buffer of that size per reader.
+ *
+ * Cursors: several read positions over one file, each reading on from a
+ * decompressed block of its own. Writes through the file (bf_file_write,
+ * bf_file_truncate, bf_file_write_block, bf_file_discard_block, including
+ * calls that failed) are seen by every cursor's next read: a cursor
+ * compares the file's write generation and loads its block again when it
+ * moved. A cursor never writes: a block the file holds modified in its
+ * buffer is read from there, so cursor reads fail only as loads fail
+ * (BF_ECORRUPT, BF_EIO, BF_ENOMEM, BF_ENOCODEC, BF_EKEY), never with
+ * BF_ENOSPC or BF_ELIMIT, and they neither move the file's position nor
+ * touch its buffer. A cursor belongs to its file's space: one thread.
+ *
+ * Memory: a cursor costs its handle (under 80 bytes) and, from its first
+ * read that is not of whole aligned blocks, one buffer of the file's block
+ * size (8 KiB by default): 64 cursors on a file of 8 KiB blocks hold about
+ * 517 KiB. Counted in the space's bf_stats.memory_bytes and
+ * bf_cursor_memory; allocated through the space's allocator.
+ *
+ * Lifetime: close a file's cursors before or after the file: once the file
+ * is closed or aborted its cursors' calls fail with BF_EINVAL (close them
+ * still). bf_space_destroy frees the cursors still open.
+ */
+typedef struct bf_cursor bf_cursor;
+
+/*
+ * Open a cursor on `file` at offset 0. Errors: BF_ENOMEM (*out is then
+ * NULL). Any file: anonymous, named, read-only or writable.
+ */
+BF_API int bf_cursor_open(bf_file *file, bf_cursor **out);
+
+/*
+ * Read up to `len` bytes at the cursor's position and advance it, as
+ * bf_file_read reads (holes and the bytes past the data read as zeros;
+ * fewer than `len` only at the end of the file, 0 at or past it). Returns
+ * the bytes read, or a negative status: BF_ECORRUPT, BF_EIO, BF_ENOMEM
+ * (the cursor's buffer), BF_ENOCODEC, BF_EKEY; BF_EINVAL when the file was
+ * closed. On error the cursor's position is unchanged, `buf` holds
+ * garbage, and the file (position, buffer, size, data) is untouched.
+ */
+BF_API int64_t bf_cursor_read(bf_cursor *cursor, void *buf, size_t len);
+
+/*
+ * Move the cursor's position as bf_file_seek moves the file's (BF_SEEK_END:
+ * from the file's size now). Loads nothing. Errors: BF_EINVAL (as
+ * bf_file_seek; a closed file), the position then unchanged.
+ */
+BF_API int bf_cursor_seek(bf_cursor *cursor, int64_t offset, int whence);
+
+/* The cursor's position. */
+BF_API uint64_t bf_cursor_tell(const bf_cursor *cursor);
+
+/* The heap the cursor holds: its handle and its block buffer if it has one. */
+BF_API uint64_t bf_cursor_memory(const bf_cursor *cursor);
+
+/* Close the cursor and free its memory. NULL is a no-op. */
+BF_API void bf_cursor_close(bf_cursor *cursor);
 
 /*
  * == 2. Block API ===============================================================================
@@ -793,9 +940,9 @@ typedef struct bf_stats {
     uint64_t auto_switches;      /* space only: codec changes codec=auto made in files */
     uint64_t memory_bytes;       /* heap held now: a file's struct, block buffer, block
                                     map and free list; for a space, that of its open
-                                    files plus its scratch and read-ahead buffers (codec
-                                    contexts are not included: count them with the
-                                    allocator hooks) */
+                                    files and cursors plus its scratch and read-ahead
+                                    buffers (codec contexts are not included: count them
+                                    with the allocator hooks) */
     uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
     uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
 } bf_stats;

@@ -5,13 +5,13 @@
  *                                  codecs, seal, I/O stack, segment cache, directory
  *   bf_file_close, bf_file_abort   a named file through the file set, an
  *                                  anonymous one through the stream
- *   bf_space_destroy               the space's open files first, then its segment
- *                                  cache, then the space
+ *   bf_space_destroy               the space's cursors, its open files, its place
+ *                                  in a budget, then its segment cache and the space
  *   bf_space_stats_sized           the space's figures, its segment cache's and its
  *                                  open files' memory
  *
  * Invariants: none of its own; it only orders calls into fileset.c,
- * file.c and space.c.
+ * cursor.c, file.c, budget.c and space.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,8 +20,10 @@
 
 #include "abi.h"
 #include "alloc.h"
+#include "budget.h"
 #include "buffile.h"
 #include "codec.h"
+#include "cursor.h"
 #include "seal.h"
 #include "sweep.h"
 #include "file.h"
@@ -152,6 +154,7 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         bf_space_free(sp);
         return reject(errbuf, errlen, rc, "%s", why);
     }
+    bf_space_set_budget(sp, o.budget); /* cannot fail: the space holds no bytes yet */
     *out = sp;
     return BF_OK;
 }
@@ -160,6 +163,8 @@ int bf_file_close(bf_file *f)
 {
     if (f == NULL)
         return BF_OK;
+    if (f->seg.space->cursors != NULL)
+        bf_cursors_detach(f);
     return f->named != NULL ? bf_named_close(f) : bf_file_discard(f);
 }
 
@@ -167,6 +172,8 @@ int bf_file_abort(bf_file *f)
 {
     if (f == NULL)
         return BF_OK;
+    if (f->seg.space->cursors != NULL)
+        bf_cursors_detach(f);
     return f->named != NULL ? bf_named_abort(f) : bf_file_discard(f);
 }
 
@@ -174,8 +181,10 @@ void bf_space_destroy(bf_space *sp)
 {
     if (sp == NULL)
         return;
+    bf_cursors_free_all(sp);
     while (sp->files != NULL)
         bf_file_close(sp->files);
+    bf_space_set_budget(sp, NULL); /* its files gave their bytes back; now the space goes */
     bf_segcache_free(&sp->alloc, sp->segs);
     bf_space_free(sp);
 }
@@ -187,5 +196,6 @@ void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
     st.memory_bytes += bf_segcache_memory(sp->segs);
     for (const bf_file *f = sp->files; f != NULL; f = f->next)
         st.memory_bytes += bf_file_memory(f);
+    st.memory_bytes += bf_cursors_memory(sp);
     bf_abi_write(out, size, &st, sizeof(st));
 }

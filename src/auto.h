@@ -133,12 +133,12 @@ typedef struct bf_auto {
     char reason[256];  /* the last decision that changed something, and why */
 } bf_auto;
 
-/* What a file using codec=auto keeps (8 bytes in struct bf_file). */
+/* What a file using codec=auto keeps (6 bytes in struct bf_file). */
 typedef struct bf_file_auto {
-    uint8_t on;    /* the file chooses its codec */
-    uint8_t cand;  /* index of its current candidate */
-    uint8_t flat;  /* its data stopped shrinking: none until a probe says otherwise */
-    uint8_t first; /* its next block is its first: decide before packing it */
+    uint8_t on : 1;    /* the file chooses its codec */
+    uint8_t flat : 1;  /* its data stopped shrinking: none until a probe says otherwise */
+    uint8_t first : 1; /* its next block is its first: decide before packing it */
+    uint8_t cand;      /* index of its current candidate */
     uint8_t since; /* blocks packed since its last decision (up to BF_AUTO_EVERY) */
     uint8_t raw;   /* of those, stored raw */
     uint8_t epoch; /* the space's epoch at its last decision */

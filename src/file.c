@@ -36,6 +36,7 @@
 #include "abi.h"
 #include "alloc.h"
 #include "auto_file.h"
+#include "budget.h"
 #include "clock.h"
 #include "codec.h"
 #include "extent.h"
@@ -87,6 +88,7 @@ void bf_file_set_physical(bf_file *f, uint64_t end, uint64_t idx)
     f->phys_end = end;
     if (f->named != NULL)
         f->named->idx_bytes = idx;
+    bf_budget_sync(sp);
 }
 
 static void physical_set(bf_file *f, uint64_t end)
@@ -248,6 +250,13 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
                                  "is freed"
                                : "");
     }
+    if (f->counted && sp->budget != NULL) {
+        char path[4096];
+        bf_seg_path(&f->seg, (uint32_t)(off / sp->segment_size), path, sizeof(path));
+        int rc = bf_budget_reserve(sp, end - f->phys_end, "write", path);
+        if (rc != BF_OK)
+            return rc;
+    }
     ch->off = off;
     ch->cap = need;
     *grow = end;
@@ -378,6 +387,7 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
         else if (placed)
             bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
         map_unroom(f, blkno, 1, old_n);
+        bf_budget_sync(sp); /* what the budget reserved for it */
         return rc;
     }
     if (!from_free) {
@@ -460,12 +470,17 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
     int fits = n >= 1 && off + total <= seg_end &&
                !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
+    /* A batch the budget has no room for is stored block by block, which says why. */
+    if (rc == BF_OK && fits && f->counted && sp->budget != NULL &&
+        bf_budget_reserve(sp, total, "write", NULL) != BF_OK)
+        fits = 0;
     if (rc == BF_OK && fits)
         rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
     if (rc != BF_OK && fits)
         bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
     if (rc != BF_OK || !fits) {
         map_unroom(f, blkno, asked, old_n);
+        bf_budget_sync(sp); /* what the budget reserved for it */
         return rc; /* 0 when the batch does not apply after all */
     }
     physical_set(f, end);
@@ -823,6 +838,7 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
 {
     uint32_t off;
     if (in_buffer(f, len, &off) && !(f->readonly | f->buf_rmw)) {
+        bf_file_modified(f);
         memcpy(f->buf + off, data, len);
         f->buf_dirty = 1;
         f->pos += len;
@@ -839,6 +855,7 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
     int rc = check_writable(f, "write");
     if (rc != BF_OK || len == 0)
         return rc;
+    bf_file_modified(f);
     if (f->pos + len < f->pos || (rc = check_extent(f, f->pos + len, "write")) != BF_OK)
         return rc != BF_OK ? rc
                            : bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "length overflow");
@@ -984,6 +1001,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
     int rc = check_writable(f, "truncate");
     if (rc != BF_OK)
         return rc;
+    bf_file_modified(f);
     if (size >= f->size) {
         if ((rc = check_extent(f, size, "truncate")) != BF_OK)
             return rc;
@@ -1083,6 +1101,15 @@ int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
     return rc;
 }
 
+int bf_file_peek_block(bf_file *f, uint64_t blkno, unsigned char *dst)
+{
+    if (blkno == f->buf_blk) {
+        memcpy(dst, f->buf, f->block_size);
+        return BF_OK;
+    }
+    return block_load(f, blkno, 0, dst);
+}
+
 int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
 {
     int rc = check_writable(f, "write");
@@ -1091,6 +1118,7 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
     if (blkno > BF_MAP_MAX_BLOCK)
         return bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
+    bf_file_modified(f);
     /* The whole block is stored, so the file covers it once the store succeeded. */
     rc = block_store(f, blkno, buf, f->block_size);
     if (rc != BF_OK)
@@ -1111,6 +1139,7 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
     int rc = check_writable(f, "discard");
     if (rc != BF_OK)
         return rc;
+    bf_file_modified(f);
     if (blkno == f->buf_blk)
         buf_drop(f);
     const bf_map_entry *e = bf_map_get(&f->map, blkno);

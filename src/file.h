@@ -97,14 +97,40 @@ struct bf_file {
        is patched where it changed instead of written whole elsewhere (file.c: bare_patch). */
     uint8_t buf_rmw : 1;
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
+    uint16_t wgen;      /* write generation: moves at every call that may change bytes the
+                           file reads (cursors compare it); a wrap moves the space's
+                           wgen_epoch */
     /* With buf_rmw: the dirtied units (block_size / 256 bytes) dlo..dhi; empty if dlo > dhi.
-       Two bytes that padding held: the struct stays under 256 bytes. */
+       fauto's flags are bits so that these fit before the map: the struct stays under 256
+       bytes. */
     uint8_t dlo, dhi;
     bf_blockmap map;
     bf_freespace free;
     bf_seg seg; /* seg.space is the file's space */
     bf_counters c;
 };
+
+/*
+ * A call that may change what the file reads is under way: cursors holding
+ * a block of it must load it again (cursor.c). Called before the change,
+ * so that a failure half way invalidates as well.
+ */
+static inline void bf_file_modified(struct bf_file *f)
+{
+    if (++f->wgen == 0)
+        f->seg.space->wgen_epoch++;
+}
+
+/*
+ * Block `blkno` as a read of the file sees it into `dst` (block_size
+ * bytes): the buffered block's bytes when the buffer holds it (dirty or
+ * not), else its extent loaded and checked, zeros for a hole or past the
+ * data. Writes nothing, moves no position and counts no logical bytes
+ * (the caller does): for cursors (cursor.c). Errors: as bf_file_read's
+ * loads (BF_ECORRUPT, BF_EIO, BF_ENOMEM, BF_ENOCODEC, ...), never write
+ * errors; `dst` then holds garbage.
+ */
+int bf_file_peek_block(struct bf_file *f, uint64_t blkno, unsigned char *dst);
 
 /* A new file with the options resolved, not yet counted as created (bf_file_create counts). */
 int bf_file_new(struct bf_space *space, const bf_file_options *opts, struct bf_file **out);

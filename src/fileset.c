@@ -38,6 +38,7 @@
 #include "fileset.h"
 
 #include "alloc.h"
+#include "budget.h"
 #include "buffile.h"
 #include "file.h"
 #include "index.h"
@@ -403,9 +404,15 @@ static int named_persist(bf_file *f)
                        (unsigned long long)sp->temp_limit, (unsigned long long)sp->physical_now,
                        len);
     }
+    if (f->counted && grow > 0 &&
+        (rc = bf_budget_reserve(sp, grow, "export", nm->prefix)) != BF_OK) {
+        bf_free(&sp->alloc, parts);
+        return rc;
+    }
     unsigned char *buf = bf_malloc(&sp->alloc, len);
     if (buf == NULL) {
         bf_free(&sp->alloc, parts);
+        bf_budget_sync(sp); /* what the budget reserved for the index */
         return bf_fail(sp, BF_ENOMEM, "export", nm->prefix, 0, "index of %zu bytes", len);
     }
     rc = bf_index_encode(&idx, &f->map, sp->seal, buf);
@@ -436,6 +443,7 @@ static int named_persist(bf_file *f)
     if (rc != BF_OK) {
         if (grow > 0)
             bf_seg_resize(&f->seg, f->phys_end); /* best effort: what the index write added */
+        bf_budget_sync(sp);                      /* what the budget reserved for it */
         return rc;
     }
     nm->persisted = 1;

@@ -82,6 +82,14 @@ struct bf_space {
     uint64_t blocks_user;            /* extents written with the caller's codecs */
     uint64_t blocks_sealed;          /* extents written sealed */
     bf_errstate err; /* the last failure (error.c) */
+    /* the shared temp budget (budget.c's): the space's bytes in it, which a reservation may
+       put ahead of physical_now while a write is under way */
+    bf_budget *budget;
+    uint64_t budget_held;
+    /* cursors (cursor.c's): those open on the space's files, doubly linked, and the epoch
+       that moves when a file's 16-bit write generation wraps (file.h: bf_file_modified) */
+    struct bf_cursor *cursors;
+    uint64_t wgen_epoch;
 };
 
 /* Record a failure in `space` (may be NULL: then nowhere) and return `status` (error.h). */

@@ -18,7 +18,8 @@
  * documented rules (a failed read or truncate changes neither); every
  * known byte read is right; the block map meets buffile.h's memory bound.
  * At the end, faults off: the whole file matches, close leaves no file
- * behind and every allocated byte is freed.
+ * behind and every allocated byte is freed. A cursor on the file reads
+ * after every step while no fault is armed, checked like the reads.
  *
  * A second file, the far file, takes block calls at the limits of block
  * numbers: the largest ones, blocks scattered far apart, the last byte of
@@ -92,6 +93,7 @@ typedef struct rig {
     int alloc_armed;  /* an allocation failure was armed (cnt.fail_at counts down to it) */
     int nfb;
     uint64_t far_size; /* its logical size */
+    bf_cursor *cur;    /* follows the file while no fault is armed (cursor_follow) */
 } rig;
 
 static ssize_t chop_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
@@ -624,6 +626,31 @@ static void far_op(rig *r, int op, reader *in, int can)
     }
 }
 
+/*
+ * A cursor on the file follows every step while no fault is armed: it
+ * reads the 300 bytes before the file's position and must agree with every
+ * byte the model knows, whatever the steps wrote, truncated, discarded or
+ * flushed since it loaded its block (src/cursor.c: the write generation).
+ * Arming a fault resets its counter, so these reads move no fault's
+ * schedule, and they read no input: the corpus means what it meant.
+ */
+static void cursor_follow(rig *r)
+{
+    if (armed(r) != 0)
+        return;
+    if (r->cur == NULL)
+        FUZZ_CHECK(bf_cursor_open(r->f, &r->cur) == BF_OK, "cursor: %s", bf_space_errmsg(r->sp));
+    uint64_t at = r->pos > 300 ? r->pos - 300 : 0, size = r->img.size;
+    FUZZ_CHECK(bf_cursor_seek(r->cur, (int64_t)at, BF_SEEK_SET) == BF_OK, "cursor seek");
+    int64_t n = bf_cursor_read(r->cur, r->got, 300);
+    uint64_t want = at >= size ? 0 : (size - at < 300 ? size - at : 300);
+    FUZZ_CHECK(n == (int64_t)want, "cursor read of 300 at %llu returned %lld, expected %llu: %s",
+               (unsigned long long)at, (long long)n, (unsigned long long)want,
+               bf_space_errmsg(r->sp));
+    check_known(r, at, r->got, (size_t)n, "cursor read");
+    FUZZ_CHECK(bf_cursor_tell(r->cur) == at + want, "cursor position after its read");
+}
+
 static void step(rig *r, reader *in)
 {
     int op = (int)(rd8(in) % 17);
@@ -667,6 +694,7 @@ static void step(rig *r, reader *in)
                (unsigned long long)bf_file_tell(r->f), (unsigned long long)r->pos);
     FUZZ_CHECK(bf_file_size(r->f) == r->img.size, "size %llu, model %llu",
                (unsigned long long)bf_file_size(r->f), (unsigned long long)r->img.size);
+    cursor_follow(r);
 }
 
 /* A device figure of an earlier space, some no space could measure. */
@@ -764,6 +792,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_whole(r);
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", bf_space_dir(r->sp));
+    cursor_follow(r);
+    bf_cursor_close(r->cur);
     FUZZ_CHECK(bf_file_close(r->f) == BF_OK, "close: %s", bf_space_errmsg(r->sp));
     FUZZ_CHECK(t_dir_entries(dir) == 0, "segment files left after close");
     bf_space_destroy(r->sp);

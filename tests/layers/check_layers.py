@@ -28,14 +28,14 @@ import tempfile
 LAYERS = {
     # public calls that span the layers
     "api": 10,
-    # named files and file sets
-    "fileset": 9,
+    # named files and file sets; cursors, read positions over a file
+    "fileset": 9, "cursor": 9,
     # the logical stream
     "file": 8,
     # segment files, descriptors, read-ahead
     "segment": 7,
-    # codec=auto's glue where files and transfers meet it
-    "auto_file": 6,
+    # codec=auto's glue where files and transfers meet it; the budget spaces share
+    "auto_file": 6, "budget": 6,
     # the space's own state: codecs, buffers, statistics
     "space": 5,
     # the persisted index of a named file
