@@ -20,6 +20,11 @@
 #   module   make check of src/test/modules/test_buffile_hook
 #   through  core's make check with test_buffile_hook preloaded: every BufFile
 #            of the regression suite goes through the hook's pass-through
+#   extension libbuffile (CMake, into build/pg/libbuffile as pg-build.sh does),
+#            pg_buffile (integrations/postgresql/extension/) built with PGXS
+#            against this install and installed; then its make installcheck
+#            against a server started with shared_preload_libraries =
+#            'pg_buffile' and pg_buffile.method = lz4, zstd, auto in turn
 #
 # Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
 # git tree), build/ (VPATH build), inst/ (install). The master tarball is
@@ -49,11 +54,11 @@ PARTS=()
 for a in "$@"; do
   case $a in
     --export) EXPORT=1 ;;
-    build|indent|check|module|through) PARTS+=("$a") ;;
-    *) die "unknown part $a (build indent check module through, or --export)" ;;
+    build|indent|check|module|through|extension) PARTS+=("$a") ;;
+    *) die "unknown part $a (build indent check module through extension, or --export)" ;;
   esac
 done
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension)
 want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 t0=$SECONDS
@@ -79,7 +84,7 @@ if [ $EXPORT = 1 ]; then
 fi
 
 apt_install build-essential bison flex perl libreadline-dev zlib1g-dev liblz4-dev libzstd-dev \
-  libicu-dev libipc-run-perl ccache pkg-config git xz-utils
+  libicu-dev libipc-run-perl ccache pkg-config git xz-utils cmake libssl-dev
 ensure_user
 mkdir -p "$D"
 chown "$PG_USER": "$D"
@@ -204,5 +209,65 @@ if want through; then
     EXTRA_INSTALL=src/test/modules/test_buffile_hook \
     TEMP_CONFIG="$SRC/src/test/modules/test_buffile_hook/test_buffile_hook.conf"
   done_part "through (core's make check, every BufFile through test_buffile_hook)"
+fi
+
+# --- the extension ------------------------------------------------------------
+if want extension; then
+  LIB=$PGROOT/libbuffile
+  cmake -S "$TOP" -B "$PGROOT/lib-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TPCH=OFF \
+    -DBF_BUILD_TESTS=OFF -DBF_BUILD_SQLITE=OFF > /dev/null
+  cmake --build "$PGROOT/lib-build" -j"$PG_JOBS" > /dev/null
+  cmake --install "$PGROOT/lib-build" --prefix "$LIB" > /dev/null
+  chown -R "$PG_USER": "$LIB"
+  # The extension is built in a copy (PGXS builds where its Makefile is).
+  E=$D/ext
+  rm -rf "$E"
+  cp -r "$TOP/integrations/postgresql/extension" "$E"
+  chown -R "$PG_USER": "$E"
+  PGX=(env "PKG_CONFIG_PATH=$LIB/lib/pkgconfig" make -s -C "$E" "PG_CONFIG=$INST/bin/pg_config")
+  (as_user "${PGX[@]}" > "$E/make.log" 2>&1 && as_user "${PGX[@]}" install >> "$E/make.log" 2>&1) \
+    || { cat "$E/make.log"; die "pg_buffile does not build"; }
+  if grep -E 'warning:' "$E/make.log"; then die "pg_buffile compiles with warnings"; fi
+  linked=$(ldd "$INST/lib/postgresql/pg_buffile.so")
+  grep -q "libbuffile.so.*$LIB/lib" <<< "$linked" || die "pg_buffile.so is not linked with $LIB's libbuffile"
+  # libbuffile (and libcrypto with it) is the extension's, never the server's
+  linked=$(ldd "$INST/bin/postgres")
+  if grep libbuffile <<< "$linked"; then die "the server is linked with libbuffile"; fi
+  done_part "extension built (libbuffile in $LIB, pg_buffile in $INST)"
+
+  # A server of its own: 18 listens on 54591, master on 54691.
+  R=$D/run
+  case $MAJOR in 18) port=54591 ;; *) port=54691 ;; esac
+  stop_server() { as_user "$INST/bin/pg_ctl" -D "$R/data" stop -m fast > /dev/null 2>&1 || true; }
+  stop_server
+  rm -rf "$R"
+  mkdir -p "$R"
+  chown "$PG_USER": "$R"
+  as_user "$INST/bin/initdb" -D "$R/data" -A trust --no-sync > "$R/initdb.log" 2>&1 \
+    || { cat "$R/initdb.log"; die "initdb failed"; }
+  cat >> "$R/data/postgresql.conf" <<CONF
+port = $port
+unix_socket_directories = '$R'
+listen_addresses = ''
+shared_preload_libraries = 'pg_buffile'
+fsync = off
+CONF
+  trap 'stop_server; rm -rf "$W"' EXIT
+  for method in lz4 zstd auto; do
+    sed -i "/^pg_buffile.method/d" "$R/data/postgresql.conf"
+    echo "pg_buffile.method = '$method'" >> "$R/data/postgresql.conf"
+    as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
+      || as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w start > /dev/null \
+      || { tail -20 "$R/server.log"; die "the server with pg_buffile does not start"; }
+    if as_user env PGHOST="$R" PGPORT=$port "${PGX[@]}" installcheck > "$E/installcheck-$method.log" 2>&1; then
+      log "installcheck, pg_buffile.method = $method: $(grep -E 'tests passed' "$E/installcheck-$method.log" | tr -s ' #')"
+    else
+      cat "$E/installcheck-$method.log"; head -40 "$E/regression.diffs" 2>/dev/null
+      die "pg_buffile's installcheck failed with pg_buffile.method = $method"
+    fi
+  done
+  stop_server
+  if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
+  done_part "extension installcheck (lz4, zstd, auto)"
 fi
 log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"
