@@ -73,8 +73,12 @@
 
 #include "access/xact.h"
 #include "catalog/pg_tablespace_d.h"
+#include "commands/explain.h"
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
 #include "commands/tablespace.h"
 #include "common/file_utils.h"
+#include "executor/executor.h"
 #include "executor/instrument.h"
 #include "fmgr.h"
 #include "lib/ilist.h"
@@ -162,7 +166,29 @@ typedef struct PgBufFile
 	bool		readOnly;		/* opened read-only, or exported */
 	bool		wrote;			/* report usage when done */
 	bool		sealed;			/* created with pg_buffile.encryption on */
+	uint8		method;			/* PgBufFileMethod it was created with */
+	uint64		logical_counted;	/* its bytes written and stored, as */
+	uint64		physical_counted;	/* counted in method_usage so far */
 } PgBufFile;
+
+/*
+ * What this process wrote into our files, per method: the bytes written
+ * and the bytes their blocks took on disk.  EXPLAIN (ANALYZE) shows the
+ * difference over a query (see pg_buffile_explain_per_plan).
+ */
+typedef struct MethodUsage
+{
+	uint64		logical;
+	uint64		physical;
+} MethodUsage;
+
+#define NUM_METHODS (METHOD_AUTO + 1)
+static MethodUsage method_usage[NUM_METHODS];
+static MethodUsage usage_at_start[NUM_METHODS];
+static bool usage_started = false;
+
+/* Set when the library stored blocks: see count_written(). */
+static bool blocks_stored = false;
 
 /*
  * What codec=auto learned of the temporary device, and the encryption key,
@@ -188,6 +214,8 @@ static bool used_auto = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static explain_per_plan_hook_type prev_explain_per_plan = NULL;
 
 /* For the I/O hooks: when the current transfer started, if timed. */
 static bool io_timed = false;
@@ -271,7 +299,31 @@ space_blocks(void *ctx, bf_io_op op, uint64_t n)
 	if (op == BF_IO_READ)
 		pgBufferUsage.temp_blks_read += n;
 	else
+	{
 		pgBufferUsage.temp_blks_written += n;
+		blocks_stored = true;
+	}
+}
+
+/*
+ * After a library call on "file" that stored blocks, count the bytes
+ * written into the file since the last count and the bytes they took on
+ * disk, when blocks go to disk, as temp_blks_written is counted.
+ */
+static void
+count_written(PgBufFile *file)
+{
+	uint64		logical;
+	uint64		physical;
+
+	if (!blocks_stored)
+		return;
+	blocks_stored = false;
+	bf_file_written(file->bf, &logical, &physical);
+	method_usage[file->method].logical += logical - file->logical_counted;
+	method_usage[file->method].physical += physical - file->physical_counted;
+	file->logical_counted = logical;
+	file->physical_counted = physical;
 }
 
 /*
@@ -782,6 +834,7 @@ finish_create(int status, bf_file *bf, char *dir, const char *name,
 	file = pg_buffile_remember(bf, interXact, named);
 	file->wrote = true;
 	file->sealed = buffile_encryption;
+	file->method = buffile_method == METHOD_OFF ? METHOD_NONE : buffile_method;
 	return file;
 }
 
@@ -916,6 +969,13 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	file = pg_buffile_remember(bf, false, true);
 	file->readOnly = readOnly;
 	file->wrote = !readOnly;
+	for (int m = METHOD_NONE; m < NUM_METHODS; m++)
+	{
+		if (method_codecs[m].codec == bf_file_codec(bf))
+			file->method = m;
+	}
+	if (!readOnly)
+		bf_file_written(bf, &file->logical_counted, &file->physical_counted);
 	return file;
 }
 
@@ -953,6 +1013,7 @@ pg_buffile_export_fileset(void *state)
 	Assert(!file->readOnly);
 
 	status = bf_file_flush(file->bf);
+	count_written(file);
 	if (status == BF_OK)
 	{
 		pg_buffile_report_usage(file);
@@ -980,6 +1041,7 @@ pg_buffile_close(void *state)
 
 	if (!file->readOnly)
 		status = bf_file_flush(file->bf);
+	count_written(file);
 	if (status != BF_OK)
 		file_failure(file, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
@@ -1022,6 +1084,7 @@ pg_buffile_read(void *state, void *ptr, size_t size)
 	PgBufFile  *file = state;
 	int64		nread = bf_file_read(file->bf, ptr, size);
 
+	count_written(file);
 	if (nread < 0)
 		file_failure(file, (int) nread,
 					 gettext_noop("could not read from temporary file \"%s\": %m"));
@@ -1036,6 +1099,7 @@ pg_buffile_write(void *state, const void *ptr, size_t size)
 
 	Assert(!file->readOnly);
 	status = bf_file_write(file->bf, ptr, size);
+	count_written(file);
 	if (status != BF_OK)
 		file_failure(file, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
@@ -1090,6 +1154,7 @@ pg_buffile_seek(void *state, int fileno, pgoff_t offset, int whence)
 		status = bf_file_release_buffer(file->bf);
 	if (status == BF_OK)
 		status = bf_file_seek(file->bf, target, BF_SEEK_SET);
+	count_written(file);
 	if (status != BF_OK)
 		file_failure(file, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
@@ -1137,6 +1202,7 @@ pg_buffile_append(void *target_state, void *source_state)
 		elog(ERROR, "could not append BufFile with non-matching resource owner");
 
 	status = bf_file_append(target->bf, source->bf, &start);
+	count_written(target);
 	if (status != BF_OK)
 		file_failure(target, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
@@ -1167,6 +1233,7 @@ pg_buffile_truncate_fileset(void *state, int fileno, pgoff_t offset)
 	status = bf_file_truncate(file->bf, newsize);
 	if (status == BF_OK && bf_file_tell(file->bf) > newsize)
 		status = bf_file_seek(file->bf, (int64) newsize, BF_SEEK_SET);
+	count_written(file);
 	if (status != BF_OK)
 		file_failure(file, status,
 					 gettext_noop("could not truncate file \"%s\": %m"));
@@ -1187,6 +1254,93 @@ static const BufFileStorageMethods pg_buffile_methods = {
 	.export_fileset = pg_buffile_export_fileset,
 	.truncate_fileset = pg_buffile_truncate_fileset,
 };
+
+/* ---- EXPLAIN ---- */
+
+/*
+ * At the start of a top-level query run under EXPLAIN (ANALYZE), remember
+ * what this process has written so far.
+ */
+static void
+pg_buffile_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (queryDesc->instrument_options != 0 &&
+		!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		memcpy(usage_at_start, method_usage, sizeof(method_usage));
+		usage_started = true;
+	}
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/*
+ * EXPLAIN (ANALYZE, BUFFERS): what the query wrote into our files in this
+ * process (a parallel worker's files are not counted), per method: bytes
+ * written and bytes stored on disk.  In text, "Temp Compression: lz4
+ * written=...kB stored=...kB" when anything was written, as "Buffers:"
+ * shows what is non-zero; in the structured formats every method with its
+ * fixed keys, zero or not.
+ */
+static void
+pg_buffile_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
+							ExplainState *es, const char *queryString,
+							ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	if (prev_explain_per_plan)
+		prev_explain_per_plan(plannedstmt, into, es, queryString, params,
+							  queryEnv);
+	if (!es->analyze || !es->buffers || !usage_started)
+		return;
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		bool		first = true;
+
+		for (int m = METHOD_NONE; m < NUM_METHODS; m++)
+		{
+			uint64		logical = method_usage[m].logical - usage_at_start[m].logical;
+			uint64		physical = method_usage[m].physical - usage_at_start[m].physical;
+
+			if (logical == 0 && physical == 0)
+				continue;
+			if (first)
+			{
+				ExplainIndentText(es);
+				appendStringInfoString(es->str, "Temp Compression:");
+				first = false;
+			}
+			else
+				appendStringInfoChar(es->str, ',');
+			appendStringInfo(es->str, " %s written=%llukB stored=%llukB",
+							 method_options[m].name,
+							 (unsigned long long) ((logical + 1023) / 1024),
+							 (unsigned long long) ((physical + 1023) / 1024));
+		}
+		if (!first)
+			appendStringInfoChar(es->str, '\n');
+	}
+	else
+	{
+		ExplainOpenGroup("Temp Compression", "Temp Compression", true, es);
+		for (int m = METHOD_NONE; m < NUM_METHODS; m++)
+		{
+			ExplainOpenGroup(method_options[m].name, method_options[m].name,
+							 true, es);
+			ExplainPropertyUInteger("Written", "kB",
+									(method_usage[m].logical - usage_at_start[m].logical + 1023) / 1024,
+									es);
+			ExplainPropertyUInteger("Stored", "kB",
+									(method_usage[m].physical - usage_at_start[m].physical + 1023) / 1024,
+									es);
+			ExplainCloseGroup(method_options[m].name, method_options[m].name,
+							  true, es);
+		}
+		ExplainCloseGroup("Temp Compression", "Temp Compression", true, es);
+	}
+}
 
 /* ---- settings' checks ---- */
 
@@ -1245,6 +1399,11 @@ _PG_init(void)
 	shmem_request_hook = pg_buffile_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = pg_buffile_shmem_startup;
+
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = pg_buffile_ExecutorStart;
+	prev_explain_per_plan = explain_per_plan_hook;
+	explain_per_plan_hook = pg_buffile_explain_per_plan;
 
 	if (buffile_storage_hook != NULL)
 		ereport(ERROR,

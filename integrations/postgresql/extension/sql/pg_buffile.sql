@@ -124,6 +124,25 @@ SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
 RESET pg_buffile.method;
 RESET pg_buffile.level;
 
+-- EXPLAIN (ANALYZE, BUFFERS): in the structured formats, every method with
+-- the fixed keys Written and Stored; the server's method wrote something
+SET max_parallel_workers_per_gather = 0;
+CREATE FUNCTION explain_compression(query text) RETURNS TABLE (method text, keys text, wrote bool)
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
+  RETURN QUERY
+    SELECT m.key, (SELECT string_agg(k, ',') FROM json_object_keys(m.value) k),
+           (m.value->>'Written')::bigint > 0
+      FROM json_each(plan->0->'Temp Compression') m;
+END
+$$;
+SELECT method, keys, wrote = (method = current_setting('pg_buffile.method')) AS as_expected
+  FROM explain_compression('SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s');
+RESET max_parallel_workers_per_gather;
+
 -- nothing of ours stays in memory after the queries: the context is back
 -- to its first block
 SELECT coalesce(max(total_bytes), 0) <= 8192 AS nothing_left
@@ -131,3 +150,4 @@ SELECT coalesce(max(total_bytes), 0) <= 8192 AS nothing_left
 
 DROP TABLE spill;
 DROP FUNCTION spill_check(text);
+DROP FUNCTION explain_compression(text);
