@@ -77,6 +77,7 @@
 #include "commands/explain_format.h"
 #include "commands/explain_state.h"
 #include "commands/tablespace.h"
+#include "commands/defrem.h"
 #include "common/file_utils.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
@@ -216,6 +217,9 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static explain_per_plan_hook_type prev_explain_per_plan = NULL;
+
+/* EXPLAIN (TEMP_COMPRESSION): its state in an ExplainState */
+static int	explain_extension_id;
 
 /* For the I/O hooks: when the current transfer started, if timed. */
 static bool io_timed = false;
@@ -1276,10 +1280,24 @@ pg_buffile_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		standard_ExecutorStart(queryDesc, eflags);
 }
 
+/* The option TEMP_COMPRESSION of EXPLAIN: a boolean, remembered in "es". */
+static void
+pg_buffile_explain_option(ExplainState *es, DefElem *opt, ParseState *pstate)
+{
+	bool	   *enabled = GetExplainExtensionState(es, explain_extension_id);
+
+	if (enabled == NULL)
+	{
+		enabled = palloc(sizeof(bool));
+		SetExplainExtensionState(es, explain_extension_id, enabled);
+	}
+	*enabled = defGetBoolean(opt);
+}
+
 /*
- * EXPLAIN (ANALYZE, BUFFERS): what the query wrote into our files in this
- * process (a parallel worker's files are not counted), per method: bytes
- * written and bytes stored on disk.  In text, "Temp Compression: lz4
+ * EXPLAIN (ANALYZE, TEMP_COMPRESSION): what the query wrote into our files
+ * in this process (a parallel worker's files are not counted), per method:
+ * bytes written and bytes stored on disk.  In text, "Temp Compression: lz4
  * written=...kB stored=...kB" when anything was written, as "Buffers:"
  * shows what is non-zero; in the structured formats every method with its
  * fixed keys, zero or not.
@@ -1289,10 +1307,13 @@ pg_buffile_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
 							ExplainState *es, const char *queryString,
 							ParamListInfo params, QueryEnvironment *queryEnv)
 {
+	bool	   *enabled;
+
 	if (prev_explain_per_plan)
 		prev_explain_per_plan(plannedstmt, into, es, queryString, params,
 							  queryEnv);
-	if (!es->analyze || !es->buffers || !usage_started)
+	enabled = GetExplainExtensionState(es, explain_extension_id);
+	if (enabled == NULL || !*enabled || !es->analyze || !usage_started)
 		return;
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
@@ -1400,6 +1421,15 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = pg_buffile_shmem_startup;
 
+	explain_extension_id = GetExplainExtensionId("pg_buffile");
+#if PG_VERSION_NUM >= 190000
+	RegisterExtensionExplainOption("temp_compression",
+								   pg_buffile_explain_option,
+								   GUCCheckBooleanExplainOption);
+#else
+	RegisterExtensionExplainOption("temp_compression",
+								   pg_buffile_explain_option);
+#endif
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = pg_buffile_ExecutorStart;
 	prev_explain_per_plan = explain_per_plan_hook;

@@ -22,9 +22,13 @@
 #            of the regression suite goes through the hook's pass-through
 #   extension libbuffile (CMake, into build/pg/libbuffile as pg-build.sh does),
 #            pg_buffile (integrations/postgresql/extension/) built with PGXS
-#            against this install and installed; then its make installcheck
-#            against a server started with shared_preload_libraries =
-#            'pg_buffile' and pg_buffile.method = lz4, zstd, auto in turn
+#            against this install and installed (pgindent-clean with its
+#            typedefs.list); then, against a server started with
+#            shared_preload_libraries = 'pg_buffile' and pg_buffile.method =
+#            lz4, zstd, auto in turn: its make installcheck and core's
+#            installcheck-parallel (every BufFile of core's suite through the
+#            extension; log_temp_files counts the files of each method), and
+#            with lz4 core's isolation suite (installcheck)
 #
 # Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
 # git tree), build/ (VPATH build), inst/ (install). The master tarball is
@@ -228,6 +232,15 @@ if want extension; then
   (as_user "${PGX[@]}" > "$E/make.log" 2>&1 && as_user "${PGX[@]}" install >> "$E/make.log" 2>&1) \
     || { cat "$E/make.log"; die "pg_buffile does not build"; }
   if grep -E 'warning:' "$E/make.log"; then die "pg_buffile compiles with warnings"; fi
+  if want indent; then
+    mkdir -p "$W/ext"
+    cp "$E/pg_buffile.c" "$W/ext/"
+    cat "$SRC/src/tools/pgindent/typedefs.list" "$E/typedefs.list" > "$W/ext/typedefs.list"
+    (cd "$W/ext" && perl "$SRC/src/tools/pgindent/pgindent" \
+       --indent="$B/src/tools/pg_bsd_indent/pg_bsd_indent" --typedefs=typedefs.list pg_buffile.c)
+    cmp -s "$E/pg_buffile.c" "$W/ext/pg_buffile.c" \
+      || { diff -u "$E/pg_buffile.c" "$W/ext/pg_buffile.c"; die "pgindent changes pg_buffile.c"; }
+  fi
   linked=$(ldd "$INST/lib/postgresql/pg_buffile.so")
   grep -q "libbuffile.so.*$LIB/lib" <<< "$linked" || die "pg_buffile.so is not linked with $LIB's libbuffile"
   # libbuffile (and libcrypto with it) is the extension's, never the server's
@@ -251,6 +264,8 @@ unix_socket_directories = '$R'
 listen_addresses = ''
 shared_preload_libraries = 'pg_buffile'
 fsync = off
+log_temp_files = 0
+max_prepared_transactions = 10
 CONF
   trap 'stop_server; rm -rf "$W"' EXIT
   for method in lz4 zstd auto; do
@@ -265,9 +280,24 @@ CONF
       cat "$E/installcheck-$method.log"; head -40 "$E/regression.diffs" 2>/dev/null
       die "pg_buffile's installcheck failed with pg_buffile.method = $method"
     fi
+    # core's suites against this server: PGHOST/PGPORT as any installcheck
+    suites=(src/test/regress installcheck-parallel)
+    [ "$method" = lz4 ] && suites+=(src/test/isolation installcheck)
+    for ((i = 0; i < ${#suites[@]}; i += 2)); do
+      dir=${suites[i]} target=${suites[i + 1]}
+      logf=$B/${dir##*/}-$method.log
+      before=$(grep -c "method $method" "$R/server.log" || true)
+      if (cd "$B/$dir" && as_user env PGHOST="$R" PGPORT=$port make -s "$target" > "$logf" 2>&1); then
+        nlogged=$(( $(grep -c "method $method" "$R/server.log" || true) - before ))
+        log "core $dir $target, pg_buffile.method = $method: $(grep -E 'tests passed' "$logf" | tr -s ' #') ($nlogged files of ours logged by log_temp_files)"
+      else
+        tail -30 "$logf"
+        die "core's $dir $target failed with pg_buffile.method = $method (see $logf)"
+      fi
+    done
   done
   stop_server
   if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
-  done_part "extension installcheck (lz4, zstd, auto)"
+  done_part "extension: installcheck and core's suites (lz4, zstd, auto)"
 fi
 log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"

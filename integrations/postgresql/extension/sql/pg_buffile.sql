@@ -124,15 +124,16 @@ SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
 RESET pg_buffile.method;
 RESET pg_buffile.level;
 
--- EXPLAIN (ANALYZE, BUFFERS): in the structured formats, every method with
--- the fixed keys Written and Stored; the server's method wrote something
+-- EXPLAIN (ANALYZE, TEMP_COMPRESSION): in the structured formats, every
+-- method with the fixed keys Written and Stored; the server's method wrote
+-- something.  Without the option, nothing of ours.
 SET max_parallel_workers_per_gather = 0;
 CREATE FUNCTION explain_compression(query text) RETURNS TABLE (method text, keys text, wrote bool)
 LANGUAGE plpgsql AS $$
 DECLARE
   plan json;
 BEGIN
-  EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
+  EXECUTE 'EXPLAIN (ANALYZE, TEMP_COMPRESSION, FORMAT JSON) ' || query INTO plan;
   RETURN QUERY
     SELECT m.key, (SELECT string_agg(k, ',') FROM json_object_keys(m.value) k),
            (m.value->>'Written')::bigint > 0
@@ -141,6 +142,14 @@ END
 $$;
 SELECT method, keys, wrote = (method = current_setting('pg_buffile.method')) AS as_expected
   FROM explain_compression('SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s');
+DO $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s' INTO plan;
+  RAISE NOTICE 'without the option: %', (plan->0->'Temp Compression') IS NULL;
+END
+$$;
 RESET max_parallel_workers_per_gather;
 
 -- nothing of ours stays in memory after the queries: the context is back
