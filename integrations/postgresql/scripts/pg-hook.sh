@@ -29,6 +29,9 @@
 #            installcheck-parallel (every BufFile of core's suite through the
 #            extension; log_temp_files counts the files of each method), and
 #            with lz4 core's isolation suite (installcheck)
+#   memory   (after extension, not by default) 100,000 open BufFiles of 100 and
+#            of 10,000 bytes (tests/buffile_memory) on the extension's server:
+#            the memory of lz4's files within 1.10 times stock's (off)
 #
 # Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
 # git tree), build/ (VPATH build), inst/ (install). The master tarball is
@@ -58,8 +61,8 @@ PARTS=()
 for a in "$@"; do
   case $a in
     --export) EXPORT=1 ;;
-    build|indent|check|module|through|extension) PARTS+=("$a") ;;
-    *) die "unknown part $a (build indent check module through extension, or --export)" ;;
+    build|indent|check|module|through|extension|memory) PARTS+=("$a") ;;
+    *) die "unknown part $a (build indent check module through extension memory, or --export)" ;;
   esac
 done
 [ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension)
@@ -299,5 +302,53 @@ CONF
   stop_server
   if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
   done_part "extension: installcheck and core's suites (lz4, zstd, auto)"
+fi
+
+# --- memory of 100,000 open files ----------------------------------------------
+if want memory; then
+  R=$D/run
+  case $MAJOR in 18) port=54591 ;; *) port=54691 ;; esac
+  [ -f "$R/data/postgresql.conf" ] || die "no server of the extension part in $R: run $0 $MAJOR extension first"
+  M=$D/memory
+  rm -rf "$M"
+  cp -r "$TOP/integrations/postgresql/tests/buffile_memory" "$M"
+  chown -R "$PG_USER": "$M"
+  (cd "$M" && as_user make -s PG_CONFIG="$INST/bin/pg_config" install > build.log 2>&1) \
+    || { tail -20 "$M/build.log"; die "buffile_memory does not build"; }
+  stop_server() { as_user "$INST/bin/pg_ctl" -D "$R/data" stop -m fast > /dev/null 2>&1 || true; }
+  trap 'stop_server; rm -rf "$W"' EXIT
+  as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
+    || die "the server of $R does not start"
+  psql_() { as_user "$INST/bin/psql" -h "$R" -p "$port" -X -v ON_ERROR_STOP=1 "$@"; }
+  db=postgres ts=""
+  # The files in a tablespace on a tmpfs when there is one (creating 100,000 files on a
+  # disk's file system takes a minute).
+  if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    ts=/dev/shm/pgbuf-hook-memory-$MAJOR
+    rm -rf "$ts"; mkdir -p "$ts"; chown "$PG_USER": "$ts"
+    psql_ -d postgres -q -c "drop database if exists memory" -c "drop tablespace if exists memory_ts" \
+      -c "create tablespace memory_ts location '$ts'" -c "create database memory tablespace memory_ts"
+    db=memory
+  fi
+  psql_ -d $db -q -c "create extension if not exists buffile_memory"
+  n=100000
+  # measure METHOD BYTES: the bytes of the contexts holding n open files
+  measure() {
+    psql_ -d $db -At -c "set log_temp_files = -1" -c "set pg_buffile.method = $1" \
+      -c "select buffile_memory_open($n, $2)" \
+      -c "select sum(total_bytes) from pg_backend_memory_contexts
+          where name in ('BufFile memory test', 'pg_buffile')" \
+      -c "select buffile_memory_close()" | grep -E '^[0-9]+$'
+  }
+  for bytes in 100 10000; do
+    off_b=$(measure off $bytes) || die "the memory measure failed (off)"
+    lz4_b=$(measure lz4 $bytes) || die "the memory measure failed (lz4)"
+    log "$n files of $bytes bytes: stock $((off_b / n)) bytes a file, lz4 $((lz4_b / n)) ($(awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { printf "%.3f", a / b }')x)"
+    awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { exit !(b > 0 && a <= 1.10 * b) }' \
+      || die "lz4's files take more than 1.10 times stock's memory"
+  done
+  stop_server
+  if [ -n "$ts" ]; then rm -rf "$ts"; fi
+  done_part "memory (100,000 files)"
 fi
 log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"

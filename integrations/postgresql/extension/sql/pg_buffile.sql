@@ -115,6 +115,16 @@ SET pg_buffile.method = 'lz4';
 SELECT spill_check('SELECT c, a FROM spill ORDER BY b, c, a');
 RESET pg_buffile.encryption;
 
+-- temp_file_limit: the same error as with PostgreSQL's own files
+SET max_parallel_workers_per_gather = 0;
+SET temp_file_limit = '200kB';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+SET pg_buffile.method = 'off';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+SET pg_buffile.method = 'lz4';
+RESET temp_file_limit;
+RESET max_parallel_workers_per_gather;
+
 -- settings that are refused
 SET pg_buffile.method = 'zlib';
 SET pg_buffile.method = 'lz4:1';
