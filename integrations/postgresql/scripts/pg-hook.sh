@@ -29,7 +29,7 @@
 #            installcheck-parallel (every BufFile of core's suite through the
 #            extension; log_temp_files counts the files of each method), and
 #            with lz4 core's isolation suite (installcheck)
-#   memory   (after extension, not by default) 100,000 open BufFiles of 100 and
+#   memory   (after extension) 100,000 open BufFiles of 100 and
 #            of 10,000 bytes (tests/buffile_memory) on the extension's server:
 #            the memory of lz4's files within 1.10 times stock's (off)
 #
@@ -65,7 +65,7 @@ for a in "$@"; do
     *) die "unknown part $a (build indent check module through extension memory, or --export)" ;;
   esac
 done
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension memory)
 want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 t0=$SECONDS
@@ -319,7 +319,10 @@ if want memory; then
   trap 'stop_server; rm -rf "$W"' EXIT
   as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
     || die "the server of $R does not start"
-  psql_() { as_user "$INST/bin/psql" -h "$R" -p "$port" -X -v ON_ERROR_STOP=1 "$@"; }
+  psql_() {
+    as_user env PGOPTIONS="-c client_min_messages=warning" \
+      "$INST/bin/psql" -h "$R" -p "$port" -X -v ON_ERROR_STOP=1 "$@"
+  }
   db=postgres ts=""
   # The files in a tablespace on a tmpfs when there is one (creating 100,000 files on a
   # disk's file system takes a minute).
