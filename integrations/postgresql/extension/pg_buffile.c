@@ -1,0 +1,1443 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_buffile.c
+ *	  Compressed (and optionally encrypted) temporary files for PostgreSQL,
+ *	  stored through libbuffile behind the BufFile storage hook.
+ *
+ * Loaded with shared_preload_libraries, this module sets
+ * buffile_storage_hook (see storage/buffile.h, added by the hook patch of
+ * integrations/postgresql/hook/).  A BufFile created while
+ * pg_buffile.method is not "off" (or pg_buffile.encryption is on) is then
+ * stored by libbuffile as independently compressed BLCKSZ blocks with a
+ * block map, so that seek, tell, size, append and truncate stay exact on
+ * compressed data; otherwise the file is PostgreSQL's own.  A file keeps
+ * the way it was created until it is closed.
+ *
+ * Invariants kept here:
+ *
+ * - Where files live is where stock puts them.  A private file is a named
+ *   file of the library in the temporary directory of the tablespace stock
+ *   would choose (temp_tablespaces through GetNextTempTableSpace, else the
+ *   database's), named like stock's "pgsql_tmp<pid>.<n>", so pg_ls_tmpdir()
+ *   lists it and startup after a crash removes it; it never has an index:
+ *   closing it removes it.  A file "name" of a FileSet is the library's
+ *   named file "name.bf" in the FileSet's directory for that name, beside
+ *   an empty marker file "name.bf" made with FileSetCreate(): the marker is
+ *   how any process knows that the file is ours (open_fileset and
+ *   delete_fileset look for it), and FilePathName() of it is how we learn
+ *   the directory, through fileset.h alone.  Removing the FileSet removes
+ *   both.
+ *
+ * - One library space per process, created at the first compressed file
+ *   and destroyed at the end of the transaction once no file is open, so
+ *   that nothing of ours stays in memory after a query.  Its temp limit is
+ *   temp_file_limit in physical bytes.  Its memory comes from the
+ *   "pg_buffile" memory context, never longjmp'ing out of the library: an
+ *   allocation that fails is a NULL the library reports.  Its I/O is seen
+ *   by PostgreSQL as stock's is: wait events BufFileRead, BufFileWrite and
+ *   BufFileTruncate around each system call, track_io_timing's temp read
+ *   and write times, temp_blks_read and temp_blks_written counted in
+ *   logical BLCKSZ blocks.  Its descriptors are acquired from fd.c's
+ *   external-FD budget.
+ *
+ * - Positions as callers see them are (fileno, offset) pairs over segments
+ *   of 1GB, as stock's; they map one to one onto the library's logical
+ *   offsets.  Library blocks are BLCKSZ, so block numbers are stock's.
+ *
+ * - Every open file is remembered by its resource owner (ResourceOwnerDesc)
+ *   and on one list.  At the release of its resource owner a file still
+ *   open is dropped without persisting anything; files of no resource owner
+ *   (interXact) are dropped before shared memory goes at exit.  The file
+ *   structs live in our memory context, not the caller's: executor memory
+ *   is gone before resource owners are released at abort.
+ *
+ * - A file's usage is reported once per handle that wrote it (at close,
+ *   export or drop): pg_stat_database's temp_files and temp_bytes in
+ *   physical bytes and, under log_temp_files, a log line.
+ *
+ * This code was moved here from src/buffile_compress.c, the adapter of the
+ * earlier whole-file patch series; that file goes with the series.
+ *
+ * IDENTIFICATION
+ *	  integrations/postgresql/extension/pg_buffile.c
+ *
+ *-------------------------------------------------------------------------
+ */
+
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <buffile.h>
+
+#include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/explain.h"
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#include "commands/tablespace.h"
+#include "commands/defrem.h"
+#include "common/file_utils.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "fmgr.h"
+#include "lib/ilist.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/buffile.h"
+#include "storage/bufmgr.h"
+#include "storage/fd.h"
+#include "storage/fileset.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/wait_event.h"
+
+PG_MODULE_MAGIC;
+
+#if PG_VERSION_NUM < 180000
+#error "pg_buffile needs PostgreSQL 18 or later with the BufFile storage hook"
+#endif
+
+/* Positions are (fileno, offset) over segments of this many bytes. */
+#define SEGMENT_SIZE	((int64) 0x40000000)
+
+/* The suffix of our files (and markers) in a FileSet */
+#define FILESET_SUFFIX	".bf"
+
+/* ---- settings ---- */
+
+typedef enum PgBufFileMethod
+{
+	METHOD_OFF,
+	METHOD_NONE,
+	METHOD_LZ4,
+	METHOD_ZSTD,
+	METHOD_GZIP,
+	METHOD_AUTO,
+} PgBufFileMethod;
+
+static const struct config_enum_entry method_options[] = {
+	{"off", METHOD_OFF, false},
+	{"none", METHOD_NONE, false},
+	{"lz4", METHOD_LZ4, false},
+	{"zstd", METHOD_ZSTD, false},
+	{"gzip", METHOD_GZIP, false},
+	{"auto", METHOD_AUTO, false},
+	{NULL, 0, false}
+};
+
+/* The library's codec of each method, and the levels it accepts. */
+static const struct
+{
+	bf_codec	codec;
+	int			min_level;
+	int			max_level;
+}			method_codecs[] = {
+	[METHOD_OFF] = {BF_CODEC_NONE, 0, 0},
+	[METHOD_NONE] = {BF_CODEC_NONE, 0, 0},
+	[METHOD_LZ4] = {BF_CODEC_LZ4, 0, 0},
+	[METHOD_ZSTD] = {BF_CODEC_ZSTD, -7, 22},
+	[METHOD_GZIP] = {BF_CODEC_ZLIB, 1, 9},
+	[METHOD_AUTO] = {BF_CODEC_AUTO, 0, 0},
+};
+
+static int	buffile_method = METHOD_OFF;
+static int	buffile_level = 0;
+static bool buffile_encryption = false;
+
+/* ---- state ---- */
+
+/*
+ * A file.  A hash join may hold a hundred thousand: besides the library's
+ * block buffer and its own struct, this is all it costs.
+ */
+typedef struct PgBufFile
+{
+	dlist_node	node;			/* in open_files, unless appended */
+	bf_file    *bf;				/* the library's handle */
+	ResourceOwner resowner;		/* NULL for an interXact file */
+	List	   *appended;		/* files appended onto this one */
+	bool		named;			/* a FileSet's file (else private) */
+	bool		readOnly;		/* opened read-only, or exported */
+	bool		wrote;			/* report usage when done */
+	bool		sealed;			/* created with pg_buffile.encryption on */
+	uint8		method;			/* PgBufFileMethod it was created with */
+	uint64		logical_counted;	/* its bytes written and stored, as */
+	uint64		physical_counted;	/* counted in method_usage so far */
+} PgBufFile;
+
+/*
+ * What this process wrote into our files, per method: the bytes written
+ * and the bytes their blocks took on disk.  EXPLAIN (ANALYZE) shows the
+ * difference over a query (see pg_buffile_explain_per_plan).
+ */
+typedef struct MethodUsage
+{
+	uint64		logical;
+	uint64		physical;
+} MethodUsage;
+
+#define NUM_METHODS (METHOD_AUTO + 1)
+static MethodUsage method_usage[NUM_METHODS];
+static MethodUsage usage_at_start[NUM_METHODS];
+static bool usage_started = false;
+
+/* Set when the library stored blocks: see count_written(). */
+static bool blocks_stored = false;
+
+/*
+ * What codec=auto learned of the temporary device, and the encryption key,
+ * in shared memory: a process starts its space from the figures, and writes
+ * back what its space learned when it destroys it.
+ */
+typedef struct PgBufFileShared
+{
+	slock_t		mutex;			/* protects device */
+	bf_auto_device device;
+	uint8		key[BF_KEY_BYTES];	/* drawn at server start */
+} PgBufFileShared;
+
+static PgBufFileShared *shared = NULL;
+
+static bf_space *space = NULL;
+static MemoryContext PgBufFileContext = NULL;
+static dlist_head open_files = DLIST_STATIC_INIT(open_files);
+static uint32 private_file_counter = 0;
+static char space_parent[MAXPGPATH];	/* pgsql_tmp<pid>.buffile */
+static bool exit_registered = false;
+static bool used_auto = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static explain_per_plan_hook_type prev_explain_per_plan = NULL;
+
+/* EXPLAIN (TEMP_COMPRESSION): its state in an ExplainState */
+static int	explain_extension_id;
+
+/* For the I/O hooks: when the current transfer started, if timed. */
+static bool io_timed = false;
+static instr_time io_start_time;
+
+static void PgBufFileDrop(PgBufFile *file);
+static void ResOwnerReleasePgBufFile(Datum res);
+static char *ResOwnerPrintPgBufFile(Datum res);
+
+static const ResourceOwnerDesc pg_buffile_resowner_desc = {
+	.name = "pg_buffile file",
+	.release_phase = RESOURCE_RELEASE_AFTER_LOCKS,
+	.release_priority = RELEASE_PRIO_FILES,
+	.ReleaseResource = ResOwnerReleasePgBufFile,
+	.DebugPrint = ResOwnerPrintPgBufFile,
+};
+
+/* ---- the library's allocations, in our memory context ---- */
+
+#define ALLOC_FLAGS		(MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM)
+
+static void *
+space_malloc(void *ctx, size_t size)
+{
+	return MemoryContextAllocExtended((MemoryContext) ctx, size, ALLOC_FLAGS);
+}
+
+static void
+space_free(void *ctx, void *ptr)
+{
+	if (ptr != NULL)
+		pfree(ptr);
+}
+
+static void *
+space_realloc(void *ctx, void *ptr, size_t size)
+{
+	if (ptr == NULL)
+		return space_malloc(ctx, size);
+	return repalloc_extended(ptr, size, ALLOC_FLAGS);
+}
+
+/* ---- the library's I/O, seen as stock's ---- */
+
+static const uint32 io_wait_events[] = {
+	[BF_IO_READ] = WAIT_EVENT_BUFFILE_READ,
+	[BF_IO_WRITE] = WAIT_EVENT_BUFFILE_WRITE,
+	[BF_IO_TRUNCATE] = WAIT_EVENT_BUFFILE_TRUNCATE,
+};
+
+static void
+space_io_start(void *ctx, bf_io_op op)
+{
+	pgstat_report_wait_start(io_wait_events[op]);
+	io_timed = track_io_timing && op != BF_IO_TRUNCATE;
+	if (io_timed)
+		INSTR_TIME_SET_CURRENT(io_start_time);
+}
+
+static void
+space_io_done(void *ctx, bf_io_op op)
+{
+	pgstat_report_wait_end();
+	if (io_timed)
+	{
+		instr_time	io_time;
+
+		INSTR_TIME_SET_CURRENT(io_time);
+		INSTR_TIME_SUBTRACT(io_time, io_start_time);
+		if (op == BF_IO_READ)
+			INSTR_TIME_ADD(pgBufferUsage.temp_blk_read_time, io_time);
+		else
+			INSTR_TIME_ADD(pgBufferUsage.temp_blk_write_time, io_time);
+		io_timed = false;
+	}
+}
+
+static void
+space_blocks(void *ctx, bf_io_op op, uint64_t n)
+{
+	if (op == BF_IO_READ)
+		pgBufferUsage.temp_blks_read += n;
+	else
+	{
+		pgBufferUsage.temp_blks_written += n;
+		blocks_stored = true;
+	}
+}
+
+/*
+ * After a library call on "file" that stored blocks, count the bytes
+ * written into the file since the last count and the bytes they took on
+ * disk, when blocks go to disk, as temp_blks_written is counted.
+ */
+static void
+count_written(PgBufFile *file)
+{
+	uint64		logical;
+	uint64		physical;
+
+	if (!blocks_stored)
+		return;
+	blocks_stored = false;
+	bf_file_written(file->bf, &logical, &physical);
+	method_usage[file->method].logical += logical - file->logical_counted;
+	method_usage[file->method].physical += physical - file->physical_counted;
+	file->logical_counted = logical;
+	file->physical_counted = physical;
+}
+
+/*
+ * The library asks before it opens a descriptor: within fd.c's budget for
+ * external descriptors, or, when it holds none it could close, beyond it.
+ */
+static int
+space_fd_acquire(void *ctx, int must)
+{
+	if (AcquireExternalFD())
+		return 1;
+	if (must)
+	{
+		ReserveExternalFD();
+		return 1;
+	}
+	return 0;
+}
+
+static void
+space_fd_release(void *ctx)
+{
+	ReleaseExternalFD();
+}
+
+/* ---- errors ---- */
+
+/*
+ * Report a negative library status as an ERROR.  "msg" is a translatable
+ * message about the file at "path", with %m for the errno of the failure
+ * (marked with gettext_noop() by the caller), used for the failures
+ * errcode_for_file_access() classifies; the others have messages of their
+ * own.  The library's message is the detail.
+ */
+static void
+pg_buffile_failure(int status, const char *path, const char *msg)
+{
+	const char *detail = space ? bf_space_errmsg(space) : "";
+	int			save_errno;
+
+	switch (status)
+	{
+		case BF_ELIMIT:
+			/* fd.c's message */
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("temporary file size exceeds \"temp_file_limit\" (%dkB)",
+							temp_file_limit)));
+			break;
+		case BF_ENOMEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail_internal("%s", detail)));
+			break;
+		case BF_ECORRUPT:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("temporary file \"%s\" is corrupted", path),
+					 errdetail_internal("%s", detail)));
+			break;
+		case BF_EKEY:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("could not encrypt or decrypt temporary file \"%s\"",
+							path),
+					 errdetail_internal("%s", detail)));
+			break;
+		case BF_ECODEC:
+		case BF_ENOCODEC:
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not compress or decompress temporary file \"%s\"",
+							path),
+					 errdetail_internal("%s", detail)));
+			break;
+		case BF_EIO:
+		case BF_ENOSPC:
+		case BF_ENOENT:
+			save_errno = space ? bf_space_errno(space) : 0;
+			if (save_errno == 0)
+				save_errno = (status == BF_ENOSPC) ? ENOSPC :
+					(status == BF_ENOENT) ? ENOENT : EIO;
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg(msg, path),
+					 errdetail_internal("%s", detail)));
+			break;
+		default:
+			/* a bad argument or state: a bug of ours */
+			elog(ERROR, "unexpected failure on temporary file \"%s\": %s",
+				 path, detail);
+	}
+	pg_unreachable();
+}
+
+/* ---- shared memory ---- */
+
+static void
+pg_buffile_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(PgBufFileShared)));
+}
+
+static void
+pg_buffile_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared = ShmemInitStruct("pg_buffile", sizeof(PgBufFileShared), &found);
+	if (!found)
+	{
+		bf_auto_device nothing = BF_AUTO_DEVICE_INIT;
+
+		SpinLockInit(&shared->mutex);
+		shared->device = nothing;
+
+		/*
+		 * One key per server start, in shared memory only: the processes of a
+		 * parallel query open each other's files, and the files a crash
+		 * leaves behind cannot be read by anyone.
+		 */
+		if (!pg_strong_random(shared->key, sizeof(shared->key)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a key for encrypting temporary files")));
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Whether "device" holds anything codec=auto measured. */
+static bool
+auto_device_learned(const bf_auto_device *device)
+{
+	return device->device_runs > 0 || device->pace_windows > 0 ||
+		device->share_windows > 0 || device->transfer_windows > 0;
+}
+
+/* ---- the space ---- */
+
+/*
+ * Destroy the space and everything it holds in memory: at the end of a
+ * transaction when no file is open, and at exit.  What auto learned of the
+ * device goes to shared memory first.
+ */
+static void
+pg_buffile_space_destroy(void)
+{
+	if (space == NULL)
+		return;
+	if (used_auto && shared != NULL)
+	{
+		bf_auto_device device;
+
+		bf_space_auto_device(space, &device);
+		if (auto_device_learned(&device))
+		{
+			SpinLockAcquire(&shared->mutex);
+			shared->device = device;
+			SpinLockRelease(&shared->mutex);
+		}
+	}
+	used_auto = false;
+	bf_space_destroy(space);
+	space = NULL;
+	if (rmdir(space_parent) < 0 && errno != ENOENT)
+		elog(LOG, "could not remove directory \"%s\": %m", space_parent);
+	MemoryContextReset(PgBufFileContext);
+}
+
+/* Drop every file still open, before statistics and shared memory go. */
+static void
+pg_buffile_before_shmem_exit(int code, Datum arg)
+{
+	while (!dlist_is_empty(&open_files))
+		PgBufFileDrop(dlist_container(PgBufFile, node,
+									  dlist_head_node(&open_files)));
+	pg_buffile_space_destroy();
+}
+
+/* At the end of a top-level transaction, nothing stays when nothing is open. */
+static void
+pg_buffile_xact_callback(XactEvent event, void *arg)
+{
+	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		 event == XACT_EVENT_PARALLEL_COMMIT ||
+		 event == XACT_EVENT_PARALLEL_ABORT) &&
+		space != NULL && dlist_is_empty(&open_files))
+		pg_buffile_space_destroy();
+}
+
+static bf_space *
+pg_buffile_space(void)
+{
+	bf_space_options opts;
+	bf_io_hooks hooks = {
+		.io_start = space_io_start,
+		.io_done = space_io_done,
+		.blocks = space_blocks,
+		.fd_acquire = space_fd_acquire,
+		.fd_release = space_fd_release,
+	};
+	bf_allocator allocator;
+	bf_auto_device device = BF_AUTO_DEVICE_INIT;
+	char		tempdir[MAXPGPATH];
+	char		errbuf[256];
+	int			status;
+
+	if (space != NULL)
+	{
+		/* temp_file_limit may have changed since (it is PGC_SUSET) */
+		bf_space_set_temp_limit(space, temp_file_limit < 0 ? 0 :
+								(uint64) temp_file_limit * 1024);
+		return space;
+	}
+
+	/*
+	 * Blocks of at most 1 MB: with a hundred thousand files open, the context
+	 * then holds at most 1 MB beyond its chunks.
+	 */
+	if (PgBufFileContext == NULL)
+		PgBufFileContext = AllocSetContextCreate(TopMemoryContext,
+												 "pg_buffile",
+												 ALLOCSET_DEFAULT_MINSIZE,
+												 ALLOCSET_DEFAULT_INITSIZE,
+												 1024 * 1024);
+	allocator.malloc_fn = space_malloc;
+	allocator.realloc_fn = space_realloc;
+	allocator.free_fn = space_free;
+	allocator.ctx = PgBufFileContext;
+
+	/*
+	 * The library keeps a directory per space, which holds nothing of ours
+	 * (every file we make is named), under a parent named like this process's
+	 * temporary files, so that startup after a crash removes it.
+	 */
+	TempTablespacePath(tempdir, MyDatabaseTableSpace ? MyDatabaseTableSpace :
+					   DEFAULTTABLESPACE_OID);
+	snprintf(space_parent, sizeof(space_parent), "%s/%s%d.buffile",
+			 tempdir, PG_TEMP_FILE_PREFIX, MyProcPid);
+	PathNameCreateTemporaryDir(tempdir, space_parent);
+
+	bf_space_options_init(&opts);
+	opts.temp_dir = space_parent;
+	opts.block_size = BLCKSZ;
+	opts.codec = BF_CODEC_NONE;
+	opts.temp_limit = temp_file_limit < 0 ? 0 : (uint64) temp_file_limit * 1024;
+	opts.allocator = &allocator;
+	opts.io_hooks = &hooks;
+	if (shared != NULL)
+	{
+		SpinLockAcquire(&shared->mutex);
+		device = shared->device;
+		SpinLockRelease(&shared->mutex);
+		/* files are sealed only when they ask (pg_buffile.encryption) */
+		opts.key = shared->key;
+	}
+	opts.auto_device = &device;
+
+	status = bf_space_create(&opts, &space, errbuf, sizeof(errbuf));
+
+	/*
+	 * A libbuffile built without libcrypto takes no key: compression works
+	 * without it, and a file that asks to be sealed fails with BF_EKEY.
+	 */
+	if (status == BF_ENOCODEC && opts.key != NULL)
+	{
+		opts.key = NULL;
+		status = bf_space_create(&opts, &space, errbuf, sizeof(errbuf));
+	}
+	if (status != BF_OK)
+		ereport(ERROR,
+				(status == BF_ENOMEM ? errcode(ERRCODE_OUT_OF_MEMORY) :
+				 errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not set up compression of temporary files in \"%s\"",
+						space_parent),
+				 errdetail_internal("%s", errbuf)));
+
+	if (!exit_registered)
+	{
+		before_shmem_exit(pg_buffile_before_shmem_exit, 0);
+		RegisterXactCallback(pg_buffile_xact_callback, NULL);
+		exit_registered = true;
+	}
+	return space;
+}
+
+/* Whether files created now are ours. */
+static bool
+pg_buffile_wanted(void)
+{
+	return buffile_method != METHOD_OFF || buffile_encryption;
+}
+
+/* The file options the settings ask for. */
+static void
+pg_buffile_options(bf_file_options *opts)
+{
+	int			method = buffile_method;
+
+	bf_file_options_init(opts);
+	/* pg_buffile.encryption alone: sealed, not compressed */
+	if (method == METHOD_OFF)
+		method = METHOD_NONE;
+	opts->codec = method_codecs[method].codec;
+	opts->level = BF_LEVEL_DEFAULT;
+	if (buffile_level != 0)
+	{
+		if (buffile_level < method_codecs[method].min_level ||
+			buffile_level > method_codecs[method].max_level)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("\"pg_buffile.level\" %d is not valid for method \"%s\"",
+							buffile_level, method_options[method].name),
+					 method_codecs[method].min_level == 0 &&
+					 method_codecs[method].max_level == 0 ?
+					 errdetail("Method \"%s\" accepts only level 0, its default.",
+							   method_options[method].name) :
+					 errdetail("Method \"%s\" accepts levels %d to %d, or 0 for its default.",
+							   method_options[method].name,
+							   method_codecs[method].min_level,
+							   method_codecs[method].max_level)));
+		opts->level = buffile_level;
+	}
+	opts->seal = buffile_encryption ? BF_SEAL_ON : BF_SEAL_OFF;
+	opts->block_size = BLCKSZ;
+	if (opts->codec == BF_CODEC_AUTO)
+		used_auto = true;
+}
+
+/* ---- our files ---- */
+
+/*
+ * Make the struct of a new library handle, remember it in the current
+ * resource owner and put it on the list.  Allocated without raising an
+ * error, so that running out of memory cannot strand the handle.
+ */
+static PgBufFile *
+pg_buffile_remember(bf_file *bf, bool interXact, bool named)
+{
+	PgBufFile  *file;
+
+	if (!interXact)
+		ResourceOwnerEnlarge(CurrentResourceOwner);
+	file = MemoryContextAllocExtended(PgBufFileContext, sizeof(PgBufFile),
+									  MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+	if (file == NULL)
+	{
+		(void) bf_file_abort(bf);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory")));
+	}
+	file->bf = bf;
+	file->named = named;
+	if (!interXact)
+	{
+		file->resowner = CurrentResourceOwner;
+		ResourceOwnerRemember(file->resowner, PointerGetDatum(file),
+							  &pg_buffile_resowner_desc);
+	}
+	dlist_push_head(&open_files, &file->node);
+	return file;
+}
+
+/* The path a file's segment files start with, into buf (MAXPGPATH bytes). */
+static char *
+file_path(PgBufFile *file, char *buf)
+{
+	bf_file_path(file->bf, buf, MAXPGPATH);
+	return buf;
+}
+
+/* Report a failure on "file" (see pg_buffile_failure). */
+static void
+file_failure(PgBufFile *file, int status, const char *msg)
+{
+	char		path[MAXPGPATH];
+
+	pg_buffile_failure(status, file_path(file, path), msg);
+}
+
+static void
+pg_buffile_free(PgBufFile *file)
+{
+	list_free(file->appended);
+	pfree(file);
+}
+
+/*
+ * Report a written file's usage: pg_stat_database's temp_files and
+ * temp_bytes and, under log_temp_files, the log line, in physical bytes.
+ */
+static void
+pg_buffile_report_usage(PgBufFile *file)
+{
+	bf_stats	st;
+
+	if (!file->wrote)
+		return;
+	file->wrote = false;
+	bf_file_stats(file->bf, &st);
+	pgstat_report_tempfile((size_t) st.physical_bytes);
+	if (log_temp_files >= 0 &&
+		st.physical_bytes / 1024 >= (uint64) log_temp_files)
+	{
+		char		path[MAXPGPATH];
+
+		ereport(LOG,
+				(errmsg("temporary file: path \"%s\", size %llu, logical size %llu, method %s%s",
+						file_path(file, path),
+						(unsigned long long) st.physical_bytes,
+						(unsigned long long) st.logical_bytes,
+						bf_space_codec_name(space, bf_file_codec(file->bf)),
+						file->sealed ? ", encrypted" : "")));
+	}
+}
+
+/*
+ * Drop a file without persisting anything, with the files appended onto it:
+ * for aborts and exit, where a FileSet's directory may be gone already.
+ * Never raises an error.  The caller forgets it in its resource owner.
+ */
+static void
+PgBufFileDrop(PgBufFile *file)
+{
+	ListCell   *lc;
+
+	pg_buffile_report_usage(file);
+	dlist_delete(&file->node);
+	(void) bf_file_abort(file->bf);
+	foreach(lc, file->appended)
+	{
+		PgBufFile  *source = (PgBufFile *) lfirst(lc);
+
+		(void) bf_file_abort(source->bf);
+		pg_buffile_free(source);
+	}
+	pg_buffile_free(file);
+}
+
+/*
+ * Resource-owner callback: drop a file of the owner being released, as fd.c
+ * closes its temporary files at abort; once no file is left, the space.
+ */
+static void
+ResOwnerReleasePgBufFile(Datum res)
+{
+	PgBufFileDrop((PgBufFile *) DatumGetPointer(res));
+	if (dlist_is_empty(&open_files))
+		pg_buffile_space_destroy();
+}
+
+static char *
+ResOwnerPrintPgBufFile(Datum res)
+{
+	PgBufFile  *file = (PgBufFile *) DatumGetPointer(res);
+	char		path[MAXPGPATH];
+
+	return psprintf("pg_buffile file \"%s\"", file_path(file, path));
+}
+
+/* Forget a file in its resource owner: it is closed or appended. */
+static void
+pg_buffile_forget(PgBufFile *file)
+{
+	if (file->resowner != NULL)
+		ResourceOwnerForget(file->resowner, PointerGetDatum(file),
+							&pg_buffile_resowner_desc);
+	file->resowner = NULL;
+}
+
+/*
+ * Create the named file "name" in "dir", replacing an older file of that
+ * name (an orphan of an earlier process), as stock's O_TRUNC does.
+ */
+static int
+create_named(bf_space *sp, const char *dir, const char *name,
+			 const bf_file_options *opts, bf_file **bf)
+{
+	int			status = bf_file_create_named(sp, dir, name, opts, bf);
+
+	if (status == BF_EEXIST && bf_file_delete_named(sp, dir, name) == BF_OK)
+		status = bf_file_create_named(sp, dir, name, opts, bf);
+	return status;
+}
+
+/* Remember the file created in "dir", or report why it could not be. */
+static PgBufFile *
+finish_create(int status, bf_file *bf, char *dir, const char *name,
+			  bool interXact, bool named)
+{
+	PgBufFile  *file;
+
+	if (status != BF_OK)
+	{
+		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", name);
+		pg_buffile_failure(status, dir,
+						   gettext_noop("could not create temporary file \"%s\": %m"));
+	}
+	file = pg_buffile_remember(bf, interXact, named);
+	file->wrote = true;
+	file->sealed = buffile_encryption;
+	file->method = buffile_method == METHOD_OFF ? METHOD_NONE : buffile_method;
+	return file;
+}
+
+/*
+ * The directory of the FileSet for "name", from the marker file of ours:
+ * created when "create", else opened.  Returns false when there is no
+ * marker to open (the file is not ours).
+ */
+static bool
+fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
+{
+	char		marker[MAXPGPATH];
+	File		file;
+	char	   *slash;
+
+	snprintf(marker, sizeof(marker), "%s%s", name, FILESET_SUFFIX);
+	if (create)
+		file = FileSetCreate(fileset, marker);
+	else
+	{
+		file = FileSetOpen(fileset, marker, O_RDONLY);
+		if (file <= 0)
+			return false;
+	}
+	strlcpy(dir, FilePathName(file), MAXPGPATH);
+	FileClose(file);
+	slash = strrchr(dir, '/');
+	Assert(slash != NULL);
+	*slash = '\0';
+	return true;
+}
+
+/* ---- the callbacks of buffile_storage_hook ---- */
+
+/*
+ * Create a private temporary file, deleted at close.  Its tablespace is
+ * chosen as OpenTemporaryFile chooses it; a missing temporary directory is
+ * created, and a temp tablespace that does not work falls back to the
+ * database's, as stock does.
+ */
+static void *
+pg_buffile_create_temp(bool interXact)
+{
+	bf_space   *sp;
+	bf_file_options opts;
+	Oid			tblspc = InvalidOid;
+	Oid			deftblspc = MyDatabaseTableSpace ? MyDatabaseTableSpace :
+		DEFAULTTABLESPACE_OID;
+	char		dir[MAXPGPATH];
+	char		name[64];
+	bf_file    *bf = NULL;
+	int			status;
+
+	if (!pg_buffile_wanted())
+		return NULL;
+	pg_buffile_options(&opts);
+	sp = pg_buffile_space();
+	if (!interXact)
+		tblspc = GetNextTempTableSpace();
+	if (!OidIsValid(tblspc))
+		tblspc = deftblspc;
+	snprintf(name, sizeof(name), "%s%d.%u", PG_TEMP_FILE_PREFIX, MyProcPid,
+			 private_file_counter++);
+
+	for (;;)
+	{
+		TempTablespacePath(dir, tblspc);
+		status = create_named(sp, dir, name, &opts, &bf);
+		if (status == BF_ENOENT)
+		{
+			/* the tablespace's temporary directory is missing */
+			(void) MakePGDirectory(dir);
+			status = create_named(sp, dir, name, &opts, &bf);
+		}
+		if (status == BF_OK || tblspc == deftblspc)
+			break;
+		tblspc = deftblspc;
+	}
+	return finish_create(status, bf, dir, name, interXact, false);
+}
+
+/*
+ * Create a file of a FileSet, which other backends open by name once it is
+ * exported or closed.  An older file of the same name is replaced, as stock
+ * truncates it.
+ */
+static void *
+pg_buffile_create_fileset(FileSet *fileset, const char *name)
+{
+	bf_space   *sp;
+	char		dir[MAXPGPATH];
+	char		bfname[MAXPGPATH];
+	bf_file_options opts;
+	bf_file    *bf = NULL;
+	int			status;
+
+	if (!pg_buffile_wanted())
+		return NULL;
+	pg_buffile_options(&opts);
+	sp = pg_buffile_space();
+	fileset_directory(fileset, name, dir, true);
+	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
+	status = create_named(sp, dir, bfname, &opts, &bf);
+	return finish_create(status, bf, dir, bfname, false, true);
+}
+
+/* Open a file of a FileSet, if it is ours.  mode is O_RDONLY or O_RDWR. */
+static void *
+pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
+{
+	bf_space   *sp;
+	char		dir[MAXPGPATH];
+	char		bfname[MAXPGPATH];
+	bool		readOnly = ((mode & O_ACCMODE) == O_RDONLY);
+	PgBufFile  *file;
+	bf_file    *bf = NULL;
+	int			status;
+
+	if (!fileset_directory(fileset, name, dir, false))
+		return NULL;
+	sp = pg_buffile_space();
+	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
+	status = bf_file_open_named(sp, dir, bfname,
+								readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
+								&bf);
+	if (status != BF_OK)
+	{
+		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", bfname);
+		pg_buffile_failure(status, dir,
+						   gettext_noop("could not open temporary file \"%s\": %m"));
+	}
+	file = pg_buffile_remember(bf, false, true);
+	file->readOnly = readOnly;
+	file->wrote = !readOnly;
+	for (int m = METHOD_NONE; m < NUM_METHODS; m++)
+	{
+		if (method_codecs[m].codec == bf_file_codec(bf))
+			file->method = m;
+	}
+	if (!readOnly)
+		bf_file_written(bf, &file->logical_counted, &file->physical_counted);
+	return file;
+}
+
+/* Delete a file of a FileSet, if it is ours. */
+static bool
+pg_buffile_delete_fileset(FileSet *fileset, const char *name)
+{
+	bf_space   *sp;
+	char		dir[MAXPGPATH];
+	char		bfname[MAXPGPATH];
+	int			status;
+
+	if (!fileset_directory(fileset, name, dir, false))
+		return false;
+	sp = pg_buffile_space();
+	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
+	status = bf_file_delete_named(sp, dir, bfname);
+	if (status != BF_OK && status != BF_ENOENT)
+	{
+		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", bfname);
+		pg_buffile_failure(status, dir,
+						   gettext_noop("could not delete temporary file \"%s\": %m"));
+	}
+	FileSetDelete(fileset, bfname, true);
+	return true;
+}
+
+static void
+pg_buffile_export_fileset(void *state)
+{
+	PgBufFile  *file = state;
+	int			status;
+
+	Assert(file->named);
+	Assert(!file->readOnly);
+
+	status = bf_file_flush(file->bf);
+	count_written(file);
+	if (status == BF_OK)
+	{
+		pg_buffile_report_usage(file);
+		status = bf_file_export(file->bf);
+	}
+	if (status != BF_OK)
+		file_failure(file, status,
+					 gettext_noop("could not write to temporary file \"%s\": %m"));
+	file->readOnly = true;
+}
+
+/*
+ * Close a file: a private one is removed, a FileSet one persists its index
+ * if it was written through this handle, and stays.  The buffered block is
+ * written first in both cases, as stock's BufFileClose flushes.
+ */
+static void
+pg_buffile_close(void *state)
+{
+	PgBufFile  *file = state;
+	int			status = BF_OK;
+	char		path[MAXPGPATH];
+	bool		named = file->named;
+	ListCell   *lc;
+
+	if (!file->readOnly)
+		status = bf_file_flush(file->bf);
+	count_written(file);
+	if (status != BF_OK)
+		file_failure(file, status,
+					 gettext_noop("could not write to temporary file \"%s\": %m"));
+	pg_buffile_report_usage(file);
+	pg_buffile_forget(file);
+	dlist_delete(&file->node);
+	file_path(file, path);		/* for a message after the handle is gone */
+	if (named)
+		status = bf_file_close(file->bf);
+	else
+		status = bf_file_abort(file->bf);
+	foreach(lc, file->appended)
+	{
+		PgBufFile  *source = (PgBufFile *) lfirst(lc);
+
+		(void) bf_file_close(source->bf);	/* read-only: nothing to lose */
+		pg_buffile_free(source);
+	}
+	pg_buffile_free(file);
+	if (status != BF_OK)
+	{
+		/*
+		 * A FileSet file that could not persist its index is rolled back by
+		 * the library: its writer must hear of it.  A private file that could
+		 * not be removed is only logged, as fd.c does.
+		 */
+		if (named)
+			pg_buffile_failure(status, path,
+							   gettext_noop("could not write to temporary file \"%s\": %m"));
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not delete temporary file \"%s\"", path),
+				 errdetail_internal("%s", bf_space_errmsg(space))));
+	}
+}
+
+static size_t
+pg_buffile_read(void *state, void *ptr, size_t size)
+{
+	PgBufFile  *file = state;
+	int64		nread = bf_file_read(file->bf, ptr, size);
+
+	count_written(file);
+	if (nread < 0)
+		file_failure(file, (int) nread,
+					 gettext_noop("could not read from temporary file \"%s\": %m"));
+	return (size_t) nread;
+}
+
+static void
+pg_buffile_write(void *state, const void *ptr, size_t size)
+{
+	PgBufFile  *file = state;
+	int			status;
+
+	Assert(!file->readOnly);
+	status = bf_file_write(file->bf, ptr, size);
+	count_written(file);
+	if (status != BF_OK)
+		file_failure(file, status,
+					 gettext_noop("could not write to temporary file \"%s\": %m"));
+}
+
+/*
+ * Like stock's BufFileSeek: SEEK_SET to (fileno, offset), SEEK_CUR by offset
+ * (fileno ignored), SEEK_END to the end.  Returns EOF, leaving the position,
+ * for what stock refuses: before the start, or past the segment that holds
+ * the end of the file.
+ */
+static int
+pg_buffile_seek(void *state, int fileno, pgoff_t offset, int whence)
+{
+	PgBufFile  *file = state;
+	int64		size = (int64) bf_file_size(file->bf);
+	int64		pos = (int64) bf_file_tell(file->bf);
+	int64		nsegs;
+	int64		target;
+	int			status;
+
+	switch (whence)
+	{
+		case SEEK_SET:
+			if (fileno < 0)
+				return EOF;
+			target = (int64) fileno * SEGMENT_SIZE + offset;
+			break;
+		case SEEK_CUR:
+			target = pos + offset;
+			break;
+		case SEEK_END:
+			target = size;
+			break;
+		default:
+			elog(ERROR, "invalid whence: %d", whence);
+			return EOF;
+	}
+
+	/* The segments stock would have for this size: at least one. */
+	nsegs = Max((size + SEGMENT_SIZE - 1) / SEGMENT_SIZE, 1);
+	if (target < 0 || target > nsegs * SEGMENT_SIZE)
+		return EOF;
+
+	/*
+	 * Leaving the block the position is in: write out and drop the buffered
+	 * block, as stock writes out its buffer, so that the next access of that
+	 * block loads it and is counted as stock's is.
+	 */
+	status = BF_OK;
+	if (target / BLCKSZ != pos / BLCKSZ)
+		status = bf_file_release_buffer(file->bf);
+	if (status == BF_OK)
+		status = bf_file_seek(file->bf, target, BF_SEEK_SET);
+	count_written(file);
+	if (status != BF_OK)
+		file_failure(file, status,
+					 gettext_noop("could not write to temporary file \"%s\": %m"));
+	return 0;
+}
+
+static void
+pg_buffile_tell(void *state, int *fileno, pgoff_t *offset)
+{
+	PgBufFile  *file = state;
+	uint64		pos = bf_file_tell(file->bf);
+
+	*fileno = (int) (pos / SEGMENT_SIZE);
+	*offset = (pgoff_t) (pos % SEGMENT_SIZE);
+}
+
+static int64
+pg_buffile_size(void *state)
+{
+	PgBufFile  *file = state;
+
+	return (int64) bf_file_size(file->bf);
+}
+
+/*
+ * Append "source", a read-only file of the target's FileSet, without
+ * copying: its data start at the first block boundary at or after the
+ * target's end, whose block number is returned.  The target takes the
+ * source over and closes it.
+ */
+static int64
+pg_buffile_append(void *target_state, void *source_state)
+{
+	PgBufFile  *target = target_state;
+	PgBufFile  *source = source_state;
+	uint64		start;
+	int			status;
+	MemoryContext oldcxt;
+
+	Assert(target->named);
+	Assert(source->named);
+	Assert(source->readOnly);
+
+	if (target->resowner != source->resowner)
+		elog(ERROR, "could not append BufFile with non-matching resource owner");
+
+	status = bf_file_append(target->bf, source->bf, &start);
+	count_written(target);
+	if (status != BF_OK)
+		file_failure(target, status,
+					 gettext_noop("could not write to temporary file \"%s\": %m"));
+
+	oldcxt = MemoryContextSwitchTo(PgBufFileContext);
+	target->appended = lappend(target->appended, source);
+	MemoryContextSwitchTo(oldcxt);
+	pg_buffile_forget(source);
+	dlist_delete(&source->node);
+
+	Assert(start % BLCKSZ == 0);
+	return (int64) (start / BLCKSZ);
+}
+
+/*
+ * Truncate a FileSet file to (fileno, offset).  A position past the new end
+ * moves to the end; one before it stays.
+ */
+static void
+pg_buffile_truncate_fileset(void *state, int fileno, pgoff_t offset)
+{
+	PgBufFile  *file = state;
+	uint64		newsize = (uint64) fileno * SEGMENT_SIZE + offset;
+	int			status;
+
+	Assert(file->named);
+
+	status = bf_file_truncate(file->bf, newsize);
+	if (status == BF_OK && bf_file_tell(file->bf) > newsize)
+		status = bf_file_seek(file->bf, (int64) newsize, BF_SEEK_SET);
+	count_written(file);
+	if (status != BF_OK)
+		file_failure(file, status,
+					 gettext_noop("could not truncate file \"%s\": %m"));
+}
+
+static const BufFileStorageMethods pg_buffile_methods = {
+	.create_temp = pg_buffile_create_temp,
+	.create_fileset = pg_buffile_create_fileset,
+	.open_fileset = pg_buffile_open_fileset,
+	.delete_fileset = pg_buffile_delete_fileset,
+	.close = pg_buffile_close,
+	.read = pg_buffile_read,
+	.write = pg_buffile_write,
+	.seek = pg_buffile_seek,
+	.tell = pg_buffile_tell,
+	.size = pg_buffile_size,
+	.append = pg_buffile_append,
+	.export_fileset = pg_buffile_export_fileset,
+	.truncate_fileset = pg_buffile_truncate_fileset,
+};
+
+/* ---- EXPLAIN ---- */
+
+/*
+ * At the start of a top-level query run under EXPLAIN (ANALYZE), remember
+ * what this process has written so far.
+ */
+static void
+pg_buffile_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (queryDesc->instrument_options != 0 &&
+		!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		memcpy(usage_at_start, method_usage, sizeof(method_usage));
+		usage_started = true;
+	}
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/* The option TEMP_COMPRESSION of EXPLAIN: a boolean, remembered in "es". */
+static void
+pg_buffile_explain_option(ExplainState *es, DefElem *opt, ParseState *pstate)
+{
+	bool	   *enabled = GetExplainExtensionState(es, explain_extension_id);
+
+	if (enabled == NULL)
+	{
+		enabled = palloc(sizeof(bool));
+		SetExplainExtensionState(es, explain_extension_id, enabled);
+	}
+	*enabled = defGetBoolean(opt);
+}
+
+/*
+ * EXPLAIN (ANALYZE, TEMP_COMPRESSION): what the query wrote into our files
+ * in this process (a parallel worker's files are not counted), per method:
+ * bytes written and bytes stored on disk.  In text, "Temp Compression: lz4
+ * written=...kB stored=...kB" when anything was written, as "Buffers:"
+ * shows what is non-zero; in the structured formats every method with its
+ * fixed keys, zero or not.
+ */
+static void
+pg_buffile_explain_per_plan(PlannedStmt *plannedstmt, IntoClause *into,
+							ExplainState *es, const char *queryString,
+							ParamListInfo params, QueryEnvironment *queryEnv)
+{
+	bool	   *enabled;
+
+	if (prev_explain_per_plan)
+		prev_explain_per_plan(plannedstmt, into, es, queryString, params,
+							  queryEnv);
+	enabled = GetExplainExtensionState(es, explain_extension_id);
+	if (enabled == NULL || !*enabled || !es->analyze || !usage_started)
+		return;
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		bool		first = true;
+
+		for (int m = METHOD_NONE; m < NUM_METHODS; m++)
+		{
+			uint64		logical = method_usage[m].logical - usage_at_start[m].logical;
+			uint64		physical = method_usage[m].physical - usage_at_start[m].physical;
+
+			if (logical == 0 && physical == 0)
+				continue;
+			if (first)
+			{
+				ExplainIndentText(es);
+				appendStringInfoString(es->str, "Temp Compression:");
+				first = false;
+			}
+			else
+				appendStringInfoChar(es->str, ',');
+			appendStringInfo(es->str, " %s written=%llukB stored=%llukB",
+							 method_options[m].name,
+							 (unsigned long long) ((logical + 1023) / 1024),
+							 (unsigned long long) ((physical + 1023) / 1024));
+		}
+		if (!first)
+			appendStringInfoChar(es->str, '\n');
+	}
+	else
+	{
+		ExplainOpenGroup("Temp Compression", "Temp Compression", true, es);
+		for (int m = METHOD_NONE; m < NUM_METHODS; m++)
+		{
+			ExplainOpenGroup(method_options[m].name, method_options[m].name,
+							 true, es);
+			ExplainPropertyUInteger("Written", "kB",
+									(method_usage[m].logical - usage_at_start[m].logical + 1023) / 1024,
+									es);
+			ExplainPropertyUInteger("Stored", "kB",
+									(method_usage[m].physical - usage_at_start[m].physical + 1023) / 1024,
+									es);
+			ExplainCloseGroup(method_options[m].name, method_options[m].name,
+							  true, es);
+		}
+		ExplainCloseGroup("Temp Compression", "Temp Compression", true, es);
+	}
+}
+
+/* ---- settings' checks ---- */
+
+static bool
+check_method(int *newval, void **extra, GucSource source)
+{
+	bf_codec	codec = method_codecs[*newval].codec;
+
+	if (*newval != METHOD_OFF && codec != BF_CODEC_AUTO &&
+		!bf_codec_available(codec))
+	{
+		GUC_check_errdetail("Compression method \"%s\" is not supported by this build of libbuffile.",
+							method_options[*newval].name);
+		return false;
+	}
+	return true;
+}
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_buffile must be loaded via \"shared_preload_libraries\"")));
+
+	DefineCustomEnumVariable("pg_buffile.method",
+							 "Sets the compression method of new temporary files.",
+							 "\"off\" leaves them to PostgreSQL; \"none\" stores them through libbuffile uncompressed; "
+							 "\"auto\" lets each file choose among none, lz4 and zstd as it grows, from what it measures of the device and the data.",
+							 &buffile_method,
+							 METHOD_OFF,
+							 method_options,
+							 PGC_USERSET,
+							 0,
+							 check_method, NULL, NULL);
+	DefineCustomIntVariable("pg_buffile.level",
+							"Sets the compression level of new temporary files.",
+							"0 is the method's default; zstd accepts -7 to 22, gzip 1 to 9, lz4 only 0.",
+							&buffile_level,
+							0, -7, 22,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("pg_buffile.encryption",
+							 "Encrypts new temporary files with a key drawn at server start.",
+							 NULL,
+							 &buffile_encryption,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("pg_buffile");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = pg_buffile_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = pg_buffile_shmem_startup;
+
+	explain_extension_id = GetExplainExtensionId("pg_buffile");
+#if PG_VERSION_NUM >= 190000
+	RegisterExtensionExplainOption("temp_compression",
+								   pg_buffile_explain_option,
+								   GUCCheckBooleanExplainOption);
+#else
+	RegisterExtensionExplainOption("temp_compression",
+								   pg_buffile_explain_option);
+#endif
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = pg_buffile_ExecutorStart;
+	prev_explain_per_plan = explain_per_plan_hook;
+	explain_per_plan_hook = pg_buffile_explain_per_plan;
+
+	if (buffile_storage_hook != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("another module already stores BufFiles")));
+	buffile_storage_hook = &pg_buffile_methods;
+}

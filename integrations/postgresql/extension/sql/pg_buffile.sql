@@ -1,0 +1,172 @@
+--
+-- pg_buffile: every kind of BufFile user spills through the method the
+-- server was started with (pg_buffile.method in postgresql.conf: the
+-- expected output is the same for lz4, zstd and auto) and through
+-- PostgreSQL's own files (off); the answers must be the same.
+--
+CREATE TABLE spill (a int, b int, c text);
+INSERT INTO spill
+  SELECT i, i % 1000, md5(i::text) FROM generate_series(1, 60000) i;
+ANALYZE spill;
+
+-- Runs a query with the server's method, then with "off"; returns whether
+-- the answers are the same.
+CREATE FUNCTION spill_check(query text) RETURNS bool
+LANGUAGE plpgsql AS $$
+DECLARE
+  method text := current_setting('pg_buffile.method');
+  digest_method text;
+  digest_off text;
+  q text := format('SELECT md5(string_agg(r::text, %L)) FROM (%s) r', E'\n', query);
+BEGIN
+  EXECUTE q INTO digest_method;
+  PERFORM set_config('pg_buffile.method', 'off', true);
+  EXECUTE q INTO digest_off;
+  PERFORM set_config('pg_buffile.method', method, true);
+  RETURN digest_method = digest_off;
+END
+$$;
+
+SET work_mem = '64kB';
+SET max_parallel_workers_per_gather = 0;
+
+-- external sort
+SELECT spill_check('SELECT c, a FROM spill ORDER BY c, a');
+
+-- hash join in batches
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+SELECT spill_check(
+  'SELECT s1.a, s2.c FROM spill s1 JOIN spill s2 ON s1.a = s2.a ORDER BY s1.a');
+RESET enable_mergejoin;
+RESET enable_nestloop;
+
+-- hash aggregation that spills
+SET enable_sort = off;
+SELECT spill_check(
+  'SELECT a % 30000 AS g, count(*), max(c) FROM spill GROUP BY 1 ORDER BY 1');
+RESET enable_sort;
+
+-- tuplestores: a window frame seeking backwards, a materialized CTE read twice
+SELECT spill_check(
+  'SELECT a, sum(a) OVER (ORDER BY a ROWS BETWEEN 100 PRECEDING AND 100 FOLLOWING)
+     FROM spill');
+SELECT spill_check(
+  'WITH m AS MATERIALIZED (SELECT a, c FROM spill)
+   SELECT (SELECT count(*) FROM m), (SELECT max(c) FROM m)');
+
+-- a holdable cursor keeps its tuplestore across transactions (interXact):
+-- with a method other than off it is one of ours, a named file of the
+-- library whose segments are "pgsql_tmp<pid>.<n>.<segment>"
+BEGIN;
+DECLARE held CURSOR WITH HOLD FOR SELECT a, c FROM spill ORDER BY a DESC;
+COMMIT;
+SELECT (current_setting('pg_buffile.method') <> 'off') =
+       (count(*) > 0) AS ours_when_on
+  FROM pg_ls_tmpdir()
+  WHERE name ~ ('^pgsql_tmp' || pg_backend_pid() || '\.[0-9]+\.[0-9]+$');
+MOVE FORWARD 59990 IN held;
+FETCH 3 FROM held;
+FETCH BACKWARD 2 FROM held;
+CLOSE held;
+
+-- parallel hash join in batches: FileSet files the processes share
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET enable_parallel_hash = on;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+SET work_mem = '192kB';
+SET hash_mem_multiplier = 1.0;
+SELECT spill_check(
+  'SELECT count(*), sum(s1.b), max(s2.c) FROM spill s1 JOIN spill s2 ON s1.a = s2.a');
+RESET enable_mergejoin;
+RESET enable_nestloop;
+RESET work_mem;
+RESET hash_mem_multiplier;
+
+-- parallel index build: the leader opens the workers' files and appends them
+SET work_mem = '64kB';
+SET max_parallel_maintenance_workers = 2;
+SET maintenance_work_mem = '128MB';
+ALTER TABLE spill SET (parallel_workers = 2);
+CREATE INDEX spill_c ON spill (c);
+SET enable_seqscan = off;
+SELECT count(*) FROM (SELECT c FROM spill WHERE c > '8' ORDER BY c) s;
+RESET enable_seqscan;
+SELECT count(*) FROM spill WHERE c > '8';
+RESET max_parallel_workers_per_gather;
+
+-- each method, level and encryption, against off (sorts the index on c
+-- cannot serve)
+SET pg_buffile.method = 'zstd';
+SET pg_buffile.level = 5;
+SELECT spill_check('SELECT c, a FROM spill ORDER BY b, c, a');
+SET pg_buffile.method = 'gzip';
+SET pg_buffile.level = 1;
+SELECT spill_check('SELECT c, a FROM spill ORDER BY b, c, a');
+SET pg_buffile.method = 'none';
+RESET pg_buffile.level;
+SET pg_buffile.encryption = on;
+SELECT spill_check('SELECT c, a FROM spill ORDER BY b, c, a');
+SET pg_buffile.method = 'lz4';
+SELECT spill_check('SELECT c, a FROM spill ORDER BY b, c, a');
+RESET pg_buffile.encryption;
+
+-- temp_file_limit: the same error as with PostgreSQL's own files
+SET max_parallel_workers_per_gather = 0;
+SET temp_file_limit = '200kB';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+SET pg_buffile.method = 'off';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+SET pg_buffile.method = 'lz4';
+RESET temp_file_limit;
+RESET max_parallel_workers_per_gather;
+
+-- settings that are refused
+SET pg_buffile.method = 'zlib';
+SET pg_buffile.method = 'lz4:1';
+SET pg_buffile.level = 23;
+SET pg_buffile.level = 3;
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+RESET pg_buffile.method;
+RESET pg_buffile.level;
+
+-- EXPLAIN (ANALYZE, TEMP_COMPRESSION): in the structured formats, every
+-- method with the fixed keys Written and Stored; the server's method wrote
+-- something.  Without the option, nothing of ours.
+SET max_parallel_workers_per_gather = 0;
+CREATE FUNCTION explain_compression(query text) RETURNS TABLE (method text, keys text, wrote bool)
+LANGUAGE plpgsql AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, TEMP_COMPRESSION, FORMAT JSON) ' || query INTO plan;
+  RETURN QUERY
+    SELECT m.key, (SELECT string_agg(k, ',') FROM json_object_keys(m.value) k),
+           (m.value->>'Written')::bigint > 0
+      FROM json_each(plan->0->'Temp Compression') m;
+END
+$$;
+SELECT method, keys, wrote = (method = current_setting('pg_buffile.method')) AS as_expected
+  FROM explain_compression('SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s');
+DO $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s' INTO plan;
+  RAISE NOTICE 'without the option: %', (plan->0->'Temp Compression') IS NULL;
+END
+$$;
+RESET max_parallel_workers_per_gather;
+
+-- nothing of ours stays in memory after the queries: the context is back
+-- to its first block
+SELECT coalesce(max(total_bytes), 0) <= 8192 AS nothing_left
+  FROM pg_backend_memory_contexts WHERE name = 'pg_buffile';
+
+DROP TABLE spill;
+DROP FUNCTION spill_check(text);
+DROP FUNCTION explain_compression(text);

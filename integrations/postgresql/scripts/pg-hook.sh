@@ -1,0 +1,357 @@
+#!/usr/bin/env bash
+# Build and test PostgreSQL with the BufFile storage hook patch
+# (integrations/postgresql/hook/<major>/, see hook/README.md), for a major
+# given as the first argument: 18 (Debian's 18.6 source, fetched by
+# pg-build.sh --source) or master (the shared tarball, its checksum verified).
+#
+#   integrations/postgresql/scripts/pg-hook.sh 18 [PART...]
+#   integrations/postgresql/scripts/pg-hook.sh master [PART...]
+#   integrations/postgresql/scripts/pg-hook.sh 18 --export
+#       write the tree's commits after "pristine" back into hook/18/ (after
+#       editing and committing in the tree; the cover letter is kept)
+#
+# PARTs, all by default, in this order:
+#   build    the pristine tree as a git repository (tag "pristine"), the patch
+#            series applied with git am and checked to be what git
+#            format-patch makes of it; configure, make, make install
+#   indent   pgindent (the tree's, with its typedefs.list) changes nothing
+#            in the C files the series touches
+#   check    core's make check: the hook compiled in, no module loaded
+#   module   make check of src/test/modules/test_buffile_hook
+#   through  core's make check with test_buffile_hook preloaded: every BufFile
+#            of the regression suite goes through the hook's pass-through
+#   extension libbuffile (CMake, into build/pg/libbuffile as pg-build.sh does),
+#            pg_buffile (integrations/postgresql/extension/) built with PGXS
+#            against this install and installed (pgindent-clean with its
+#            typedefs.list); then, against a server started with
+#            shared_preload_libraries = 'pg_buffile' and pg_buffile.method =
+#            lz4, zstd, auto in turn: its make installcheck and core's
+#            installcheck-parallel (every BufFile of core's suite through the
+#            extension; log_temp_files counts the files of each method), and
+#            with lz4 core's isolation suite (installcheck)
+#   memory   (after extension) 100,000 open BufFiles of 100 and
+#            of 10,000 bytes (tests/buffile_memory) on the extension's server:
+#            the memory of lz4's files within 1.10 times stock's (off)
+#
+# Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
+# git tree), build/ (VPATH build), inst/ (install). The master tarball is
+# $PGHOOK_MASTER_TARBALL, else shared/deps/postgresql-master-*.tar.xz beside
+# a clone or beside the folder of worktrees. Prints the time of each part.
+set -euo pipefail
+MAJOR=${1:-}
+shift || true
+case $MAJOR in
+  18) export PG_MAJOR=18 ;;
+  master) export PG_MAJOR=18 ;;   # pg-common.sh's user and helpers only
+  *) printf 'usage: %s 18|master [--export | PART...]\n' "$0" >&2; exit 2 ;;
+esac
+# shellcheck source=pg-common.sh
+. "$(dirname "$0")/pg-common.sh"
+[ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"
+HOOK=$TOP/integrations/postgresql/hook/$MAJOR
+[ -d "$HOOK" ] || die "no patch series in $HOOK"
+D=${PGHOOK_DIR:-$PGROOT/hook}/$MAJOR
+SRC=$D/src
+export GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*' \
+  GIT_CONFIG_KEY_1=commit.gpgsign GIT_CONFIG_VALUE_1=false
+git_() { git -C "$SRC" "$@"; }
+
+EXPORT=0
+PARTS=()
+for a in "$@"; do
+  case $a in
+    --export) EXPORT=1 ;;
+    build|indent|check|module|through|extension|memory) PARTS+=("$a") ;;
+    *) die "unknown part $a (build indent check module through extension memory, or --export)" ;;
+  esac
+done
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension memory)
+want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+
+t0=$SECONDS
+part_start=$SECONDS
+done_part() { log "$1: $((SECONDS - part_start)) s"; part_start=$SECONDS; }
+
+# The series as git format-patch writes it from the tree, into $1.
+format_series() {
+  rm -rf "$1"
+  git_ format-patch -q --no-signature --zero-commit -o "$1" pristine..HEAD
+}
+
+if [ $EXPORT = 1 ]; then
+  [ -d "$SRC/.git" ] || die "no tree in $SRC"
+  W=$(mktemp -d)
+  format_series "$W/p"
+  find "$HOOK" -name '000[1-9]-*.patch' -delete
+  cp "$W"/p/*.patch "$HOOK/"
+  rm -rf "$W"
+  n=$(find "$HOOK" -name '000[1-9]-*.patch' | wc -l)
+  log "wrote $n patches into $HOOK"
+  exit 0
+fi
+
+apt_install build-essential bison flex perl libreadline-dev zlib1g-dev liblz4-dev libzstd-dev \
+  libicu-dev libipc-run-perl ccache pkg-config git xz-utils cmake libssl-dev
+ensure_user
+mkdir -p "$D"
+chown "$PG_USER": "$D"
+exec 9> "$D/.lock"
+flock 9
+
+# --- the pristine tree, as a git repository ---------------------------------
+if [ ! -d "$SRC/.git" ]; then
+  rm -rf "$SRC" "$SRC.tmp"
+  if [ "$MAJOR" = 18 ]; then
+    pristine=$(bash "$PGS/pg-build.sh" --source | tail -1)
+    cp -a "$pristine" "$SRC.tmp"
+  else
+    tarball=${PGHOOK_MASTER_TARBALL:-}
+    for dd in "$TOP/../shared/deps" "$TOP/../../shared/deps"; do
+      for f in "$dd"/postgresql-master-*.tar.xz; do
+        [ -z "$tarball" ] && [ -f "$f" ] && tarball=$f
+      done
+    done
+    [ -f "$tarball" ] || die "no PostgreSQL master tarball (set PGHOOK_MASTER_TARBALL)"
+    (cd "$(dirname "$tarball")" && sha256sum -c --quiet "$(basename "$tarball").sha256") \
+      || die "$tarball does not match its checksum"
+    mkdir -p "$SRC.tmp"
+    tar -xJf "$tarball" -C "$SRC.tmp" --strip-components=1
+  fi
+  git -C "$SRC.tmp" init -q
+  git -C "$SRC.tmp" add -A -f
+  git -C "$SRC.tmp" -c user.name=pristine -c user.email=pristine@localhost \
+    commit -q -m "PostgreSQL $MAJOR, pristine"
+  git -C "$SRC.tmp" tag pristine
+  chown -R "$PG_USER": "$SRC.tmp"
+  mv "$SRC.tmp" "$SRC"
+fi
+
+# --- the series: applied unless the tree's commits are it already -----------
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$W/want"
+cp "$HOOK"/000[1-9]-*.patch "$W/want/"
+same_series() { format_series "$W/have" && diff -r "$W/have" "$W/want" > /dev/null; }
+if want build; then
+  if ! same_series; then
+    log "applying $(find "$W/want" -name '*.patch' | wc -l) patches of $HOOK with git am"
+    git_ reset -q --hard pristine
+    git_ -c user.name="$PG_USER" -c user.email="$PG_USER@localhost" am -q "$W"/want/*.patch \
+      || die "the series does not apply to the pristine tree"
+    chown -R "$PG_USER": "$SRC"
+    same_series || { diff -r "$W/have" "$W/want" | head -20;
+                      die "$HOOK is not what git format-patch makes of it"; }
+  fi
+  log "tree $SRC: $(git_ log --oneline pristine..HEAD | wc -l) commits on pristine"
+fi
+
+# --- build -------------------------------------------------------------------
+B=$D/build
+INST=$D/inst
+CFLAGS_PG="-O2 -g -fno-omit-frame-pointer"
+CONF=(--enable-debug --enable-depend --enable-cassert --enable-tap-tests --with-lz4 --with-zstd
+      --with-system-tzdata=/usr/share/zoneinfo "--prefix=$INST")
+if want build; then
+  mkdir -p "$B" "$INST"
+  chown "$PG_USER": "$B" "$INST"
+  wanted="${CONF[*]} CFLAGS=$CFLAGS_PG"
+  if [ ! -f "$B/config.status" ] || [ "$(cat "$B/.configured" 2>/dev/null)" != "$wanted" ]; then
+    (cd "$B" && as_user env CC="ccache gcc" CFLAGS="$CFLAGS_PG" "$SRC/configure" "${CONF[@]}" \
+       > configure.log 2>&1) || { tail -20 "$B/configure.log"; die "configure failed in $B"; }
+    echo "$wanted" > "$B/.configured"
+  fi
+  (cd "$B" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1) \
+    || { grep -E 'error|warning' "$B/make.log" | head -20; die "make failed in $B (see $B/make.log)"; }
+  if grep -E 'warning:' "$B/make.log" | grep -E 'buffile|test_buffile_hook' ; then
+    die "the series' files compile with warnings"
+  fi
+  done_part "build ($MAJOR, installed in $INST)"
+fi
+[ -f "$B/config.status" ] || die "not built yet: run $0 $MAJOR build"
+
+# --- pgindent --------------------------------------------------------------------
+if want indent; then
+  (cd "$B" && as_user make -s -C src/tools/pg_bsd_indent > indent.log 2>&1) \
+    || die "could not build pg_bsd_indent (see $B/indent.log)"
+  mapfile -t files < <(git_ diff --name-only pristine..HEAD -- '*.c' '*.h')
+  rm -rf "$W/ind"
+  for f in "${files[@]}"; do
+    mkdir -p "$W/ind/$(dirname "$f")"
+    cp "$SRC/$f" "$W/ind/$f"
+  done
+  (cd "$W/ind" && perl "$SRC/src/tools/pgindent/pgindent" \
+     --indent="$B/src/tools/pg_bsd_indent/pg_bsd_indent" \
+     --typedefs="$SRC/src/tools/pgindent/typedefs.list" "${files[@]}")
+  bad=0
+  for f in "${files[@]}"; do
+    cmp -s "$SRC/$f" "$W/ind/$f" || { diff -u "$SRC/$f" "$W/ind/$f" || true; bad=1; }
+  done
+  [ $bad = 0 ] || die "pgindent changes the files above"
+  done_part "indent (${#files[@]} files unchanged by pgindent)"
+fi
+
+# regress_summary DIR: the summary line pg_regress printed into DIR's log
+run_check() {
+  local name=$1 dir=$2
+  shift 2
+  if (cd "$B/$dir" && as_user make -s check "$@" > "$B/$name.log" 2>&1); then
+    log "$name: $(grep -E 'tests passed|All [0-9]+ tests' "$B/$name.log" | tail -1 | tr -s ' #')"
+  else
+    tail -30 "$B/$name.log"
+    die "$name failed (see $B/$name.log and $B/$dir)"
+  fi
+}
+
+if want check; then
+  run_check check-core src/test/regress
+  done_part "check (core, hook unset)"
+fi
+if want module; then
+  run_check check-module src/test/modules/test_buffile_hook
+  done_part "module (test_buffile_hook)"
+fi
+if want through; then
+  # EXTRA_INSTALL puts the module into the temporary installation.
+  run_check check-through src/test/regress \
+    EXTRA_INSTALL=src/test/modules/test_buffile_hook \
+    TEMP_CONFIG="$SRC/src/test/modules/test_buffile_hook/test_buffile_hook.conf"
+  done_part "through (core's make check, every BufFile through test_buffile_hook)"
+fi
+
+# --- the extension ------------------------------------------------------------
+if want extension; then
+  LIB=$PGROOT/libbuffile
+  cmake -S "$TOP" -B "$PGROOT/lib-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TPCH=OFF \
+    -DBF_BUILD_TESTS=OFF -DBF_BUILD_SQLITE=OFF > /dev/null
+  cmake --build "$PGROOT/lib-build" -j"$PG_JOBS" > /dev/null
+  cmake --install "$PGROOT/lib-build" --prefix "$LIB" > /dev/null
+  chown -R "$PG_USER": "$LIB"
+  # The extension is built in a copy (PGXS builds where its Makefile is).
+  E=$D/ext
+  rm -rf "$E"
+  cp -r "$TOP/integrations/postgresql/extension" "$E"
+  chown -R "$PG_USER": "$E"
+  PGX=(env "PKG_CONFIG_PATH=$LIB/lib/pkgconfig" make -s -C "$E" "PG_CONFIG=$INST/bin/pg_config")
+  (as_user "${PGX[@]}" > "$E/make.log" 2>&1 && as_user "${PGX[@]}" install >> "$E/make.log" 2>&1) \
+    || { cat "$E/make.log"; die "pg_buffile does not build"; }
+  if grep -E 'warning:' "$E/make.log"; then die "pg_buffile compiles with warnings"; fi
+  if want indent; then
+    mkdir -p "$W/ext"
+    cp "$E/pg_buffile.c" "$W/ext/"
+    cat "$SRC/src/tools/pgindent/typedefs.list" "$E/typedefs.list" > "$W/ext/typedefs.list"
+    (cd "$W/ext" && perl "$SRC/src/tools/pgindent/pgindent" \
+       --indent="$B/src/tools/pg_bsd_indent/pg_bsd_indent" --typedefs=typedefs.list pg_buffile.c)
+    cmp -s "$E/pg_buffile.c" "$W/ext/pg_buffile.c" \
+      || { diff -u "$E/pg_buffile.c" "$W/ext/pg_buffile.c"; die "pgindent changes pg_buffile.c"; }
+  fi
+  linked=$(ldd "$INST/lib/postgresql/pg_buffile.so")
+  grep -q "libbuffile.so.*$LIB/lib" <<< "$linked" || die "pg_buffile.so is not linked with $LIB's libbuffile"
+  # libbuffile (and libcrypto with it) is the extension's, never the server's
+  linked=$(ldd "$INST/bin/postgres")
+  if grep libbuffile <<< "$linked"; then die "the server is linked with libbuffile"; fi
+  done_part "extension built (libbuffile in $LIB, pg_buffile in $INST)"
+
+  # A server of its own: 18 listens on 54591, master on 54691.
+  R=$D/run
+  case $MAJOR in 18) port=54591 ;; *) port=54691 ;; esac
+  stop_server() { as_user "$INST/bin/pg_ctl" -D "$R/data" stop -m fast > /dev/null 2>&1 || true; }
+  stop_server
+  rm -rf "$R"
+  mkdir -p "$R"
+  chown "$PG_USER": "$R"
+  as_user "$INST/bin/initdb" -D "$R/data" -A trust --no-sync > "$R/initdb.log" 2>&1 \
+    || { cat "$R/initdb.log"; die "initdb failed"; }
+  cat >> "$R/data/postgresql.conf" <<CONF
+port = $port
+unix_socket_directories = '$R'
+listen_addresses = ''
+shared_preload_libraries = 'pg_buffile'
+fsync = off
+log_temp_files = 0
+max_prepared_transactions = 10
+CONF
+  trap 'stop_server; rm -rf "$W"' EXIT
+  for method in lz4 zstd auto; do
+    sed -i "/^pg_buffile.method/d" "$R/data/postgresql.conf"
+    echo "pg_buffile.method = '$method'" >> "$R/data/postgresql.conf"
+    as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
+      || as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w start > /dev/null \
+      || { tail -20 "$R/server.log"; die "the server with pg_buffile does not start"; }
+    if as_user env PGHOST="$R" PGPORT=$port "${PGX[@]}" installcheck > "$E/installcheck-$method.log" 2>&1; then
+      log "installcheck, pg_buffile.method = $method: $(grep -E 'tests passed' "$E/installcheck-$method.log" | tr -s ' #')"
+    else
+      cat "$E/installcheck-$method.log"; head -40 "$E/regression.diffs" 2>/dev/null
+      die "pg_buffile's installcheck failed with pg_buffile.method = $method"
+    fi
+    # core's suites against this server: PGHOST/PGPORT as any installcheck
+    suites=(src/test/regress installcheck-parallel)
+    [ "$method" = lz4 ] && suites+=(src/test/isolation installcheck)
+    for ((i = 0; i < ${#suites[@]}; i += 2)); do
+      dir=${suites[i]} target=${suites[i + 1]}
+      logf=$B/${dir##*/}-$method.log
+      before=$(grep -c "method $method" "$R/server.log" || true)
+      if (cd "$B/$dir" && as_user env PGHOST="$R" PGPORT=$port make -s "$target" > "$logf" 2>&1); then
+        nlogged=$(( $(grep -c "method $method" "$R/server.log" || true) - before ))
+        log "core $dir $target, pg_buffile.method = $method: $(grep -E 'tests passed' "$logf" | tr -s ' #') ($nlogged files of ours logged by log_temp_files)"
+      else
+        tail -30 "$logf"
+        die "core's $dir $target failed with pg_buffile.method = $method (see $logf)"
+      fi
+    done
+  done
+  stop_server
+  if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
+  done_part "extension: installcheck and core's suites (lz4, zstd, auto)"
+fi
+
+# --- memory of 100,000 open files ----------------------------------------------
+if want memory; then
+  R=$D/run
+  case $MAJOR in 18) port=54591 ;; *) port=54691 ;; esac
+  [ -f "$R/data/postgresql.conf" ] || die "no server of the extension part in $R: run $0 $MAJOR extension first"
+  M=$D/memory
+  rm -rf "$M"
+  cp -r "$TOP/integrations/postgresql/tests/buffile_memory" "$M"
+  chown -R "$PG_USER": "$M"
+  (cd "$M" && as_user make -s PG_CONFIG="$INST/bin/pg_config" install > build.log 2>&1) \
+    || { tail -20 "$M/build.log"; die "buffile_memory does not build"; }
+  stop_server() { as_user "$INST/bin/pg_ctl" -D "$R/data" stop -m fast > /dev/null 2>&1 || true; }
+  trap 'stop_server; rm -rf "$W"' EXIT
+  as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
+    || die "the server of $R does not start"
+  psql_() {
+    as_user env PGOPTIONS="-c client_min_messages=warning" \
+      "$INST/bin/psql" -h "$R" -p "$port" -X -v ON_ERROR_STOP=1 "$@"
+  }
+  db=postgres ts=""
+  # The files in a tablespace on a tmpfs when there is one (creating 100,000 files on a
+  # disk's file system takes a minute).
+  if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+    ts=/dev/shm/pgbuf-hook-memory-$MAJOR
+    rm -rf "$ts"; mkdir -p "$ts"; chown "$PG_USER": "$ts"
+    psql_ -d postgres -q -c "drop database if exists memory" -c "drop tablespace if exists memory_ts" \
+      -c "create tablespace memory_ts location '$ts'" -c "create database memory tablespace memory_ts"
+    db=memory
+  fi
+  psql_ -d $db -q -c "create extension if not exists buffile_memory"
+  n=100000
+  # measure METHOD BYTES: the bytes of the contexts holding n open files
+  measure() {
+    psql_ -d $db -At -c "set log_temp_files = -1" -c "set pg_buffile.method = $1" \
+      -c "select buffile_memory_open($n, $2)" \
+      -c "select sum(total_bytes) from pg_backend_memory_contexts
+          where name in ('BufFile memory test', 'pg_buffile')" \
+      -c "select buffile_memory_close()" | grep -E '^[0-9]+$'
+  }
+  for bytes in 100 10000; do
+    off_b=$(measure off $bytes) || die "the memory measure failed (off)"
+    lz4_b=$(measure lz4 $bytes) || die "the memory measure failed (lz4)"
+    log "$n files of $bytes bytes: stock $((off_b / n)) bytes a file, lz4 $((lz4_b / n)) ($(awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { printf "%.3f", a / b }')x)"
+    awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { exit !(b > 0 && a <= 1.10 * b) }' \
+      || die "lz4's files take more than 1.10 times stock's memory"
+  done
+  stop_server
+  if [ -n "$ts" ]; then rm -rf "$ts"; fi
+  done_part "memory (100,000 files)"
+fi
+log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"
