@@ -12,8 +12,9 @@
  *   4. slicing-by-8 tables, on every platform.
  * The folding paths take inputs of FOLD_MIN bytes and more and hand the
  * folded 128 bits and the tail to the crc32 instruction; shorter inputs go
- * to path 3. docs/results/none-path-profile.md ("Folded CRC-32C") has the
- * speeds.
+ * to path 3. On the AVX-512 Xeon of docs/results/none-path-profile.md
+ * ("Folded CRC-32C"), an 8 KiB block takes 68 ns with path 1, 253 with path 2,
+ * 302 with path 3 and 3.9 us with the tables.
  *
  * The tables and the fold constants are built once (pthread_once) so spaces
  * in many threads may checksum concurrently. The dispatch decision is made
