@@ -161,8 +161,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const voi
 /*
  * Folding (the white paper's method). Read 16 bytes into a 128-bit lane
  * little-endian: lane bit k is message bit k (bit k % 8 of byte k / 8), and
- * the reflected CRC gives message bit k the higher power, so the lane is the
- * polynomial A = sum a_k x^(127-k) relative to its place: its low quadword H
+ * the reflected CRC gives earlier message bits higher powers, so the lane is
+ * the polynomial A = sum a_k x^(127-k) relative to its place: its low quadword H
  * holds A's x^127..x^64 and its high one L x^63..x^0, A = H x^64 + L.
  *
  * The CRC of a message M (the state XORed into its first 4 bytes, as the
@@ -180,8 +180,9 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const voi
  * form (bit i for x^(31-i), how the tables hold residues) shifted up by 32:
  * fold_k[m] = (x^(64m-1) mod P) << 32, and a fold over D bits (a multiple of
  * 64) multiplies H by fold_k[D/64 + 1] and L by fold_k[D/64]. The products'
- * bits 0..31 stay zero (degree < 96). crc_init computes the residues by
- * stepping x^0 up one power at a time, the table generator's own step.
+ * bits 0..31 stay zero (degree < 96). build_fold_k (from crc_init) computes
+ * the residues by stepping x^0 up one power at a time, the table generator's
+ * own step.
  */
 #define FOLD_MIN 256  /* shorter inputs go to crc_hw (its single chain below 384) */
 #define FOLD_K_MAX 33 /* fold_k[m] up to m = D/64 + 1 for D = 2048 bits */
