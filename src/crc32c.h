@@ -1,8 +1,9 @@
 /*
  * crc32c.h - CRC-32C (Castagnoli), the checksum of every extent.
  *
- * Uses the SSE4.2 crc32 instruction when the CPU has it, else a
- * slicing-by-8 table; both give identical results (tested).
+ * Folds with VPCLMULQDQ (AVX-512) or PCLMULQDQ when the CPU has them, else
+ * uses the SSE4.2 crc32 instruction, else a slicing-by-8 table; all give
+ * identical results (tested).
  */
 #ifndef BF_CRC32C_H
 #define BF_CRC32C_H
@@ -15,5 +16,24 @@ uint32_t bf_crc32c(uint32_t crc, const void *data, size_t len);
 
 /* The portable implementation, exposed so tests can compare it with the fast one. */
 uint32_t bf_crc32c_sw(uint32_t crc, const void *data, size_t len);
+
+/*
+ * For tests and benchmarks only (the library calls bf_crc32c): each implementation
+ * bf_crc32c may choose, numbered slowest first. bf_crc32c_impl returns the one named if
+ * this CPU (and build) runs it, else NULL; the function it returns takes any input (the
+ * folding ones pass short inputs to the crc32 instruction's path, as bf_crc32c does).
+ * bf_crc32c_selected is the one bf_crc32c uses, bf_crc32c_impl_name a short name.
+ */
+enum {
+    BF_CRC32C_TABLE,   /* slicing-by-8, every platform */
+    BF_CRC32C_SSE42,   /* three chains of the crc32 instruction (x86-64 SSE4.2) */
+    BF_CRC32C_PCLMUL,  /* 4 x 128-bit PCLMULQDQ folding (and SSE4.2) */
+    BF_CRC32C_VPCLMUL, /* 4 x 512-bit VPCLMULQDQ folding (AVX-512F, AVX-512VL) */
+    BF_CRC32C_KINDS
+};
+typedef uint32_t (*bf_crc32c_fn)(uint32_t crc, const void *data, size_t len);
+bf_crc32c_fn bf_crc32c_impl(int which);
+const char *bf_crc32c_impl_name(int which);
+int bf_crc32c_selected(void);
 
 #endif
