@@ -160,7 +160,17 @@ void bf_auto_add_user(bf_auto *a, bf_codec codec, int32_t level, const char *nam
  */
 int bf_auto_times_io(bf_auto *a, uint64_t bytes);
 
-/* Account one transfer of `bytes` from `start` to `end` (ns on the space's I/O clock). */
+/*
+ * Account one transfer of `bytes` from `start` to `end` (ns on the space's
+ * I/O clock, the wall's) of which `wait_ns` was not spent waiting for a CPU
+ * (devclock.h); `paused`: the thread waited over BF_AUTO_GAP for a CPU
+ * before or in it, which ends a run of waits. Whether it waited for the
+ * device is decided on `wait_ns`; runs are timed on start and end.
+ */
+void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end,
+                           uint64_t wait_ns, int paused);
+
+/* The same with no run delay: all of its wall time counts (tests' made-up devices). */
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
 
 /* Account one transfer of `bytes` that bf_auto_times_io did not ask to time. */
