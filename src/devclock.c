@@ -2,7 +2,7 @@
  * devclock.c - the time a transfer waited on the device (devclock.h has the
  * measure, its costs and the fallback).
  * Implements: devclock.h: bf_devclock_begin, bf_devclock_end,
- * bf_devclock_set_source, bf_devclock_close.
+ * bf_devclock_set_source, bf_devclock_set_hooks, bf_devclock_close.
  *
  * Invariants: as devclock.h's; nothing here prints, aborts or fails the
  * caller: any trouble with schedstat leaves the wall clock alone.
@@ -36,10 +36,19 @@ static int parse_run_delay(const char *p, uint64_t *out)
     return 1;
 }
 
+/* Close the descriptor, if open, and give it back to the caller's budget. */
+static void close_fd(bf_devclock *dc)
+{
+    if (dc->state != BF_DEVCLOCK_OPEN)
+        return;
+    close(dc->fd);
+    if (dc->hooks != NULL && dc->hooks->fd_release != NULL)
+        dc->hooks->fd_release(dc->hooks->ctx);
+}
+
 static void give_up(bf_devclock *dc)
 {
-    if (dc->state == BF_DEVCLOCK_OPEN)
-        close(dc->fd);
+    close_fd(dc);
     dc->state = BF_DEVCLOCK_WALL;
     dc->armed = 0;
 }
@@ -66,9 +75,17 @@ static int read_fd(bf_devclock *dc, uint64_t *rq)
  */
 static void open_for(bf_devclock *dc, pid_t tid)
 {
+    dc->since = 0;
+    const bf_io_hooks *k = dc->hooks;
+    if (k != NULL && k->fd_acquire != NULL && !k->fd_acquire(k->ctx, 0)) {
+        dc->state = BF_DEVCLOCK_REFUSED;
+        return;
+    }
     int saved = errno; /* the caller's errno is not this clock's business */
     dc->fd = open(dc->path != NULL ? dc->path : SCHEDSTAT, O_RDONLY | O_CLOEXEC);
     if (dc->fd < 0) {
+        if (k != NULL && k->fd_release != NULL)
+            k->fd_release(k->ctx); /* every acquire is matched by one release */
         dc->state = BF_DEVCLOCK_WALL;
     } else {
         dc->state = BF_DEVCLOCK_OPEN;
@@ -76,7 +93,6 @@ static void open_for(bf_devclock *dc, pid_t tid)
         if (!read_fd(dc, &dc->rq))
             give_up(dc);
     }
-    dc->since = 0;
     errno = saved;
 }
 
@@ -89,11 +105,11 @@ static void open_for(bf_devclock *dc, pid_t tid)
  */
 static uint64_t reread(bf_devclock *dc)
 {
-    if (dc->off || dc->state == BF_DEVCLOCK_WALL)
+    if (dc->off || dc->state == BF_DEVCLOCK_WALL || dc->state == BF_DEVCLOCK_REFUSED)
         return 0;
     pid_t tid = gettid();
     if (dc->state == BF_DEVCLOCK_OPEN && tid != dc->tid) {
-        close(dc->fd);
+        close_fd(dc);
         dc->state = BF_DEVCLOCK_UNOPENED;
     }
     if (dc->state == BF_DEVCLOCK_UNOPENED) {
@@ -118,7 +134,7 @@ void bf_devclock_begin(bf_devclock *dc)
 {
     dc->gap_rq = 0;
     dc->cur_armed = 0;
-    if (dc->off || dc->state == BF_DEVCLOCK_WALL)
+    if (dc->off || dc->state == BF_DEVCLOCK_WALL || dc->state == BF_DEVCLOCK_REFUSED)
         return;
     if (dc->state == BF_DEVCLOCK_UNOPENED) {
         reread(dc); /* the baseline: auto's first timed transfer */
@@ -133,6 +149,8 @@ void bf_devclock_begin(bf_devclock *dc)
 
 bf_devwait bf_devclock_end(bf_devclock *dc, uint64_t bytes, uint64_t wall_ns)
 {
+    if (dc->state == BF_DEVCLOCK_REFUSED && !dc->off && (dc->since += bytes) >= BF_DEVCLOCK_WINDOW)
+        dc->state = BF_DEVCLOCK_UNOPENED; /* ask the caller again at the next one */
     if (dc->off || dc->state != BF_DEVCLOCK_OPEN)
         return (bf_devwait){.wait_ns = wall_ns, .paused = 0};
     int is_long = wall_ns > BF_DEVCLOCK_LONG_NS;
@@ -159,10 +177,14 @@ void bf_devclock_set_source(bf_devclock *dc, const char *path, int off)
     dc->off = off;
 }
 
+void bf_devclock_set_hooks(bf_devclock *dc, const bf_io_hooks *hooks)
+{
+    dc->hooks = hooks;
+}
+
 void bf_devclock_close(bf_devclock *dc)
 {
-    if (dc->state == BF_DEVCLOCK_OPEN)
-        close(dc->fd);
+    close_fd(dc);
     dc->state = BF_DEVCLOCK_UNOPENED;
     dc->armed = 0;
     dc->cur_armed = 0;

@@ -41,9 +41,16 @@
  * as before this clock, silently (wait = wall time, never paused); the
  * descriptor is closed and not tried again for the space's life.
  *
+ * The descriptor is one of the space's: the caller's fd_acquire hook is
+ * asked before it is opened (never with `must`: the clock can do without)
+ * and fd_release called when it is closed. Refused, the clock is the wall
+ * clock until BF_DEVCLOCK_WINDOW more bytes of timed transfers went by,
+ * then asks again.
+ *
  * Invariants: all-zero is a valid clock that opens the default path at
  * its first reading (a space is calloc'ed); `fd` is open only in state
- * BF_DEVCLOCK_OPEN, and then reads thread `tid`'s schedstat (a reading from
+ * BF_DEVCLOCK_OPEN, and then holds one fd_acquire of `hooks` (if they have
+ * one) and reads thread `tid`'s schedstat (a reading from
  * another thread, or in a forked child, reopens it first); `rq` is the run
  * delay at the last reading. A space is one thread's at a time (buffile.h),
  * so nothing here is shared.
@@ -54,6 +61,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "buffile.h"
+
 #define BF_DEVCLOCK_LONG_NS 200000u   /* a transfer this long on the wall may have been preempted */
 #define BF_DEVCLOCK_ARM 16u           /* timed transfers after a long one read at both ends */
 #define BF_DEVCLOCK_WINDOW (1u << 20) /* bytes of timed transfers between readings at most */
@@ -62,17 +71,19 @@
 enum {
     BF_DEVCLOCK_UNOPENED = 0, /* opens `path` at its first reading */
     BF_DEVCLOCK_OPEN,         /* reading `fd` */
-    BF_DEVCLOCK_WALL          /* no run delay: the wall clock alone */
+    BF_DEVCLOCK_WALL,         /* no run delay: the wall clock alone */
+    BF_DEVCLOCK_REFUSED       /* the caller's fd_acquire said no: the wall clock for a while */
 };
 
 typedef struct bf_devclock {
     int state;
     int fd;
-    pid_t tid;         /* the thread whose schedstat `fd` reads */
+    const bf_io_hooks *hooks; /* the space's (fd_acquire, fd_release); NULL: none */
+    pid_t tid;                /* the thread whose schedstat `fd` reads */
     const char *path;  /* NULL: /proc/thread-self/schedstat; else a test's file (its string) */
     int off;           /* the wall clock alone, by choice (a test's fake device) */
     uint64_t rq;       /* run_delay (ns) at the last reading */
-    uint64_t since;    /* bytes of timed transfers since the last reading */
+    uint64_t since;    /* bytes of timed transfers since the last reading (or refusal) */
     uint32_t armed;    /* timed transfers left to read at both ends */
     int cur_armed;     /* the transfer in flight is one of them */
     uint64_t gap_rq;   /* its run delay before it (read at its start) */
@@ -98,6 +109,9 @@ bf_devwait bf_devclock_end(bf_devclock *dc, uint64_t bytes, uint64_t wall_ns);
  * device's clock has no run delay). Closes what was open.
  */
 void bf_devclock_set_source(bf_devclock *dc, const char *path, int off);
+
+/* Ask `hooks` (the space's, kept; NULL: none) before opening, tell them after closing. */
+void bf_devclock_set_hooks(bf_devclock *dc, const bf_io_hooks *hooks);
 
 /* Close the descriptor (the space is destroyed); the clock may be used again after. */
 void bf_devclock_close(bf_devclock *dc);

@@ -125,6 +125,8 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
         if (sp->autoc == NULL)
             return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "codec auto's state");
         bf_auto_init(sp->autoc, sp->auto_prefer == BF_AUTO_SPACE, sp->auto_slack_pct);
+        /* auto's device clock keeps a descriptor: the caller's budget is asked for it. */
+        bf_devclock_set_hooks(&sp->devclk, &sp->ios.hooks);
         for (uint32_t i = 0; i < sp->nuser; i++)
             if (sp->user[i].auto_candidate)
                 bf_auto_add_user(sp->autoc, (bf_codec)sp->user[i].id, sp->user[i].default_level,

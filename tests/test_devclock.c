@@ -6,7 +6,8 @@
  * (bf_space_set_schedstat), so "preempted" means what the test says.
  * Shown: a preempted page-cache transfer is not a wait, a true wait is
  * (preempted or not), a run of waits ends where the thread waited for a
- * CPU, and without schedstat the clock is the wall clock, silently.
+ * CPU, without schedstat the clock is the wall clock, silently, and its
+ * descriptor counts in the caller's budget (fd_acquire).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -190,6 +191,70 @@ static void test_another_thread_reopens(void **state)
     assert_int_equal(dc.tid, (pid_t)(intptr_t)tid);
     assert_int_equal(dc.state, BF_DEVCLOCK_OPEN);
     bf_devclock_close(&dc);
+    sched_close();
+}
+
+/* A caller's descriptor budget (bf_io_hooks' fd_acquire), with a say in it. */
+typedef struct budget {
+    int grant;
+    int acquired, released, must;
+} budget;
+
+static int budget_acquire(void *ctx, int must)
+{
+    budget *b = ctx;
+    b->must += must;
+    if (!b->grant)
+        return 0;
+    b->acquired++;
+    return 1;
+}
+
+static void budget_release(void *ctx)
+{
+    ((budget *)ctx)->released++;
+}
+
+/*
+ * The descriptor is the space's: asked of the caller's budget (never as a
+ * must), given back at close; refused, the wall clock, and it asks again a
+ * window of bytes later. An open that fails gives back what it acquired.
+ */
+static void test_the_descriptor_is_in_the_callers_budget(void **state)
+{
+    (void)state;
+    sched_open();
+    budget b = {0};
+    bf_io_hooks hooks = {.fd_acquire = budget_acquire, .fd_release = budget_release, .ctx = &b};
+    bf_devclock dc = {0};
+    bf_devclock_set_source(&dc, sched_path, 0);
+    bf_devclock_set_hooks(&dc, &hooks);
+    assert_int_equal(xfer(&dc, 8192, 5003000, 5000000).wait_ns, 5003000); /* refused */
+    assert_int_equal(dc.state, BF_DEVCLOCK_REFUSED);
+    for (uint64_t moved = 0; moved < BF_DEVCLOCK_WINDOW - 16384; moved += 8192)
+        assert_int_equal(xfer(&dc, 8192, 5003000, 5000000).wait_ns, 5003000);
+    assert_int_equal(dc.state, BF_DEVCLOCK_REFUSED);
+    b.grant = 1;
+    xfer(&dc, 8192, 3000, 0); /* a window since the refusal: asks again at the next */
+    assert_int_equal(dc.state, BF_DEVCLOCK_UNOPENED);
+    xfer(&dc, 8192, 3000, 0);
+    assert_int_equal(dc.state, BF_DEVCLOCK_OPEN);
+    assert_int_equal(xfer(&dc, 8192, 5003000, 5000000).wait_ns, 3000);
+    assert_int_equal(b.acquired, 1);
+    assert_int_equal(b.released, 0);
+    bf_devclock_close(&dc);
+    assert_int_equal(b.released, 1);
+
+    char missing[700];
+    snprintf(missing, sizeof(missing), "%s/no-proc", parent);
+    bf_devclock_set_source(&dc, missing, 0);
+    xfer(&dc, 8192, 3000, 0);
+    assert_int_equal(dc.state, BF_DEVCLOCK_WALL);
+    assert_int_equal(b.acquired, 2);
+    assert_int_equal(b.released, 2);
+    bf_devclock_close(&dc);
+    assert_int_equal(b.released, 2);
+    assert_int_equal(b.must, 0);
     sched_close();
 }
 
@@ -421,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_unarmed_delay_is_an_upper_bound),
         cmocka_unit_test(test_without_schedstat_the_wall),
         cmocka_unit_test(test_another_thread_reopens),
+        cmocka_unit_test(test_the_descriptor_is_in_the_callers_budget),
         cmocka_unit_test(test_paused_ends_a_run),
         cmocka_unit_test(test_preempted_page_cache_is_not_a_wait),
         cmocka_unit_test(test_a_true_wait_is_a_wait),
