@@ -15,17 +15,20 @@
 #
 #   bench/devclock-validate.sh [--build=DIR] [--dir=DIR] [--mib=N] [--slow-mib=N]
 #       [--rounds=N] [--rates=100MB,200MB,400MB] [--only=pagecache,slowfs,io_limit] [--no-burn]
+#       [--backing=DIR]
 # --build: a build with bench_devclock and slowfs (default build-devclock beside the repo's
 # build/, configured and built when missing); --dir: where the temp dirs, slowfs's backing
 # directory and mount go (default build/devclock-validate); --mib (page cache, default 256)
-# and --slow-mib (slowfs and io_limit, default 64): MiB each space writes and reads back.
+# and --slow-mib (slowfs and io_limit, default 64): MiB each space writes and reads back;
+# --backing: slowfs's backing directory (default DIR/backing; e.g. on tmpfs, so that the
+# backing file system's own stalls are not the device's).
 # slowfs needs /dev/fuse and fusermount3 (root, or a user allowed to mount).
 set -euo pipefail
 self=$(realpath "$0")
 cd "$(dirname "$self")/.."
 
 build=build-devclock dir=build/devclock-validate mib=256 slow_mib=64 rounds=3
-rates=100MB,200MB,400MB only=pagecache,slowfs,io_limit burn=1
+rates=100MB,200MB,400MB only=pagecache,slowfs,io_limit burn=1 backing=
 for arg in "$@"; do
   case "$arg" in
     --build=*) build=${arg#*=} ;;
@@ -36,6 +39,7 @@ for arg in "$@"; do
     --rates=*) rates=${arg#*=} ;;
     --only=*) only=${arg#*=} ;;
     --no-burn) burn=0 ;;
+    --backing=*) backing=${arg#*=} ;;
     -h|--help) sed -n '2,24p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "devclock-validate.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -51,6 +55,7 @@ dir=$(realpath "$dir")
 # shellcheck source=../tools/slowfs/mount.bash
 . tools/slowfs/mount.bash
 mnt=$dir/mnt
+backing=${backing:-$dir/backing}
 burn_pids=()
 burn_on() {
   for _ in $(seq "$(nproc)"); do yes >/dev/null & burn_pids+=($!); done
@@ -86,14 +91,17 @@ both() { # label, run quiet and (unless --no-burn) with the burners; the rest as
   fi
 }
 
-echo "devclock-validate: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds"
+echo "devclock-validate: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, slowfs backing $backing"
 has pagecache && both pagecache "$dir/pc" "$mib"
 IFS=, read -r -a rate_list <<<"$rates"
 if has slowfs; then
-  [ -x "$slowfs" ] && [ -c /dev/fuse ] || { echo "devclock-validate.sh: no slowfs or /dev/fuse here" >&2; exit 1; }
+  if [ ! -x "$slowfs" ] || [ ! -c /dev/fuse ]; then
+    echo "devclock-validate.sh: no slowfs or /dev/fuse here" >&2
+    exit 1
+  fi
   for r in "${rate_list[@]}"; do
-    mkdir -p "$dir/backing" "$mnt"
-    slowfs_mount "$slowfs" "$dir/backing" "$mnt" "$dir/slowfs.err" --rate="$r"
+    mkdir -p "$backing" "$mnt"
+    slowfs_mount "$slowfs" "$backing" "$mnt" "$dir/slowfs.err" --rate="$r"
     both "slowfs:$r" "$mnt/t" "$slow_mib"
     slowfs_unmount "$mnt"
   done

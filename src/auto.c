@@ -252,17 +252,20 @@ static void start_run(bf_auto *a, uint64_t end)
 }
 
 /*
- * `paused`: the thread waited over BF_AUTO_GAP for a CPU before or in this
- * transfer (devclock.h): like a pause of the caller, the device may have
- * run dry meanwhile, so the run ends before it. Prototyped under a CPU
- * burner per core, io_limit's 100 MB/s read 11.3-20.8 ns/B on the wall
- * clock and 8.8-9.2 with waits less run delay and this end
- * (docs/results/none-path-profile.md, section 2).
+ * The device clock's word (devclock.h): a transfer whose thread waited over
+ * BF_AUTO_GAP for a CPU before or in it is `paused`: like a pause of the
+ * caller, the device may have run dry meanwhile, so the run ends before it.
+ * A wait's end on the wall comes late by the run delay the thread had after
+ * the device let it go (woken, it waited for a CPU): a run is timed between
+ * the device's releases, end - late_ns, and starts only where that is
+ * known (not `unsure`). Timed from the wall ends, runs under a CPU burner
+ * per core read io_limit's 400 MB/s 1.6-2.2 ns/B instead of 2.5
+ * (docs/results/device-clock.md).
  */
 static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end, int waited,
-                        int paused)
+                        const bf_auto_wait *w)
 {
-    if (start > a->last_end + BF_AUTO_GAP || paused)
+    if (start > a->last_end + BF_AUTO_GAP || w->paused)
         end_run(a);
     a->last_end = end;
     a->run_bytes += bytes;
@@ -272,17 +275,19 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     if (!waited)
         return;
     a->dev.since_wait = 0;
+    uint64_t released = end - (w->late_ns < end - start ? w->late_ns : end - start);
     if (a->run_start == 0) {
-        start_run(a, end);
+        if (!w->unsure) /* else the next wait starts it */
+            start_run(a, released);
         return;
     }
     a->run_waits++;
-    a->run_last = end;
+    a->run_last = released;
     a->run_timed = a->run_bytes;
     if (a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
     time_run(a);
-    start_run(a, end);
+    start_run(a, released);
 }
 
 /* Nothing is known of the device yet: neither measured nor learned from another space. */
@@ -336,8 +341,9 @@ void bf_auto_note_untimed(bf_auto *a, uint64_t bytes)
  * the window's length stays on the wall, as runs do.
  */
 void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end,
-                           uint64_t wait_ns, int paused)
+                           const bf_auto_wait *dw)
 {
+    uint64_t wait_ns = dw->wait_ns;
     bf_auto_window *w = &a->win;
     if (w->bytes == 0 && w->start == 0)
         w->start = start; /* the space's first transfer */
@@ -347,7 +353,7 @@ void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t 
     w->io_ns += ns;
     int waited = (double)ns > BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B * (double)bytes;
     w->wait_ns += waited ? ns : 0;
-    time_device(a, bytes, start, end, waited, paused);
+    time_device(a, bytes, start, end, waited, dw);
     if (!waited) {
         w->free_bytes += bytes;
         w->free_ns += ns;
@@ -358,7 +364,8 @@ void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t 
 
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
 {
-    bf_auto_note_transfer(a, bytes, start, end, end > start ? end - start : 0, 0);
+    bf_auto_wait w = {.wait_ns = end > start ? end - start : 0};
+    bf_auto_note_transfer(a, bytes, start, end, &w);
 }
 
 void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns)

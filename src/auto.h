@@ -160,15 +160,20 @@ void bf_auto_add_user(bf_auto *a, bf_codec codec, int32_t level, const char *nam
  */
 int bf_auto_times_io(bf_auto *a, uint64_t bytes);
 
-/*
- * Account one transfer of `bytes` from `start` to `end` (ns on the space's
- * I/O clock, the wall's) of which `wait_ns` was not spent waiting for a CPU
- * (devclock.h); `paused`: the thread waited over BF_AUTO_GAP for a CPU
- * before or in it, which ends a run of waits. Whether it waited for the
- * device is decided on `wait_ns`; runs are timed on start and end.
- */
+/* What the device clock (devclock.h) says of one transfer, as auto takes it. */
+typedef struct bf_auto_wait {
+    uint64_t wait_ns; /* its wall time less the run delay it had: decides whether it waited */
+    uint64_t late_ns; /* its end came this long after the device let it go (its own run
+                         delay, known exactly): runs are timed to end - late_ns */
+    int paused;       /* the thread waited over BF_AUTO_GAP for a CPU before or in it: ends a
+                         run of waits */
+    int unsure;       /* it had run delay, but whether in it or before is not known: no run
+                         starts at its end */
+} bf_auto_wait;
+
+/* Account one transfer of `bytes` from `start` to `end` (ns on the space's I/O clock). */
 void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end,
-                           uint64_t wait_ns, int paused);
+                           const bf_auto_wait *w);
 
 /* The same with no run delay: all of its wall time counts (tests' made-up devices). */
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);

@@ -165,9 +165,13 @@ bf_devwait bf_devclock_end(bf_devclock *dc, uint64_t bytes, uint64_t wall_ns)
        as the transfer lasted is taken as its own (an upper bound), the rest came before. */
     uint64_t own = d < wall_ns ? d : wall_ns;
     uint64_t before = dc->gap_rq + (d - own);
+    bf_devwait w = {.wait_ns = wall_ns - own,
+                    .late_ns = dc->cur_armed ? own : 0,
+                    .paused = before + own > BF_DEVCLOCK_PAUSE,
+                    .unsure = !dc->cur_armed && own > 0};
     dc->cur_armed = 0;
     dc->gap_rq = 0;
-    return (bf_devwait){.wait_ns = wall_ns - own, .paused = before + own > BF_DEVCLOCK_PAUSE};
+    return w;
 }
 
 void bf_devclock_set_source(bf_devclock *dc, const char *path, int off)

@@ -32,9 +32,13 @@
  * `paused`: the thread waited over BF_AUTO_GAP's 2 ms for a CPU before or
  * in the transfer. auto ends a run of waits there, as at a pause of the
  * caller: the device may have run dry meanwhile. Runs themselves stay
- * timed on the wall clock: a device with a queue works while its caller
- * waits for a CPU (timed on wall - run delay, io_limit's devices read up
- * to 40% fast under CPU burners).
+ * timed on the wall clock, from one wait's end to another's: a device with
+ * a queue works while its caller waits for a CPU (timed on wall - run
+ * delay, io_limit's devices read up to 40% fast under CPU burners). But a
+ * wait's end is late by the run delay the thread had in it (woken by the
+ * device, it waited for a CPU): `late_ns`, known when the transfer was
+ * armed, is taken off the run's ends; a transfer not armed that may have
+ * had run delay is `unsure`, and no run starts at it.
  *
  * No schedstat (a kernel without CONFIG_SCHED_INFO, /proc not mounted, a
  * sandbox that hides it), or a reading that fails: the wall clock alone,
@@ -93,7 +97,9 @@ typedef struct bf_devclock {
 /* What one transfer's time is made of. */
 typedef struct bf_devwait {
     uint64_t wait_ns; /* its wall time less the run delay it (at most) had */
+    uint64_t late_ns; /* the run delay it had, when read at both its ends (armed); else 0 */
     int paused;       /* the thread waited over BF_DEVCLOCK_PAUSE for a CPU before or in it */
+    int unsure;       /* not armed, and it may have had run delay: late_ns is not known */
 } bf_devwait;
 
 /* Just before a timed transfer's wall clock starts: reads run_delay if it is armed. */

@@ -6,8 +6,8 @@
  * (bf_space_set_schedstat), so "preempted" means what the test says.
  * Shown: a preempted page-cache transfer is not a wait, a true wait is
  * (preempted or not), a run of waits ends where the thread waited for a
- * CPU, without schedstat the clock is the wall clock, silently, and its
- * descriptor counts in the caller's budget (fd_acquire).
+ * CPU and is timed between the device's releases, without schedstat the clock is the wall clock,
+ * silently, and its descriptor counts in the caller's budget (fd_acquire).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -95,13 +95,17 @@ static void test_clock_takes_out_run_delay(void **state)
     w = xfer(&dc, 8192, 5003000, 5000000);
     assert_int_equal(w.wait_ns, 3000);
     assert_true(w.paused);
+    assert_true(w.unsure); /* not armed: where the delay was is not known */
+    assert_int_equal(w.late_ns, 0);
     /* That armed the next BF_DEVCLOCK_ARM: read at both ends, exact. A true wait of 3 ms
        preempted 1 ms: 3 ms; one preempted 1 ms before it: 3 ms, not paused. */
     assert_int_equal(dc.armed, BF_DEVCLOCK_ARM);
     w = xfer(&dc, 8192, 4000000, 1000000);
     assert_int_equal(w.wait_ns, 3000000);
     assert_false(w.paused);
-    preempt(1000000); /* between transfers */
+    assert_false(w.unsure);
+    assert_int_equal(w.late_ns, 1000000); /* armed: its end came 1 ms late, exactly */
+    preempt(1000000);                     /* between transfers */
     w = xfer(&dc, 8192, 3000000, 0);
     assert_int_equal(w.wait_ns, 3000000);
     assert_false(w.paused);
@@ -275,12 +279,48 @@ static double run_with_pauses(int tell_paused)
         int pre = i % 10 == 9;
         uint64_t start = now;
         now += dev + (pre ? cpu : 0);
-        bf_auto_note_transfer(&a, bytes, start, now, dev, pre && tell_paused);
+        bf_auto_wait w = {.wait_ns = dev, .paused = pre && tell_paused};
+        bf_auto_note_transfer(&a, bytes, start, now, &w);
     }
     print_message("  paused %s: %u runs, device %.2f ns/B\n", tell_paused ? "told" : "not told",
                   a.dev.device_runs, a.dev.device_ns);
     assert_true(a.dev.device_runs > 0);
     return a.dev.device_ns;
+}
+
+/*
+ * A device that lets a 128 KiB transfer go every 4 ms, the caller always
+ * queued; woken, the thread waits 2.5 ms for a CPU after every 10th: that
+ * one is paused (the run ends before it and starts at it) and late, told
+ * or not: runs are timed between the device's releases, or start late.
+ */
+static double run_with_late_wakeups(int tell_late)
+{
+    bf_auto a;
+    bf_auto_init(&a, 0, 20);
+    uint64_t end = 1;
+    const uint64_t bytes = 128 << 10, dev = 4000000, late = 2500000;
+    for (int i = 0; i < 400; i++) {
+        uint64_t start = end, released = 1 + (uint64_t)(i + 1) * dev;
+        uint64_t own = i % 10 == 9 ? late : 0;
+        end = released + own;
+        bf_auto_wait w = {
+            .wait_ns = released - start, .late_ns = tell_late ? own : 0, .paused = own > 0};
+        bf_auto_note_transfer(&a, bytes, start, end, &w);
+    }
+    print_message("  late %s: %u runs, device %.3f ns/B\n", tell_late ? "told" : "not told",
+                  a.dev.device_runs, a.dev.device_ns);
+    assert_true(a.dev.device_runs > 0);
+    return a.dev.device_ns;
+}
+
+static void test_runs_are_timed_between_releases(void **state)
+{
+    (void)state;
+    const double truth = 4000000.0 / (128 << 10);
+    double told = run_with_late_wakeups(1), not_told = run_with_late_wakeups(0);
+    assert_true(told > truth * 0.999 && told < truth * 1.001);
+    assert_true(not_told < truth * 0.95); /* every run starts 2.5 ms late: too fast */
 }
 
 static void test_paused_ends_a_run(void **state)
@@ -488,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_another_thread_reopens),
         cmocka_unit_test(test_the_descriptor_is_in_the_callers_budget),
         cmocka_unit_test(test_paused_ends_a_run),
+        cmocka_unit_test(test_runs_are_timed_between_releases),
         cmocka_unit_test(test_preempted_page_cache_is_not_a_wait),
         cmocka_unit_test(test_a_true_wait_is_a_wait),
     };
