@@ -15,20 +15,22 @@
 #
 #   bench/devclock-validate.sh [--build=DIR] [--dir=DIR] [--mib=N] [--slow-mib=N]
 #       [--rounds=N] [--rates=100MB,200MB,400MB] [--only=pagecache,slowfs,io_limit] [--no-burn]
-#       [--backing=DIR]
+#       [--backing=DIR] [--slowfs-nice=N]
 # --build: a build with bench_devclock and slowfs (default build-devclock beside the repo's
 # build/, configured and built when missing); --dir: where the temp dirs, slowfs's backing
 # directory and mount go (default build/devclock-validate); --mib (page cache, default 256)
 # and --slow-mib (slowfs and io_limit, default 64): MiB each space writes and reads back;
 # --backing: slowfs's backing directory (default DIR/backing; e.g. on tmpfs, so that the
-# backing file system's own stalls are not the device's).
+# backing file system's own stalls are not the device's); --slowfs-nice: renice slowfs's
+# threads to N (e.g. -15: a device model that waits for a CPU behind the machine's other
+# tasks is a device that stalls, which no clock of its client can tell from a slow one).
 # slowfs needs /dev/fuse and fusermount3 (root, or a user allowed to mount).
 set -euo pipefail
 self=$(realpath "$0")
 cd "$(dirname "$self")/.."
 
 build=build-devclock dir=build/devclock-validate mib=256 slow_mib=64 rounds=3
-rates=100MB,200MB,400MB only=pagecache,slowfs,io_limit burn=1 backing=
+rates=100MB,200MB,400MB only=pagecache,slowfs,io_limit burn=1 backing='' slowfs_nice=''
 for arg in "$@"; do
   case "$arg" in
     --build=*) build=${arg#*=} ;;
@@ -40,6 +42,7 @@ for arg in "$@"; do
     --only=*) only=${arg#*=} ;;
     --no-burn) burn=0 ;;
     --backing=*) backing=${arg#*=} ;;
+    --slowfs-nice=*) slowfs_nice=${arg#*=} ;;
     -h|--help) sed -n '2,24p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "devclock-validate.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -91,7 +94,7 @@ both() { # label, run quiet and (unless --no-burn) with the burners; the rest as
   fi
 }
 
-echo "devclock-validate: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, slowfs backing $backing"
+echo "devclock-validate: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), rounds $rounds, slowfs backing $backing${slowfs_nice:+, slowfs nice $slowfs_nice}"
 has pagecache && both pagecache "$dir/pc" "$mib"
 IFS=, read -r -a rate_list <<<"$rates"
 if has slowfs; then
@@ -102,6 +105,9 @@ if has slowfs; then
   for r in "${rate_list[@]}"; do
     mkdir -p "$backing" "$mnt"
     slowfs_mount "$slowfs" "$backing" "$mnt" "$dir/slowfs.err" --rate="$r"
+    if [ -n "$slowfs_nice" ]; then # every thread it has; the ones it makes later inherit
+      for t in /proc/"$SLOWFS_PID"/task/*; do renice -n "$slowfs_nice" -p "${t##*/}" >/dev/null; done
+    fi
     both "slowfs:$r" "$mnt/t" "$slow_mib"
     slowfs_unmount "$mnt"
   done
@@ -115,27 +121,4 @@ fi
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The summary: per scenario and clock, over the rounds.
-python3 - "$out" <<'EOF'
-import re, statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    kv = dict(x.split("=", 1) for x in f[1:])
-    rows.setdefault((f[0], kv["clock"]), []).append(kv)
-def rng(v, fmt="%.2f"):
-    if not v:
-        return "-"
-    return (fmt % statistics.median(v)) + (" [" + fmt % min(v) + ", " + fmt % max(v) + "]" if len(v) > 1 else "")
-print("| scenario | clock | spaces | device ns/B timed (median [range]) | spaces that timed it | "
-      "pace ns/B | limited share | blocks stored raw | transfer ns/B | schedstat readings per MiB |")
-print("|---|---|---:|---|---:|---|---|---|---|---|")
-for (label, clock), rs in rows.items():
-    dev = [float(r["device_ns"]) for r in rs if int(r["device_runs"]) > 0]
-    pace = [float(r["pace_ns"]) for r in rs if int(r["pace_windows"]) > 0]
-    print("| %s | %s | %d | %s | %d | %s | %s | %s | %s | %s |" % (
-        label, clock, len(rs), rng(dev), len(dev), rng(pace),
-        rng([float(r["limited_share"]) for r in rs]),
-        rng([float(r["raw_frac"]) for r in rs], "%.4f"),
-        rng([float(r["transfer_ns"]) for r in rs], "%.3f"),
-        rng([float(r["readings_per_mib"]) for r in rs])))
-EOF
+python3 bench/devclock-summary.py "$out"
