@@ -2,8 +2,9 @@
 """devclock-summary.py LINES - the table of devclock-validate.sh from bench_devclock's lines.
 
 Per scenario and clock, over the spaces (rounds): the device ns/B codec=auto timed (median
-and range, of the spaces that timed one), how many of them are within 25% of the device's
-true time per byte (slowfs: its rate's, its MB being MiB; io_limit: 10^6 bytes/s), the pace
+and range, of the spaces that timed one), how many of those are within 25% of the device's
+true time per byte (a space whose caller never got ahead of the device, which a CPU burner
+per core can make, rightly times none) (slowfs: its rate's, its MB being MiB; io_limit: 10^6 bytes/s), the pace
 of windows that waited, the share of windows taken as limited, the share of blocks stored
 raw, the transfers' own ns/B, and the schedstat readings per MiB moved (logical, written
 and read).
@@ -43,10 +44,10 @@ def main(path):
         dev = [float(r["device_ns"]) for r in rs if int(r["device_runs"]) > 0]
         t = truth(label)
         if t is None:
-            within = "(fast device: no figure wanted) %d of %d timed one" % (len(dev), len(rs))
+            within = "none wanted: %d of %d timed one" % (len(dev), len(rs))
         else:
             ok = sum(1 for d in dev if abs(d - t) <= 0.25 * t)
-            within = "%d of %d (true %.2f)" % (ok, len(rs), t)
+            within = "%d of %d timed (%d spaces; true %.2f)" % (ok, len(dev), len(rs), t)
         pace = [float(r["pace_ns"]) for r in rs if int(r["pace_windows"]) > 0]
         print("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
             label, clock, len(rs), rng(dev), within, rng(pace),

@@ -240,7 +240,7 @@ void bf_auto_io_end(bf_space *sp, uint64_t bytes, int timed, uint64_t t0)
     if (timed) {
         uint64_t t1 = bf_space_io_now(sp);
         bf_devwait w = bf_devclock_end(&sp->devclk, bytes, t1 > t0 ? t1 - t0 : 0);
-        bf_auto_wait aw = {w.wait_ns, w.late_ns, w.paused, w.unsure};
+        bf_auto_wait aw = {w.wait_ns, w.late_ns, w.cpu_ns, w.paused, w.unsure};
         bf_auto_note_transfer(sp->autoc, bytes, t0, t1, &aw);
     } else if (sp->autoc != NULL)
         bf_auto_note_untimed(sp->autoc, bytes);

@@ -167,6 +167,7 @@ bf_devwait bf_devclock_end(bf_devclock *dc, uint64_t bytes, uint64_t wall_ns)
     uint64_t before = dc->gap_rq + (d - own);
     bf_devwait w = {.wait_ns = wall_ns - own,
                     .late_ns = dc->cur_armed ? own : 0,
+                    .cpu_ns = before + own,
                     .paused = before + own > BF_DEVCLOCK_PAUSE,
                     .unsure = !dc->cur_armed && own > 0};
     dc->cur_armed = 0;

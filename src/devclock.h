@@ -98,7 +98,9 @@ typedef struct bf_devclock {
 typedef struct bf_devwait {
     uint64_t wait_ns; /* its wall time less the run delay it (at most) had */
     uint64_t late_ns; /* the run delay it had, when read at both its ends (armed); else 0 */
-    int paused;       /* the thread waited over BF_DEVCLOCK_PAUSE for a CPU before or in it */
+    uint64_t cpu_ns;  /* the run delay before or in it since the last transfer timed (exact
+                         when armed; else at most all since the last reading) */
+    int paused;       /* cpu_ns is over BF_DEVCLOCK_PAUSE */
     int unsure;       /* not armed, and it may have had run delay: late_ns is not known */
 } bf_devwait;
 

@@ -6,8 +6,9 @@
  * (bf_space_set_schedstat), so "preempted" means what the test says.
  * Shown: a preempted page-cache transfer is not a wait, a true wait is
  * (preempted or not), a run of waits ends where the thread waited for a
- * CPU and is timed between the device's releases, without schedstat the clock is the wall clock,
- * silently, and its descriptor counts in the caller's budget (fd_acquire).
+ * CPU (at once or adding up) and is timed between the device's releases,
+ * without schedstat the clock is the wall clock, silently, and its
+ * descriptor counts in the caller's budget (fd_acquire).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -323,6 +324,33 @@ static void test_runs_are_timed_between_releases(void **state)
     assert_true(not_told < truth * 0.95); /* every run starts 2.5 ms late: too fast */
 }
 
+/*
+ * Transfers of 128 KiB, every 4th a wait of 4 ms, the others 0.1 ms, each
+ * of those after the thread waited `cpu` for a CPU: the runs they make.
+ */
+static uint32_t runs_with_cpu_waits(uint64_t cpu)
+{
+    bf_auto a;
+    bf_auto_init(&a, 0, 20);
+    uint64_t now = 1;
+    for (int i = 0; i < 400; i++) {
+        int wait = i % 4 == 3;
+        uint64_t start = now + (wait ? 0 : cpu), ns = wait ? 4000000 : 100000;
+        now = start + ns;
+        bf_auto_wait w = {.wait_ns = ns, .cpu_ns = wait ? 0 : cpu};
+        bf_auto_note_transfer(&a, 128 << 10, start, now, &w);
+    }
+    return a.dev.device_runs;
+}
+
+/* CPU waits under 2 ms each that add up to more between two waits end the run too. */
+static void test_cpu_waits_add_up(void **state)
+{
+    (void)state;
+    assert_true(runs_with_cpu_waits(500000) > 0);     /* 1.5 ms between waits */
+    assert_int_equal(runs_with_cpu_waits(800000), 0); /* 2.4 ms */
+}
+
 static void test_paused_ends_a_run(void **state)
 {
     (void)state;
@@ -528,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_another_thread_reopens),
         cmocka_unit_test(test_the_descriptor_is_in_the_callers_budget),
         cmocka_unit_test(test_paused_ends_a_run),
+        cmocka_unit_test(test_cpu_waits_add_up),
         cmocka_unit_test(test_runs_are_timed_between_releases),
         cmocka_unit_test(test_preempted_page_cache_is_not_a_wait),
         cmocka_unit_test(test_a_true_wait_is_a_wait),
