@@ -26,12 +26,13 @@
  *    measured exactly, ~0.5 us against a wait of a millisecond or more;
  *  - at the end of the first timed transfer after BF_DEVCLOCK_WINDOW bytes
  *    of timed transfers without a reading, so that the bound stays tight.
- * In the page cache that is about one reading per MiB timed; where the
- * device waits, one or two per wait (docs/results/device-clock.md).
+ * In the page cache that measured 0.3-0.8 readings per MiB moved; where
+ * the device waits, one or two per wait (docs/results/device-clock.md).
  *
- * `paused`: the thread waited over BF_AUTO_GAP's 2 ms for a CPU before or
- * in the transfer. auto ends a run of waits there, as at a pause of the
- * caller: the device may have run dry meanwhile. Runs themselves stay
+ * `cpu_ns`: the run delay before or in the transfer; `paused`: over
+ * BF_AUTO_GAP's 2 ms. auto ends a run of waits where it adds up to that
+ * since the run's last wait, as at a pause of the caller: the device may
+ * have run dry meanwhile. Runs themselves stay
  * timed on the wall clock, from one wait's end to another's: a device with
  * a queue works while its caller waits for a CPU (timed on wall - run
  * delay, io_limit's devices read up to 40% fast under CPU burners). But a
