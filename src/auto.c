@@ -280,7 +280,8 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
     if (!waited)
         return;
     a->dev.since_wait = 0;
-    uint64_t late = w->late_ns < end - start ? w->late_ns : end - start;
+    uint64_t took = end > start ? end - start : 0;
+    uint64_t late = w->late_ns < took ? w->late_ns : took;
     uint64_t released = end - late;
     a->run_cpu = late; /* what came after the device let it go */
     if (a->run_start == 0) {

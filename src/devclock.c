@@ -149,8 +149,11 @@ void bf_devclock_begin(bf_devclock *dc)
 
 bf_devwait bf_devclock_end(bf_devclock *dc, uint64_t bytes, uint64_t wall_ns)
 {
-    if (dc->state == BF_DEVCLOCK_REFUSED && !dc->off && (dc->since += bytes) >= BF_DEVCLOCK_WINDOW)
-        dc->state = BF_DEVCLOCK_UNOPENED; /* ask the caller again at the next one */
+    if (dc->state == BF_DEVCLOCK_REFUSED && !dc->off) {
+        dc->since += bytes;
+        if (dc->since >= BF_DEVCLOCK_WINDOW)
+            dc->state = BF_DEVCLOCK_UNOPENED; /* ask the caller again at the next one */
+    }
     if (dc->off || dc->state != BF_DEVCLOCK_OPEN)
         return (bf_devwait){.wait_ns = wall_ns, .paused = 0};
     int is_long = wall_ns > BF_DEVCLOCK_LONG_NS;
