@@ -227,7 +227,9 @@ typedef struct bf_space_options {
     uint64_t segment_size;             /* bytes per segment file; 0: 1 GiB; a multiple of 4096
                                           with room for two blocks and their headers (tests use
                                           small segments to cross them often) */
-    uint32_t max_open_fds;             /* descriptors the space keeps open at most; 0 = auto */
+    uint32_t max_open_fds;             /* segment descriptors the space keeps open at most;
+                                          0 = auto (codec=auto keeps one more, on its thread's
+                                          /proc/thread-self/schedstat, asked of fd_acquire) */
     const bf_allocator *allocator;     /* NULL: malloc/realloc/free; copied */
     uint64_t io_limit;                 /* model a slower disk: temp I/O bytes per second, reads and
                                           writes together (token bucket); 0 = unthrottled */

@@ -119,6 +119,7 @@ typedef struct bf_auto {
     uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
     uint64_t run_last, run_timed;  /* the run's last wait's end, and its bytes up to there */
     uint32_t run_waits;            /* waits in the run */
+    uint64_t run_cpu;              /* the thread's run delay since the run's last wait */
     uint64_t last_end;             /* end of the last transfer timed */
     uint32_t untimed;              /* transfers since the last one timed */
     int best;                      /* the space's choice for a file now, after each window */
@@ -160,7 +161,24 @@ void bf_auto_add_user(bf_auto *a, bf_codec codec, int32_t level, const char *nam
  */
 int bf_auto_times_io(bf_auto *a, uint64_t bytes);
 
+/* What the device clock (devclock.h) says of one transfer, as auto takes it. */
+typedef struct bf_auto_wait {
+    uint64_t wait_ns; /* its wall time less the run delay it had: decides whether it waited */
+    uint64_t late_ns; /* its end came this long after the device let it go (its own run
+                         delay, known exactly): runs are timed to end - late_ns */
+    uint64_t cpu_ns;  /* the thread's run delay before or in it: over BF_AUTO_GAP since the
+                         run's last wait, it ends the run */
+    int paused;       /* the thread waited over BF_AUTO_GAP for a CPU before or in it: ends a
+                         run of waits */
+    int unsure;       /* it had run delay, but whether in it or before is not known: no run
+                         starts at its end */
+} bf_auto_wait;
+
 /* Account one transfer of `bytes` from `start` to `end` (ns on the space's I/O clock). */
+void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end,
+                           const bf_auto_wait *w);
+
+/* The same with no run delay: all of its wall time counts (tests' made-up devices). */
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
 
 /* Account one transfer of `bytes` that bf_auto_times_io did not ask to time. */

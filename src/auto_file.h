@@ -36,7 +36,9 @@ void bf_auto_file_loaded(bf_space *space, uint32_t raw_len, uint64_t ns);
 
 /*
  * Around a transfer of `bytes` (segment.c): whether auto times it, and its
- * start (*t0); then its end. Untimed transfers are counted all the same.
+ * start (*t0); then its end, which passes auto the time it waited on the
+ * device (the space's device clock, devclock.h). Untimed transfers are
+ * counted all the same.
  */
 int bf_auto_io_begin(bf_space *space, uint64_t bytes, uint64_t *t0);
 void bf_auto_io_end(bf_space *space, uint64_t bytes, int timed, uint64_t t0);

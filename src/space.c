@@ -72,6 +72,7 @@ static void space_free(bf_space *sp)
         bf_free(&a, sp->autoc->probe_back);
         bf_free(&a, sp->autoc);
     }
+    bf_devclock_close(&sp->devclk);
     bf_seal_free(&a, sp->seal);
     bf_free(&a, sp->user);
     bf_free(&a, sp->user_name);
@@ -108,6 +109,13 @@ void bf_space_set_io_clock(bf_space *sp, uint64_t (*clock)(void *ctx), void *ctx
 {
     sp->ios.clock = clock;
     sp->ios.clock_ctx = ctx;
+    /* A fake device's time is not this thread's: its run delay would be noise. */
+    bf_devclock_set_source(&sp->devclk, NULL, clock != NULL);
+}
+
+void bf_space_set_schedstat(bf_space *sp, const char *path)
+{
+    bf_devclock_set_source(&sp->devclk, path, 0);
 }
 
 int bf_space_auto(bf_space *sp, bf_auto **out)
@@ -117,6 +125,8 @@ int bf_space_auto(bf_space *sp, bf_auto **out)
         if (sp->autoc == NULL)
             return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "codec auto's state");
         bf_auto_init(sp->autoc, sp->auto_prefer == BF_AUTO_SPACE, sp->auto_slack_pct);
+        /* auto's device clock keeps a descriptor: the caller's budget is asked for it. */
+        bf_devclock_set_hooks(&sp->devclk, &sp->ios.hooks);
         for (uint32_t i = 0; i < sp->nuser; i++)
             if (sp->user[i].auto_candidate)
                 bf_auto_add_user(sp->autoc, (bf_codec)sp->user[i].id, sp->user[i].default_level,

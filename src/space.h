@@ -17,6 +17,7 @@
 #include "buffile.h"
 #include "clock.h"
 #include "codec.h"
+#include "devclock.h"
 #include "error.h"
 #include "io_stack.h"
 
@@ -78,6 +79,8 @@ struct bf_space {
     int auto_prefer;
     uint32_t auto_slack_pct;
     bf_auto_device auto_seed; /* what auto starts from (zero: nothing) */
+    bf_devclock devclk;       /* auto's transfers' run delay (devclock.c; opened at the first
+                                 timed one, closed with the space) */
     uint64_t blocks_by_codec[4];
     uint64_t blocks_user;            /* extents written with the caller's codecs */
     uint64_t blocks_sealed;          /* extents written sealed */
@@ -105,8 +108,20 @@ static inline uint64_t bf_space_io_now(const struct bf_space *space)
     return bf_iostack_now(&space->ios);
 }
 
-/* Replace the clock of transfers (tests: a fake device keeps its own time). */
+/*
+ * Replace the clock of transfers (tests: a fake device keeps its own time).
+ * Its transfers then have no run delay (the device clock is off) until
+ * bf_space_set_schedstat gives them one.
+ */
 void bf_space_set_io_clock(struct bf_space *space, uint64_t (*clock)(void *ctx), void *ctx);
+
+/*
+ * Tests: read the thread's run delay from `path` (a file the test writes as
+ * the kernel's schedstat, "cpu_ns run_delay_ns slices"; kept, not copied)
+ * instead of /proc/thread-self/schedstat. A path that cannot be opened is
+ * what a machine without schedstat gives: the wall clock alone.
+ */
+void bf_space_set_schedstat(struct bf_space *space, const char *path);
 
 /* codec=auto's state, made on first use; BF_ENOMEM when it cannot be. */
 int bf_space_auto(struct bf_space *space, bf_auto **out);

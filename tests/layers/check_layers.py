@@ -44,6 +44,7 @@ LAYERS = {
     "extent": 3, "io_stack": 3, "sweep": 3,
     # building blocks with state of their own
     "auto": 2, "blockmap": 2, "freespace": 2, "seal": 2, "io_hooks": 2, "io_throttle": 2,
+    "devclock": 2,
     "codec_none": 2, "codec_lz4": 2, "codec_zstd": 2, "codec_zlib": 2, "codec_user": 2,
     # leaves
     "codec": 1, "crc32c": 1, "alloc": 1, "error": 1, "abi": 1, "io_posix": 1,
