@@ -99,6 +99,12 @@ struct bf_file {
     bf_counters c;
 };
 
+/*
+ * Commit the file's blocks that the space's workers packed, waiting for
+ * them (a no-op without workers): the first failure, its block kept.
+ */
+int bf_file_settle(struct bf_file *f);
+
 /* A new file with the options resolved, not yet counted as created (bf_file_create counts). */
 int bf_file_new(struct bf_space *space, const bf_file_options *opts, struct bf_file **out);
 
