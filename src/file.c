@@ -552,8 +552,14 @@ static bf_job *job_slot(bf_space *sp)
 static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
 {
     bf_space *sp = f->seg.space;
-    /* The seal's cipher contexts and a caller's codec are the space's, one at a time. */
+    /* The seal's cipher contexts and a caller's codec are the space's, one at a time. zstd
+       and zlib allocate inside their compress calls: with the caller's allocator hooks (a
+       memory context, not made for other threads) they stay on the caller's thread, so the
+       hooks are never called from a worker. */
     if (f->sealed || bf_codec_is_user(f->codec))
+        return 1;
+    if ((f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
+        sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
         return 1;
     bf_job *j = job_slot(sp);
     if (j == NULL)

@@ -6,6 +6,7 @@
  * nothing acknowledged lost, and the caller's task runner is used.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,8 +192,10 @@ static void worker_fails(void **state)
         if (rc != BF_OK) {
             assert_int_equal(rc, BF_ECODEC);
             assert_non_null(strstr(bf_space_errmsg(sp), "on a worker"));
-            assert_int_equal(bf_file_tell(f), pos); /* the failed call did nothing */
-            assert_int_equal(bf_file_size(f), size);
+            /* buffile.h's contract for a failed write: the position unchanged, the size
+               grown at most over bytes of this call that were taken */
+            assert_int_equal(bf_file_tell(f), pos);
+            assert_true(bf_file_size(f) >= size && bf_file_size(f) <= pos + n);
             failures++;
             continue; /* the same bytes again */
         }
@@ -249,7 +252,7 @@ static void commit_write_fails(void **state)
             if (rc != BF_OK) {
                 assert_int_equal(rc, BF_ENOSPC);
                 assert_int_equal(bf_file_tell(f), pos);
-                assert_int_equal(bf_file_size(f), size);
+                assert_true(bf_file_size(f) >= size && bf_file_size(f) <= pos + n);
                 failures++;
                 continue;
             }
@@ -298,7 +301,7 @@ static void commit_at_limit(void **state)
         off += 1000;
     assert_int_equal(rc, BF_ELIMIT);
     assert_int_equal(bf_file_tell(f), off);
-    assert_int_equal(bf_file_size(f), off);
+    assert_true(bf_file_size(f) >= off && bf_file_size(f) <= off + 1000);
     assert_non_null(strstr(bf_space_errmsg(sp), "temp limit"));
     assert_int_equal(bf_file_write(f, data + off, 1000), BF_ELIMIT); /* still */
     assert_int_equal(bf_file_flush(f), BF_ELIMIT);
@@ -318,13 +321,67 @@ static void commit_at_limit(void **state)
     free(got);
 }
 
+/* The caller's allocator hooks, wrapped: any call from another thread than the test's. */
+static pthread_t main_thread;
+static _Atomic int off_thread;
+static t_counting inner;
+
+static void *hook_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    off_thread += !pthread_equal(pthread_self(), main_thread);
+    return inner.hooks.malloc_fn(inner.hooks.ctx, n);
+}
+
+static void *hook_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    off_thread += !pthread_equal(pthread_self(), main_thread);
+    return inner.hooks.realloc_fn(inner.hooks.ctx, p, n);
+}
+
+static void hook_free(void *ctx, void *p)
+{
+    (void)ctx;
+    off_thread += !pthread_equal(pthread_self(), main_thread);
+    inner.hooks.free_fn(inner.hooks.ctx, p);
+}
+
+/* With the caller's hooks, no codec calls them from a worker (zstd and zlib stay here). */
+static void hooks_on_caller_thread(void **state)
+{
+    (void)state;
+    main_thread = pthread_self();
+    bf_codec codecs[] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB, BF_CODEC_AUTO};
+    for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+        if (codecs[c] != BF_CODEC_AUTO && !bf_codec_available(codecs[c]))
+            continue;
+        t_counting_init(&inner);
+        bf_allocator hooks = {hook_malloc, hook_realloc, hook_free, NULL};
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.codec = codecs[c];
+        o.block_size = BS;
+        o.allocator = &hooks;
+        bf_space *sp;
+        char err[256];
+        assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+        assert_int_equal(bf_space_set_workers(sp, 3, NULL, NULL), BF_OK);
+        roundtrip(sp, (size_t)NBLK * BS + 1, 500);
+        bf_space_destroy(sp);
+        assert_int_equal(off_thread, 0);
+        assert_int_equal(inner.live_bytes, 0);
+    }
+}
+
 /* A file closed, or a space destroyed, with blocks on workers: nothing leaks or waits. */
 static void close_in_flight(void **state)
 {
     (void)state;
     t_counting cnt;
     t_counting_init(&cnt);
-    bf_space *sp = space_with(BF_CODEC_LZ4, 4, NULL, &cnt); /* zstd would allocate on workers */
+    bf_space *sp = space_with(BF_CODEC_ZSTD, 4, NULL, &cnt);
     unsigned char blk[BS];
     fill(blk, BS, 9);
     bf_file *f, *g;
@@ -342,10 +399,15 @@ static void close_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(roundtrip_codecs), cmocka_unit_test(runner),
-        cmocka_unit_test(rewrites_in_order), cmocka_unit_test(memory_counted),
-        cmocka_unit_test(set_rules),        cmocka_unit_test(worker_fails),
-        cmocka_unit_test(commit_write_fails), cmocka_unit_test(commit_at_limit),
+        cmocka_unit_test(roundtrip_codecs),
+        cmocka_unit_test(runner),
+        cmocka_unit_test(rewrites_in_order),
+        cmocka_unit_test(memory_counted),
+        cmocka_unit_test(set_rules),
+        cmocka_unit_test(worker_fails),
+        cmocka_unit_test(commit_write_fails),
+        cmocka_unit_test(commit_at_limit),
+        cmocka_unit_test(hooks_on_caller_thread),
         cmocka_unit_test(close_in_flight),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
