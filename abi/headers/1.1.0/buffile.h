@@ -327,9 +327,12 @@ BF_API uint64_t bf_space_temp_limit(const bf_space *space);
  * space's 2n in-flight slots (2n x (block size + the extent's room), in
  * memory_bytes) and compressed and checksummed there by a worker, while
  * the caller goes on; when every slot is busy the call waits for one.
- * Each slot has its codec contexts of its own (a zstd one is about 1 MiB,
- * lz4's 16 KiB; they come through the allocator, which zstd and zlib then
- * call from the workers' threads: the hooks must be thread-safe). The
+ * Each slot has codec contexts of its own, made on the caller's thread
+ * through the allocator hooks. The allocator hooks are only ever called on
+ * the caller's thread: zstd and zlib allocate as they compress, so with
+ * hooks of the caller's (bf_space_options.allocator) their blocks are
+ * compressed on the caller's thread; lz4's and none's (and with the
+ * default allocator, every codec's) go to the workers. The
  * write and the map's update stay on the caller's thread: a block handed
  * over is written at the file's next call that stores or loads a block,
  * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
