@@ -337,7 +337,9 @@ BF_API uint64_t bf_space_temp_limit(const bf_space *space);
  * over is written at the file's next call that stores or loads a block,
  * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
  * slot is needed. Blocks of sealed files and of caller codecs are packed
- * on the caller's thread as without workers.
+ * on the caller's thread as without workers. A block counts in the
+ * physical figures (and the temp limit) once it is written: the stats
+ * calls write what is done first, bf_file_written does not wait.
  *
  * `run` NULL: n threads of the space's own, started on the first block and
  * joined by bf_space_destroy. Else the caller's pool runs the work: each
