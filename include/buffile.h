@@ -336,8 +336,9 @@ BF_API uint64_t bf_space_temp_limit(const bf_space *space);
  * write and the map's update stay on the caller's thread: a block handed
  * over is written at the file's next call that stores or loads a block,
  * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
- * slot is needed. Blocks of sealed files and of caller codecs are packed
- * on the caller's thread as without workers. A block counts in the
+ * slot is needed. Blocks of sealed files are sealed on the workers too
+ * (each slot with a sealer of its own: a clone of the space's, its own
+ * nonces); blocks of caller codecs are packed on the caller's thread. A block counts in the
  * physical figures (and the temp limit) once it is written: the stats
  * calls write what is done first, bf_file_written does not wait.
  *

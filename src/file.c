@@ -552,11 +552,11 @@ static bf_job *job_slot(bf_space *sp)
 static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
 {
     bf_space *sp = f->seg.space;
-    /* The seal's cipher contexts and a caller's codec are the space's, one at a time. zstd
-       and zlib allocate inside their compress calls: with the caller's allocator hooks (a
-       memory context, not made for other threads) they stay on the caller's thread, so the
-       hooks are never called from a worker. */
-    if (f->sealed || bf_codec_is_user(f->codec))
+    /* A caller's codec is the space's, one call at a time (a slot seals with a clone of the
+       space's sealer). zstd and zlib allocate inside their compress calls: with the caller's
+       allocator hooks (a memory context, not made for other threads) they stay on the
+       caller's thread, so the hooks are never called from a worker. */
+    if (bf_codec_is_user(f->codec))
         return 1;
     if ((f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
         sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
@@ -573,8 +573,16 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     if (rc == BF_OK && j->ctxs[f->codec] == NULL &&
         (rc = ops->ctx_create(&sp->alloc, &j->ctxs[f->codec])) != BF_OK)
         rc = bf_fail(sp, rc, "write", NULL, 0, "%s context of a worker's slot", ops->name);
+    if (rc == BF_OK && f->sealed && j->seal == NULL) {
+        char why[128];
+        if ((rc = bf_seal_clone(&sp->alloc, sp->seal, &j->seal, why, sizeof(why))) != BF_OK)
+            rc = bf_fail(sp, rc, "write", NULL, 0, "a worker's sealer: %s", why);
+    }
     if (rc != BF_OK)
         return rc;
+    j->sealed = f->sealed;
+    if (f->sealed)
+        file_identity(f, 0, j->id);
     memcpy(j->data, data, raw_len);
     j->ops = ops;
     j->ctx = j->ctxs[f->codec];

@@ -71,8 +71,9 @@ int bf_workers_new(const bf_allocator *a, unsigned n,
 /* Pack one slot (no lock held: the slot is RUNNING, no one else touches it). */
 static void job_run(bf_job *j)
 {
-    j->rc = bf_extent_pack(j->ops, j->ctx, j->level, j->blkno, j->gen, j->data, j->raw_len, NULL,
-                           j->out, j->iov, &j->iovcnt, &j->info);
+    bf_extent_seal seal = {j->seal, j->id};
+    j->rc = bf_extent_pack(j->ops, j->ctx, j->level, j->blkno, j->gen, j->data, j->raw_len,
+                           j->sealed ? &seal : NULL, j->out, j->iov, &j->iovcnt, &j->info);
     if (j->rc == BF_OK && j->fault != 0)
         j->rc = j->fault; /* a worker failing mid-block: its bytes are packed, then lost */
 }
@@ -144,6 +145,7 @@ void bf_workers_free(const bf_allocator *a, bf_workers *w)
         for (int c = 0; c < BF_JOB_CODECS; c++)
             if (j->ctxs[c] != NULL)
                 bf_codec_ops_get((bf_codec)c)->ctx_destroy(a, j->ctxs[c]);
+        bf_seal_free(a, j->seal);
         bf_free(a, j->data);
         bf_free(a, j->out);
     }

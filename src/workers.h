@@ -31,6 +31,7 @@
 #include "buffile.h"
 #include "codec.h"
 #include "extent.h"
+#include "seal.h"
 
 enum { BF_JOB_FREE, BF_JOB_QUEUED, BF_JOB_RUNNING, BF_JOB_DONE };
 
@@ -53,6 +54,9 @@ typedef struct bf_job {
     unsigned char *out;    /* the extent's scratch */
     size_t out_size;
     void *ctxs[BF_JOB_CODECS]; /* the slot's own codec contexts, made on first use */
+    bf_seal *seal;             /* the slot's sealer (a clone of the space's), made on first use */
+    int sealed;                /* seal this block, for the file `id` */
+    unsigned char id[BF_FILE_ID_BYTES];
     /* the task's results, valid once DONE */
     int rc;
     int iovcnt;

@@ -99,6 +99,33 @@ static void runner(void **state)
     bf_space_destroy(sp);
 }
 
+/* Sealed files: their blocks are sealed on the workers, each slot with a sealer of its own. */
+static void sealed_on_workers(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_LZ4))
+        return;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_LZ4;
+    o.block_size = BS;
+    o.encrypt = 1;
+    bf_space *sp;
+    char err[256];
+    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    if (rc == BF_ENOCODEC)
+        return; /* built without libcrypto */
+    assert_int_equal(rc, BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, 3, NULL, NULL), BF_OK);
+    roundtrip(sp, (size_t)NBLK * BS + 9, 300);
+    roundtrip(sp, (size_t)NBLK * BS, 2 * BS);
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.blocks_sealed, 2 * NBLK + 1);
+    bf_space_destroy(sp);
+}
+
 /* Rewrites of blocks still on workers: the last copy wins, in every order of commits. */
 static void rewrites_in_order(void **state)
 {
@@ -399,15 +426,11 @@ static void close_in_flight(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(roundtrip_codecs),
-        cmocka_unit_test(runner),
-        cmocka_unit_test(rewrites_in_order),
-        cmocka_unit_test(memory_counted),
-        cmocka_unit_test(set_rules),
-        cmocka_unit_test(worker_fails),
-        cmocka_unit_test(commit_write_fails),
-        cmocka_unit_test(commit_at_limit),
-        cmocka_unit_test(hooks_on_caller_thread),
+        cmocka_unit_test(roundtrip_codecs),  cmocka_unit_test(runner),
+        cmocka_unit_test(sealed_on_workers), cmocka_unit_test(rewrites_in_order),
+        cmocka_unit_test(memory_counted),    cmocka_unit_test(set_rules),
+        cmocka_unit_test(worker_fails),      cmocka_unit_test(commit_write_fails),
+        cmocka_unit_test(commit_at_limit),   cmocka_unit_test(hooks_on_caller_thread),
         cmocka_unit_test(close_in_flight),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
