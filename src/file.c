@@ -479,6 +479,42 @@ static int jobs_settle(bf_file *f, int wait)
     return BF_OK;
 }
 
+/* The newest slot of block `blkno` of `f` that is not free, or NULL. */
+static bf_job *newest_job(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    bf_job *best = NULL;
+    for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && j->blkno == blkno && (best == NULL || j->seq > best->seq))
+            best = j;
+    }
+    return best;
+}
+
+/*
+ * Commit `f`'s slots of block `blkno`, oldest first, waiting for each
+ * (other blocks' stay: only a block's own copies must keep their order).
+ */
+static int jobs_settle_block(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    for (;;) {
+        bf_job *j = NULL;
+        for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+            bf_job *c = bf_workers_slot(w, i);
+            if (c->owner == f && c->blkno == blkno && (j == NULL || c->seq < j->seq))
+                j = c;
+        }
+        if (j == NULL)
+            return BF_OK;
+        bf_workers_wait(w, j);
+        int rc = job_commit(f, j);
+        if (rc != BF_OK)
+            return rc;
+    }
+}
+
 /*
  * Commit the done slots of files other than `except`, each file's in its
  * order. A failure stays on its slot for its own file's next call (its
@@ -798,9 +834,9 @@ static const char *space_codec_name(const void *sp, bf_codec id)
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->seg.space;
-    /* The map is right once the file's blocks on workers are committed (any of them may be
-       this one, or its neighbours read ahead). */
-    int rc0 = jobs_settle(f, 1);
+    /* The map is right once the file's blocks on workers are committed: this one's, and
+       for the stream reader, which reads ahead, all of the file's. */
+    int rc0 = stream ? jobs_settle(f, 1) : jobs_settle_block(f, blkno);
     if (rc0 != BF_OK)
         return rc0;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
@@ -1175,11 +1211,6 @@ int bf_file_truncate(bf_file *f, uint64_t size)
     unsigned shift = shift_of(f->block_size);
     uint64_t keep = (size + f->block_size - 1) >> shift;
     uint32_t tail = (uint32_t)(size & (f->block_size - 1));
-    /* Blocks on workers past the new end are dropped (a failed one too: its block is gone),
-       the others committed, so that the map below is the whole truth. */
-    jobs_drop(f, keep, UINT64_MAX);
-    if ((rc = jobs_settle(f, 1)) != BF_OK)
-        return rc;
     if (tail != 0 && f->buf_blk != keep - 1) {
         /* The new last block must read as zeros past the new end, so it goes into the
            buffer. It is loaded into a new one: if that fails, the current buffer (perhaps
@@ -1191,7 +1222,13 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         if (nb == NULL)
             return bf_fail(sp, BF_ENOMEM, "truncate", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
-        if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
+        /* With workers, a newer copy of the block than its extent's may be in a slot: that
+           one, so that a shrink writes nothing (block_load would commit it first). */
+        const bf_job *j = newest_job(f, keep - 1);
+        if (j != NULL) {
+            memcpy(nb, j->data, j->raw_len);
+            memset(nb + j->raw_len, 0, f->block_size - j->raw_len);
+        } else if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
             bf_free(&sp->alloc, nb);
             return rc;
         }
@@ -1205,6 +1242,9 @@ int bf_file_truncate(bf_file *f, uint64_t size)
     } else if (f->buf_blk != BF_NO_BLOCK && f->buf_blk >= keep) {
         buf_drop(f); /* past the new end: nothing to write */
     }
+    /* Blocks on workers past the new end go, and those of the new last block: the buffer
+       holds its newest copy (nothing can fail from here on). The others stay in flight. */
+    jobs_drop(f, tail != 0 ? keep - 1 : keep, UINT64_MAX);
     bf_map_entry *e;
     for (uint64_t b = keep; (e = bf_map_next(&f->map, &b)) != NULL; b++)
         release_extent(f, e);

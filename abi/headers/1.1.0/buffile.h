@@ -358,9 +358,8 @@ BF_API uint64_t bf_space_temp_limit(const bf_space *space);
  * and statistics as before it), and the block is tried again at the next
  * such call (a codec's failure is reported once, then the block is
  * compressed on the caller's thread). bf_file_truncate drops the blocks
- * on workers past its new end and writes the others first: with workers
- * a shrink can fail with their write errors (BF_ELIMIT included), which
- * without workers it cannot (see bf_file_truncate). Closing an anonymous file discards
+ * on workers past its new end, takes the new last block from its slot and
+ * leaves the others in flight: a shrink still writes nothing. Closing an anonymous file discards
  * its blocks on workers as it discards its data.
  *
  * Only while the space has no open file: BF_EINVAL otherwise, or when n
