@@ -382,6 +382,59 @@ BF_API int bf_space_set_budget(bf_space *space, bf_budget *budget);
 /* The budget the space uses, or NULL. */
 BF_API bf_budget *bf_space_budget(const bf_space *space);
 
+/* The most workers bf_space_set_workers takes. */
+#define BF_WORKERS_MAX 64
+
+/*
+ * Compression off the caller's thread (off by default: n = 0, which is
+ * also how to turn it off again). With n workers, a full block of a file
+ * that is stored (the buffer leaving a block, a whole block written from
+ * the caller's memory, bf_file_write_block) is copied into one of the
+ * space's 2n in-flight slots (2n x (block size + the extent's room), in
+ * memory_bytes) and compressed and checksummed there by a worker, while
+ * the caller goes on; when every slot is busy the call waits for one.
+ * Each slot has codec contexts of its own, made on the caller's thread
+ * through the allocator hooks. The allocator hooks are only ever called on
+ * the caller's thread: zstd and zlib allocate as they compress, so with
+ * hooks of the caller's (bf_space_options.allocator) their blocks are
+ * compressed on the caller's thread; lz4's and none's (and with the
+ * default allocator, every codec's) go to the workers. The
+ * write and the map's update stay on the caller's thread: a block handed
+ * over is written at the file's next call that stores or loads a block,
+ * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
+ * slot is needed. Blocks of sealed files are sealed on the workers too
+ * (each slot with a sealer of its own: a clone of the space's, its own
+ * nonces); blocks of caller codecs are packed on the caller's thread. A block counts in the
+ * physical figures (and the temp limit) once it is written: the stats
+ * calls write what is done first, bf_file_written does not wait.
+ *
+ * `run` NULL: n threads of the space's own, started on the first block and
+ * joined by bf_space_destroy. Else the caller's pool runs the work: each
+ * run(run_ctx, task, arg) must call task(arg) once, on any thread, soon
+ * (it may call it at once); n then bounds the slots only.
+ *
+ * Failures. A block handed over is acknowledged: the write returned
+ * BF_OK, the size covers it, and its slot keeps it until its extent is
+ * written. A failure of the work (the codec's, BF_ENOMEM) or of the write
+ * (BF_ENOSPC, BF_EIO, BF_ELIMIT) is returned by the file's next call that
+ * stores or loads a block (bf_file_write or bf_file_read beyond the
+ * buffered block, the block calls), bf_file_flush or, for a named file,
+ * bf_file_close and bf_file_export, with the message it would have had
+ * on the caller's thread; that call did nothing else (position, size, data
+ * and statistics as before it), and the block is tried again at the next
+ * such call (a codec's failure is reported once, then the block is
+ * compressed on the caller's thread). bf_file_truncate drops the blocks
+ * on workers past its new end, takes the new last block from its slot and
+ * leaves the others in flight: a shrink still writes nothing. Closing an anonymous file discards
+ * its blocks on workers as it discards its data.
+ *
+ * Only while the space has no open file: BF_EINVAL otherwise, or when n
+ * exceeds BF_WORKERS_MAX; BF_ENOMEM.
+ */
+BF_API int bf_space_set_workers(bf_space *space, unsigned n,
+                                void (*run)(void *run_ctx, void (*task)(void *arg), void *arg),
+                                void *run_ctx);
+
 /* ---- The stream file ------------------------------------------------------------------------ */
 
 /*

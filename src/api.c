@@ -189,8 +189,31 @@ void bf_space_destroy(bf_space *sp)
     bf_space_free(sp);
 }
 
+int bf_space_set_workers(bf_space *sp, unsigned n,
+                         void (*run)(void *run_ctx, void (*task)(void *arg), void *arg),
+                         void *run_ctx)
+{
+    if (sp->files != NULL)
+        return bf_fail(sp, BF_EINVAL, "workers", NULL, 0,
+                       "workers are set while the space has no open file");
+    if (n > BF_WORKERS_MAX)
+        return bf_fail(sp, BF_EINVAL, "workers", NULL, 0, "%u workers (at most %d)", n,
+                       BF_WORKERS_MAX);
+    bf_workers *w = NULL;
+    if (n > 0 && bf_workers_new(&sp->alloc, n, run, run_ctx, &w) != BF_OK)
+        return bf_fail(sp, BF_ENOMEM, "workers", NULL, 0, "%u workers' slots", n);
+    bf_workers_free(&sp->alloc, sp->workers);
+    sp->workers = w;
+    return BF_OK;
+}
+
 void bf_space_stats_sized(const bf_space *sp, bf_stats *out, size_t size)
 {
+    /* Figures of committed blocks: the files' blocks on workers are first (the space is the
+       caller's, not const to the library; a failure stays for its file's next call). */
+    if (sp->workers != NULL)
+        for (bf_file *f = sp->files; f != NULL; f = f->next)
+            (void)bf_file_settle(f);
     bf_stats st;
     bf_space_stats_own(sp, &st);
     st.memory_bytes += bf_segcache_memory(sp->segs);

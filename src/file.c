@@ -271,10 +271,11 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
  * `at`, or header in `at` and the raw payload still in `data`).
  */
 static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
-                      unsigned char *at, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
+                      unsigned char *at, struct iovec iov[2], int *iovcnt, bf_extent_info *info,
+                      int prepare)
 {
     bf_space *sp = f->seg.space;
-    if (f->fauto.on)
+    if (f->fauto.on && prepare)
         bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
     const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
     void *ctx;
@@ -349,29 +350,25 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
     return BF_OK;
 }
 
-/* Compress and write `raw_len` bytes of block `blkno` from `data`, into free space or at the end.
+/*
+ * Write the packed extent of block `blkno` (iov, *info: bf_extent_pack's)
+ * into free space or at the end, and commit it; a failure leaves the map,
+ * the free space and the physical size as they were.
  */
-static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcnt,
+                        const bf_extent_info *info)
 {
     bf_space *sp = f->seg.space;
     uint32_t old_n;
     int rc = map_room(f, blkno, 1, &old_n);
     if (rc != BF_OK)
         return rc;
-    struct iovec iov[2];
-    int iovcnt;
-    bf_extent_info info;
     bf_chunk ch = {0, 0};
     uint64_t grow = f->phys_end;
-    uint32_t len = 0;
-    int placed = 0;
-    rc = block_pack(f, blkno, data, raw_len, sp->scratch, iov, &iovcnt, &info);
-    if (rc == BF_OK) {
-        len = info.disk_len;
-        rc = extent_place(f, len, bare_align(&info),
-                          bf_map_used(bf_map_get(&f->map, blkno)), &ch, &grow);
-        placed = rc == BF_OK;
-    }
+    uint32_t len = info->disk_len;
+    rc = extent_place(f, len, bare_align(info), bf_map_used(bf_map_get(&f->map, blkno)), &ch,
+                      &grow);
+    int placed = rc == BF_OK;
     int from_free = placed && grow == f->phys_end;
     /* An extent that skips to the next segment leaves a gap, made part of the segment
        file (as free space) so that the physical size is what the file system holds; a bare
@@ -396,8 +393,287 @@ static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t ra
                         (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
     }
-    block_commit(f, blkno, ch.off, ch.cap, &info);
+    block_commit(f, blkno, ch.off, ch.cap, info);
     return BF_OK;
+}
+
+/*
+ * Compress and write `raw_len` bytes of block `blkno` from `data` on this
+ * thread (`prepare`: codec=auto has not yet seen the block).
+ */
+static int block_store_now(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                           int prepare)
+{
+    struct iovec iov[2];
+    int iovcnt;
+    bf_extent_info info;
+    int rc = block_pack(f, blkno, data, raw_len, f->seg.space->scratch, iov, &iovcnt, &info,
+                        prepare);
+    return rc != BF_OK ? rc : extent_store(f, blkno, iov, iovcnt, &info);
+}
+
+/* ---- blocks packed by the space's workers (workers.h) ------------------ */
+
+/*
+ * With workers, a block leaving the buffer (or written whole) is copied
+ * into a slot and packed on a worker; its extent is written and committed
+ * here, on the caller's thread, in the order the file handed its blocks
+ * over: at the file's next call that stores or loads a block, at flush,
+ * truncate, stats, or when a slot is needed. Until then the slot holds the
+ * only copy the library has (the size already covers it): nothing
+ * acknowledged is lost, and a failure (the worker's, or the write's) stays
+ * on the slot and is returned by the file's next such call, which tries
+ * the block again the call after (a worker's failure is reported once, then
+ * the block is stored on this thread).
+ */
+
+/* The oldest slot of `f` that is not free, or NULL. */
+static bf_job *oldest_job(bf_file *f)
+{
+    bf_workers *w = f->seg.space->workers;
+    bf_job *best = NULL;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && (best == NULL || j->seq < best->seq))
+            best = j;
+    }
+    return best;
+}
+
+/* Write and commit `f`'s oldest slot `j`, which is done; free it if that worked. */
+static int job_commit(bf_file *f, bf_job *j)
+{
+    bf_space *sp = f->seg.space;
+    int rc;
+    if (j->rc != BF_OK) {
+        if (!j->reported) {
+            j->reported = 1;
+            return bf_fail(sp, j->rc, "compress", NULL, 0,
+                           "%s on block %llu, on a worker: %s (the block is kept, and stored "
+                           "at the file's next call)",
+                           j->ops->name, (unsigned long long)j->blkno, bf_strerror(j->rc));
+        }
+        rc = block_store_now(f, j->blkno, j->data, j->raw_len, 0);
+    } else {
+        if (!j->noted) { /* once, however many times the write is tried */
+            j->noted = 1;
+            if (j->ops->id != BF_CODEC_NONE)
+                COUNT(f, compress_ns, j->info.codec_ns);
+            if (f->fauto.on)
+                bf_auto_file_packed(sp, &f->fauto, j->ops->id, &j->info);
+        }
+        rc = extent_store(f, j->blkno, j->iov, j->iovcnt, &j->info);
+    }
+    j->stuck = rc != BF_OK;
+    if (rc == BF_OK)
+        bf_workers_release(sp->workers, j);
+    return rc;
+}
+
+/*
+ * Commit `f`'s slots, oldest first, while they are done (`wait`: waiting
+ * for each); the first failure is returned, its slot kept.
+ */
+static int jobs_settle(bf_file *f, int wait)
+{
+    bf_workers *w = f->seg.space->workers;
+    bf_job *j;
+    if (w == NULL)
+        return BF_OK;
+    while ((j = oldest_job(f)) != NULL) {
+        if (bf_workers_state(w, j) != BF_JOB_DONE) {
+            if (!wait)
+                return BF_OK;
+            bf_workers_wait(w, j);
+        }
+        int rc = job_commit(f, j);
+        if (rc != BF_OK)
+            return rc;
+    }
+    return BF_OK;
+}
+
+/* The newest slot of block `blkno` of `f` that is not free, or NULL. */
+static bf_job *newest_job(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    bf_job *best = NULL;
+    for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && j->blkno == blkno && (best == NULL || j->seq > best->seq))
+            best = j;
+    }
+    return best;
+}
+
+/*
+ * Commit `f`'s slots of block `blkno`, oldest first, waiting for each
+ * (other blocks' stay: only a block's own copies must keep their order).
+ */
+static int jobs_settle_block(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    for (;;) {
+        bf_job *j = NULL;
+        for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+            bf_job *c = bf_workers_slot(w, i);
+            if (c->owner == f && c->blkno == blkno && (j == NULL || c->seq < j->seq))
+                j = c;
+        }
+        if (j == NULL)
+            return BF_OK;
+        bf_workers_wait(w, j);
+        int rc = job_commit(f, j);
+        if (rc != BF_OK)
+            return rc;
+    }
+}
+
+/*
+ * Commit the done slots of files other than `except`, each file's in its
+ * order. A failure stays on its slot for its own file's next call (its
+ * message is that call's to make), and is not tried again here.
+ */
+static void jobs_harvest(bf_space *sp, const bf_file *except)
+{
+    bf_workers *w = sp->workers;
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+            bf_job *j = bf_workers_slot(w, i);
+            bf_file *f = j->owner;
+            if (f == NULL || f == except || j->stuck || bf_workers_state(w, j) != BF_JOB_DONE ||
+                j->rc != BF_OK || oldest_job(f) != j)
+                continue;
+            progress |= job_commit(f, j) == BF_OK;
+        }
+    }
+}
+
+/* At a call of `f` that stores a block: its own finished slots (its failures), then others'. */
+static int jobs_poll(bf_file *f)
+{
+    bf_space *sp = f->seg.space;
+    if (sp->workers == NULL)
+        return BF_OK;
+    int rc = jobs_settle(f, 0);
+    if (rc == BF_OK)
+        jobs_harvest(sp, f);
+    return rc;
+}
+
+/* Wait for `f`'s slots of blocks `first`.. `last` and free them uncommitted (blocks gone). */
+static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
+{
+    bf_workers *w = f->seg.space->workers;
+    if (w == NULL)
+        return;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && j->blkno >= first && j->blkno <= last) {
+            bf_workers_wait(w, j);
+            bf_workers_release(w, j);
+        }
+    }
+}
+
+/* A free slot: committing what is done, waiting for a worker if need be; NULL if none can be. */
+static bf_job *job_slot(bf_space *sp)
+{
+    bf_workers *w = sp->workers;
+    for (int harvested = 0;; harvested = 1) {
+        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+            bf_job *j = bf_workers_slot(w, i);
+            if (j->owner == NULL)
+                return j;
+        }
+        if (harvested && !bf_workers_wait_any(w))
+            return NULL; /* every slot holds a failed block: the caller stores on its thread */
+        jobs_harvest(sp, NULL);
+    }
+}
+
+/*
+ * Hand block `blkno` of `f` (`raw_len` bytes at `data`, codec=auto's
+ * choice made) to a worker: BF_OK when it was, 1 when it must be stored on
+ * this thread (a sealed file, a caller's codec, no slot, no thread), or a
+ * failure to get the slot's buffers or codec context (BF_ENOMEM).
+ */
+static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+{
+    bf_space *sp = f->seg.space;
+    /* A caller's codec is the space's, one call at a time (a slot seals with a clone of the
+       space's sealer). zstd and zlib allocate inside their compress calls: with the caller's
+       allocator hooks (a memory context, not made for other threads) they stay on the
+       caller's thread, so the hooks are never called from a worker. */
+    if (bf_codec_is_user(f->codec))
+        return 1;
+    if ((f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
+        sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
+        return 1;
+    bf_job *j = job_slot(sp);
+    if (j == NULL)
+        return 1;
+    const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
+    int rc = bf_space_grow(sp, &j->data, &j->data_size, f->block_size, "write",
+                           "a worker's block slot");
+    if (rc == BF_OK)
+        rc = bf_space_grow(sp, &j->out, &j->out_size, bf_space_extent_room(sp, f->block_size),
+                           "write", "a worker's extent slot");
+    if (rc == BF_OK && j->ctxs[f->codec] == NULL &&
+        (rc = ops->ctx_create(&sp->alloc, &j->ctxs[f->codec])) != BF_OK)
+        rc = bf_fail(sp, rc, "write", NULL, 0, "%s context of a worker's slot", ops->name);
+    if (rc == BF_OK && f->sealed && j->seal == NULL) {
+        char why[128];
+        if ((rc = bf_seal_clone(&sp->alloc, sp->seal, &j->seal, why, sizeof(why))) != BF_OK)
+            rc = bf_fail(sp, rc, "write", NULL, 0, "a worker's sealer: %s", why);
+    }
+    if (rc != BF_OK)
+        return rc;
+    j->sealed = f->sealed;
+    if (f->sealed)
+        file_identity(f, 0, j->id);
+    memcpy(j->data, data, raw_len);
+    j->ops = ops;
+    j->ctx = j->ctxs[f->codec];
+    j->level = f->level;
+    j->gen = f->named != NULL ? f->named->gen : 0;
+    j->blkno = blkno;
+    j->raw_len = raw_len;
+    j->fault = bf_workers_next_fault(sp->workers);
+    j->reported = j->noted = j->stuck = 0;
+    j->rc = BF_OK;
+    j->owner = f;
+    if (bf_workers_submit(sp->workers, j) != BF_OK) {
+        j->owner = NULL;
+        return 1;
+    }
+    return BF_OK;
+}
+
+/*
+ * Store block `blkno` of `f`: on a worker when the space has them and the
+ * file allows it, else here, after the file's blocks already handed over
+ * (a later copy of a block must not be overwritten by an earlier one).
+ */
+static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+{
+    bf_space *sp = f->seg.space;
+    if (sp->workers == NULL)
+        return block_store_now(f, blkno, data, raw_len, 1);
+    if (f->fauto.on)
+        bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
+    int rc = job_store(f, blkno, data, raw_len);
+    if (rc <= 0)
+        return rc;
+    if ((rc = jobs_settle(f, 1)) != BF_OK)
+        return rc;
+    return block_store_now(f, blkno, data, raw_len, 0);
+}
+
+int bf_file_settle(bf_file *f)
+{
+    return jobs_settle(f, 1);
 }
 
 /* At most this many blocks, and this many bytes, go into one batched write. */
@@ -442,7 +718,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     for (uint32_t i = 0; i < n && rc == BF_OK; i++) {
         int cnt;
         rc = block_pack(f, blkno + i, data + (size_t)i * bs, bs, sp->scratch + used, iov + iovcnt,
-                        &cnt, &info[i]);
+                        &cnt, &info[i], 1);
         if (rc != BF_OK)
             break;
         /* A bare block after a compressed extent starts at the next page: the bytes
@@ -577,6 +853,11 @@ static const char *space_codec_name(const void *sp, bf_codec id)
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->seg.space;
+    /* The map is right once the file's blocks on workers are committed: this one's, and
+       for the stream reader, which reads ahead, all of the file's. */
+    int rc0 = stream ? jobs_settle(f, 1) : jobs_settle_block(f, blkno);
+    if (rc0 != BF_OK)
+        return rc0;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (!bf_map_used(e)) {
         memset(dst, 0, f->block_size);
@@ -707,6 +988,12 @@ static void range_clear(bf_file *f)
  */
 static int bare_patch(bf_file *f, uint32_t n)
 {
+    if (!f->buf_rmw || f->dlo > f->dhi)
+        return 1;
+    /* A copy of the block still on a worker would land over the patch: it goes first. */
+    int rc = jobs_settle_block(f, f->buf_blk);
+    if (rc != BF_OK)
+        return rc;
     bf_map_entry *e = bf_map_get(&f->map, f->buf_blk);
     if (!f->buf_rmw || f->dlo > f->dhi || !bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 ||
         bf_map_part(e) != 0 || bf_map_len(e) != n)
@@ -718,7 +1005,7 @@ static int bare_patch(bf_file *f, uint32_t n)
     if (lo >= hi)
         return 1;
     struct iovec iov = {f->buf + lo, hi - lo};
-    int rc = bf_seg_write(&f->seg, bf_map_off(e) + lo, &iov, 1, hi - lo);
+    rc = bf_seg_write(&f->seg, bf_map_off(e) + lo, &iov, 1, hi - lo);
     if (rc != BF_OK)
         return rc;
     e->cap = bf_extent_bare_crc(f->buf_blk, f->buf, n);
@@ -853,6 +1140,8 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
 __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, size_t len)
 {
     int rc = check_writable(f, "write");
+    if (rc == BF_OK && len > 0)
+        rc = jobs_poll(f); /* a failure of a block handed to a worker is this call's */
     if (rc != BF_OK || len == 0)
         return rc;
     bf_file_modified(f);
@@ -877,7 +1166,9 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             if (whole > BATCH_BLOCKS)
                 whole = BATCH_BLOCKS;
             uint64_t stored = 0;
-            rc = blocks_store_batch(f, blkno, p, (uint32_t)whole);
+            /* With workers each block goes to a slot of its own (block_store). */
+            rc = f->seg.space->workers == NULL ? blocks_store_batch(f, blkno, p, (uint32_t)whole)
+                                               : 0;
             if (rc == 0) {
                 rc = block_store(f, blkno, p, bs);
                 stored = rc == BF_OK;
@@ -993,7 +1284,8 @@ uint64_t bf_file_size(const bf_file *f)
 
 int bf_file_flush(bf_file *f)
 {
-    return buf_flush(f);
+    int rc = buf_flush(f);
+    return rc != BF_OK ? rc : jobs_settle(f, 1);
 }
 
 int bf_file_truncate(bf_file *f, uint64_t size)
@@ -1023,7 +1315,13 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         if (nb == NULL)
             return bf_fail(sp, BF_ENOMEM, "truncate", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
-        if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
+        /* With workers, a newer copy of the block than its extent's may be in a slot: that
+           one, so that a shrink writes nothing (block_load would commit it first). */
+        const bf_job *j = newest_job(f, keep - 1);
+        if (j != NULL) {
+            memcpy(nb, j->data, j->raw_len);
+            memset(nb + j->raw_len, 0, f->block_size - j->raw_len);
+        } else if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
             bf_free(&sp->alloc, nb);
             return rc;
         }
@@ -1041,6 +1339,9 @@ int bf_file_truncate(bf_file *f, uint64_t size)
     } else if (f->buf_blk != BF_NO_BLOCK && f->buf_blk >= keep) {
         buf_drop(f); /* past the new end: nothing to write */
     }
+    /* Blocks on workers past the new end go, and those of the new last block: the buffer
+       holds its newest copy (nothing can fail from here on). The others stay in flight. */
+    jobs_drop(f, tail != 0 ? keep - 1 : keep, UINT64_MAX);
     bf_map_entry *e;
     for (uint64_t b = keep; (e = bf_map_next(&f->map, &b)) != NULL; b++)
         release_extent(f, e);
@@ -1118,6 +1419,8 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
     if (blkno > BF_MAP_MAX_BLOCK)
         return bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
+    if ((rc = jobs_poll(f)) != BF_OK)
+        return rc;
     bf_file_modified(f);
     /* The whole block is stored, so the file covers it once the store succeeded. */
     rc = block_store(f, blkno, buf, f->block_size);
@@ -1142,6 +1445,7 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
     bf_file_modified(f);
     if (blkno == f->buf_blk)
         buf_drop(f);
+    jobs_drop(f, blkno, blkno);
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (e != NULL) {
         release_extent(f, e);
@@ -1162,6 +1466,9 @@ uint64_t bf_file_memory(const bf_file *f)
 
 void bf_file_stats_sized(const bf_file *f, bf_stats *out, size_t size)
 {
+    /* Figures of blocks committed: those on workers are first (a failure stays on its slot
+       for the file's next call). The handle is the caller's, not const to the library. */
+    (void)jobs_settle((bf_file *)f, 1);
     bf_stats st;
     bf_stats_fill(&st, &f->c, f->size, f->phys_end, f->phys_end - index_bytes(f) - live_bytes(f));
     st.memory_bytes = bf_file_memory(f);
@@ -1293,6 +1600,7 @@ int bf_file_create(bf_space *sp, const bf_file_options *opts, bf_file **out)
 void bf_file_release(bf_file *f)
 {
     bf_space *sp = f->seg.space;
+    jobs_drop(f, 0, UINT64_MAX); /* closed: its blocks on workers are not wanted any more */
     live_add(f, -(int64_t)live_bytes(f));
     logical_set(f, 0);
     bf_file_set_physical(f, 0, 0);

@@ -132,6 +132,12 @@ static inline void bf_file_modified(struct bf_file *f)
  */
 int bf_file_peek_block(struct bf_file *f, uint64_t blkno, unsigned char *dst);
 
+/*
+ * Commit the file's blocks that the space's workers packed, waiting for
+ * them (a no-op without workers): the first failure, its block kept.
+ */
+int bf_file_settle(struct bf_file *f);
+
 /* A new file with the options resolved, not yet counted as created (bf_file_create counts). */
 int bf_file_new(struct bf_space *space, const bf_file_options *opts, struct bf_file **out);
 

@@ -97,6 +97,11 @@ int bf_seal_new(const bf_allocator *a, const unsigned char *key, bf_seal **out, 
     return BF_OK;
 }
 
+int bf_seal_clone(const bf_allocator *a, const bf_seal *s, bf_seal **out, char *why, size_t len)
+{
+    return bf_seal_new(a, s->key, out, why, len);
+}
+
 void bf_seal_free(const bf_allocator *a, bf_seal *s)
 {
     if (s == NULL)
@@ -153,6 +158,15 @@ int bf_seal_new(const bf_allocator *a, const unsigned char *key, bf_seal **out, 
 {
     (void)a;
     (void)key;
+    *out = NULL;
+    snprintf(why, len, "encryption was not built into this library (no libcrypto)");
+    return BF_ENOCODEC;
+}
+
+int bf_seal_clone(const bf_allocator *a, const bf_seal *s, bf_seal **out, char *why, size_t len)
+{
+    (void)a;
+    (void)s;
     *out = NULL;
     snprintf(why, len, "encryption was not built into this library (no libcrypto)");
     return BF_ENOCODEC;

@@ -38,6 +38,14 @@ typedef struct bf_seal bf_seal;
 int bf_seal_new(const bf_allocator *a, const unsigned char *key, bf_seal **out, char *why,
                 size_t len);
 
+/*
+ * A sealer of the same key as `s` with cipher contexts and a nonce prefix
+ * of its own (drawn at random, as bf_seal_new draws one): what a worker
+ * seals with, since a sealer is used by one thread at a time. As
+ * bf_seal_new.
+ */
+int bf_seal_clone(const bf_allocator *a, const bf_seal *s, bf_seal **out, char *why, size_t len);
+
 /* Free a sealer (NULL is a no-op); its key is wiped first. */
 void bf_seal_free(const bf_allocator *a, bf_seal *s);
 

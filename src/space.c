@@ -62,6 +62,7 @@ int bf_space_set_user_codecs(bf_space *sp, const bf_user_codec *u, uint32_t n)
 static void space_free(bf_space *sp)
 {
     bf_allocator a = sp->alloc;
+    bf_workers_free(&a, sp->workers); /* first: its threads are joined before anything goes */
     for (int c = 0; c < 4; c++)
         if (sp->codec_ctx[c] != NULL)
             bf_codec_ops_get((bf_codec)c)->ctx_destroy(&a, sp->codec_ctx[c]);
@@ -201,6 +202,8 @@ void bf_space_stats_own(const bf_space *sp, bf_stats *st)
     }
     st->memory_bytes =
         sizeof(*sp) + sp->scratch_size + sp->unsealed_size;
+    if (sp->workers != NULL)
+        st->memory_bytes += bf_workers_memory(sp->workers);
     if (sp->autoc != NULL)
         st->memory_bytes += sizeof(*sp->autoc) + 2 * sp->autoc->probe_cap;
 }

@@ -7,6 +7,12 @@
  * writes: read-only handles on other spaces' files are not counted). `codec_ctx[c]` is NULL until
  * codec c is first used. `scratch` holds at least BF_EXTENT_HDR + the largest block size of any
  * file created in the space.
+ *
+ * Threads: a space has one caller thread. With workers (bf_space_set_workers)
+ * the compress-and-checksum step of full blocks runs on other threads, but
+ * on the slots of `workers` only (workers.h): every field here, the files,
+ * their maps, free lists and segments are touched by the caller's thread
+ * alone, which commits what the workers packed (file.c's jobs_*).
  */
 #ifndef BF_SPACE_H
 #define BF_SPACE_H
@@ -20,6 +26,7 @@
 #include "devclock.h"
 #include "error.h"
 #include "io_stack.h"
+#include "workers.h"
 
 struct bf_file;
 struct bf_segcache;
@@ -84,6 +91,7 @@ struct bf_space {
     uint64_t blocks_by_codec[4];
     uint64_t blocks_user;            /* extents written with the caller's codecs */
     uint64_t blocks_sealed;          /* extents written sealed */
+    bf_workers *workers;             /* NULL: blocks are packed on the caller's thread */
     bf_errstate err; /* the last failure (error.c) */
     /* the shared temp budget (budget.c's): the space's bytes in it, which a reservation may
        put ahead of physical_now while a write is under way */

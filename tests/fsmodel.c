@@ -2246,6 +2246,7 @@ fsm *fsm_open(const fsm_config *cfg)
         snprintf(s->dir, sizeof(s->dir), "%s", bf_space_dir(s->sp));
         s->io = t_fault_io(&s->flt);
         bf_space_set_io(s->sp, &s->io);
+        t_workers_apply(s->sp); /* BF_TEST_WORKERS: the same model with workers */
     }
     for (int i = 0; i < NNAMES; i++)
         m->n[i].writer = -1;

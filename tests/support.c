@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,12 +458,75 @@ void t_rm_rf(const char *path)
     rmdir(path);
 }
 
+/* A task runner: the task on a thread of its own (detached), as an engine's pool would. */
+typedef struct t_task {
+    void (*task)(void *);
+    void *arg;
+} t_task;
+
+static void *t_task_main(void *p)
+{
+    t_task t = *(t_task *)p;
+    free(p);
+    t.task(t.arg);
+    return NULL;
+}
+
+void t_runner_thread(void *ctx, void (*task)(void *), void *arg)
+{
+    (void)ctx;
+    t_task *t = malloc(sizeof(*t));
+    pthread_t th;
+    pthread_attr_t at;
+    if (t == NULL || pthread_attr_init(&at) != 0) {
+        free(t);
+        task(arg);
+        return;
+    }
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    t->task = task;
+    t->arg = arg;
+    if (pthread_create(&th, &at, t_task_main, t) != 0) {
+        free(t);
+        task(arg);
+    }
+    pthread_attr_destroy(&at);
+}
+
+void t_runner_inline(void *ctx, void (*task)(void *), void *arg)
+{
+    (void)ctx;
+    task(arg);
+}
+
+int t_workers_env(void)
+{
+    const char *v = getenv("BF_TEST_WORKERS");
+    return v != NULL ? atoi(v) : 0;
+}
+
+void t_workers_apply(bf_space *sp)
+{
+    int n = t_workers_env();
+    if (n <= 0)
+        return;
+    const char *r = getenv("BF_TEST_RUNNER");
+    void (*run)(void *, void (*)(void *), void *) = NULL;
+    if (r != NULL && strcmp(r, "thread") == 0)
+        run = t_runner_thread;
+    else if (r != NULL && strcmp(r, "inline") == 0)
+        run = t_runner_inline;
+    if (bf_space_set_workers(sp, (unsigned)n, run, NULL) != BF_OK)
+        fail_msg("bf_space_set_workers(%d): %s", n, bf_space_errmsg(sp));
+}
+
 bf_space *t_space_opts(const bf_space_options *o)
 {
     bf_space *sp = NULL;
     char err[256] = "";
     if (bf_space_create(o, &sp, err, sizeof(err)) != BF_OK)
         fail_msg("bf_space_create: %s", err);
+    t_workers_apply(sp);
     return sp;
 }
 

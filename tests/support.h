@@ -128,6 +128,18 @@ bf_user_codec t_rle_codec(t_rle_faults *faults, int auto_candidate);
 /* Remove a directory tree made by a test (regular files and empty dirs only). */
 void t_rm_rf(const char *path);
 
+/*
+ * Workers from the environment: BF_TEST_WORKERS=n gives spaces n workers
+ * (bf_space_set_workers), BF_TEST_RUNNER=thread|inline through a task
+ * runner (a thread per task, or the task at once) instead of the space's
+ * threads. t_space_opts applies them; tests that create spaces themselves
+ * call t_workers_apply.
+ */
+int t_workers_env(void);
+void t_workers_apply(bf_space *sp);
+void t_runner_thread(void *ctx, void (*task)(void *), void *arg);
+void t_runner_inline(void *ctx, void (*task)(void *), void *arg);
+
 /* Create a space from options; fails the test (with the library's message) on error. */
 bf_space *t_space_opts(const bf_space_options *o);
 

@@ -109,6 +109,7 @@ static void run_sequence(run *r, const char *parent, int steps)
     bf_space *sp;
     char err[256];
     assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+    t_workers_apply(sp);
     bf_file *f;
     assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
 

@@ -38,8 +38,8 @@ LAYERS = {
     "auto_file": 6, "budget": 6,
     # the space's own state: codecs, buffers, statistics
     "space": 5,
-    # the persisted index of a named file
-    "index": 4,
+    # the persisted index of a named file; the slots workers pack blocks in
+    "index": 4, "workers": 4,
     # extents, the I/O stack, the temp-directory rules
     "extent": 3, "io_stack": 3, "sweep": 3,
     # building blocks with state of their own

@@ -361,10 +361,10 @@ static void print_json(FILE *out, const state *st, const unsigned char *spilling
                 spill_codec_name(pc->cfg.codec), pc->level_text, pc->cfg.block_size);
         fprintf(out,
                 "\"work_mem\": \"%s\", \"work_mem_bytes\": %lld, \"io_limit\": %llu, "
-                "\"encrypt\": %s}%s\n",
+                "\"encrypt\": %s, \"threads\": %d}%s\n",
                 pc->work_mem_text, (long long)pc->cfg.work_mem,
                 (unsigned long long)pc->cfg.io_limit, pc->cfg.encrypt ? "true" : "false",
-                c + 1 < p->nconf ? "," : "");
+                pc->cfg.threads, c + 1 < p->nconf ? "," : "");
     }
     fprintf(out, "  ],\n  \"queries\": [\n");
     for (int qi = 0; qi < st->nq; qi++) {

@@ -74,6 +74,12 @@ int run_query(const struct tpch_db *db, int qnum, const run_config *cfg, run_res
         snprintf(r->err, sizeof r->err, "cannot create spill space: %s", err);
         return -1;
     }
+    if (cfg->threads > 0 && bf_space_set_workers(space, (unsigned)cfg->threads, NULL, NULL) != 0) {
+        snprintf(r->err, sizeof r->err, "cannot give the spill space workers: %s",
+                 bf_space_errmsg(space));
+        bf_space_destroy(space);
+        return -1;
+    }
 
     static _Thread_local qctx q; /* survives longjmp without volatile games */
     q_init(&q, space, db, cfg->work_mem);

@@ -23,6 +23,7 @@ typedef struct run_config {
     uint64_t temp_limit;  /* physical spill bytes allowed; 0 = no limit */
     uint64_t io_limit;    /* modelled temp-device bandwidth, bytes/s; 0 = unthrottled */
     int encrypt;          /* seal the spill files (a random key per space) */
+    int threads;          /* workers of the space (bf_space_set_workers; 0: none) */
     bf_auto_device *auto_device; /* codec=auto: the space starts from it and leaves what it
                                     learned in it; NULL: each space learns from nothing */
 } run_config;

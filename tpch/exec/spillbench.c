@@ -54,6 +54,8 @@ typedef struct options {
     int nwm;
     int encrypts[2]; /* --encrypt: 0 sealed-free, 1 sealed; the first is the reference */
     int nenc;
+    int threads[MAX_LIST]; /* --threads: workers per query's space (0: none) */
+    int nthr;
     int rounds;
     uint64_t seed;
     bool seed_set;
@@ -99,6 +101,9 @@ static void usage(FILE *f)
         "  --encrypt[=off,on]          seal spill files with AES-256-GCM after compression\n"
         "                              (a random key per query's space); a list of both runs\n"
         "                              paired mode\n"
+        "  --threads=N,...             compress spill blocks on N worker threads of the\n"
+        "                              query's space (bf_space_set_workers; default 0 =\n"
+        "                              on the spilling thread); a list runs paired mode\n"
         "  --rounds=N                  paired mode: N rounds (1..1000) of every configuration\n"
         "                              (the product of the lists) per query, in shuffled\n"
         "                              order, after one warm-up; time ratios to the first\n"
@@ -386,7 +391,7 @@ static const struct {
     {"--repeat", VALUE},     {"--format", VALUE},
     {"--out", VALUE},        {"--results-dir", VALUE},
     {"--verify", NO_VALUE},  {"--help", NO_VALUE},
-    {"--version", NO_VALUE},
+    {"--version", NO_VALUE}, {"--threads", VALUE},
 };
 
 static void parse_args(int argc, char **argv, options *o)
@@ -407,6 +412,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->work_mems[0] = o->work_mem;
     o->nwm = 1;
     o->nenc = 1;
+    o->nthr = 1;
     char list[512], *items[MAX_LIST];
     o->format = FMT_TABLE;
     parse_queries("all", o);
@@ -504,6 +510,16 @@ static void parse_args(int argc, char **argv, options *o)
                     bad_flag("--encrypt: '%s' is not on, off or a list of both", val);
                 o->encrypts[k] = strcmp(items[k], "on") == 0;
             }
+        } else if (strcmp(name, "--threads") == 0) {
+            o->nthr = split_list(name, val, list, sizeof list, items);
+            for (int k = 0; k < o->nthr; k++) {
+                char *end;
+                long n = strtol(items[k], &end, 10);
+                if (*items[k] == '\0' || *end != '\0' || n < 0 || n > BF_WORKERS_MAX)
+                    bad_flag("--threads: '%s' is not a number of workers 0..%d", items[k],
+                             BF_WORKERS_MAX);
+                o->threads[k] = (int)n;
+            }
         } else if (strcmp(name, "--sf") == 0) {
             char *end;
             errno = 0;
@@ -561,7 +577,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->level = o->levels[0];
     o->block_size = o->block_sizes[0];
     o->work_mem = o->work_mems[0];
-    int nconf = o->ncodec * o->nbs * o->nwm * o->nenc;
+    int nconf = o->ncodec * o->nbs * o->nwm * o->nenc * o->nthr;
     if (nconf > MAX_CONF)
         bad_flag("%d configurations: at most %d", nconf, MAX_CONF);
     if (nconf > 1 || o->rounds > 1) {
@@ -720,6 +736,11 @@ static void check_spill_config(const run_config *cfg)
     bf_space *space;
     char err[256] = "";
     int rc = bf_space_create(&so, &space, err, sizeof err);
+    if (rc == 0 && cfg->threads > 0 &&
+        (rc = bf_space_set_workers(space, (unsigned)cfg->threads, NULL, NULL)) != 0) {
+        snprintf(err, sizeof err, "%s", bf_space_errmsg(space));
+        bf_space_destroy(space);
+    }
     if (rc == BF_EINVAL)
         bad_flag("spill configuration refused: %s", err);
     if (rc != 0) {
@@ -739,8 +760,8 @@ static int make_configs(const options *o, pair_config *conf)
     int n = 0;
     for (int w = 0; w < o->nwm; w++) {
         for (int b = 0; b < o->nbs; b++) {
-            for (int k = 0; k < o->ncodec * o->nenc; k++, n++) {
-                int c = k / o->nenc, e = k % o->nenc;
+            for (int k = 0; k < o->ncodec * o->nenc * o->nthr; k++, n++) {
+                int c = k / (o->nenc * o->nthr), e = k / o->nthr % o->nenc, t = k % o->nthr;
                 pair_config *pc = &conf[n];
                 memset(pc, 0, sizeof *pc);
                 pc->cfg = (run_config){.codec = o->codecs[c],
@@ -750,7 +771,8 @@ static int make_configs(const options *o, pair_config *conf)
                                        .temp_dir = o->temp_dir,
                                        .temp_limit = (uint64_t)o->temp_limit,
                                        .io_limit = (uint64_t)o->io_limit,
-                                       .encrypt = o->encrypts[e]};
+                                       .encrypt = o->encrypts[e],
+                                       .threads = o->threads[t]};
                 if (pc->cfg.codec == BF_CODEC_AUTO) {
                     pc->learned = (bf_auto_device)BF_AUTO_DEVICE_INIT;
                     pc->cfg.auto_device = &pc->learned;
@@ -772,6 +794,9 @@ static int make_configs(const options *o, pair_config *conf)
                 if (o->nenc > 1 || o->encrypts[e])
                     len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, "%s",
                                             o->encrypts[e] ? "+enc" : "");
+                if (o->threads[t] > 0)
+                    len += (size_t)snprintf(pc->label + len, sizeof pc->label - len, "+%dw",
+                                            o->threads[t]);
                 if (o->nwm > 1)
                     snprintf(pc->label + len, sizeof pc->label - len, "@%s", pc->work_mem_text);
             }
@@ -871,7 +896,8 @@ int main(int argc, char **argv)
                       .temp_dir = o.temp_dir,
                       .temp_limit = (uint64_t)o.temp_limit,
                       .io_limit = (uint64_t)o.io_limit,
-                      .encrypt = o.encrypts[0]};
+                      .encrypt = o.encrypts[0],
+                      .threads = o.threads[0]};
     bf_auto_device learned = BF_AUTO_DEVICE_INIT;
     if (cfg.codec == BF_CODEC_AUTO)
         cfg.auto_device = &learned;

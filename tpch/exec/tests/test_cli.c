@@ -273,6 +273,8 @@ int main(int argc, char **argv)
     refused("--level=99999999999", "out of range");
     refused("--level=fast", "'fast' is not an integer");
     refused("--rounds=1001", "1001 is out of range 1..1000");
+    refused("--threads=65", "'65' is not a number of workers 0..64");
+    refused("--threads=1,x", "'x' is not a number of workers 0..64");
     refused("--repeat=0", "0 is out of range 1..1000");
     refused("--sf=101", "101 is out of range 0.01..100");
     refused("--sf=abc", "'abc' is not a number");

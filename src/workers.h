@@ -1,0 +1,118 @@
+/*
+ * workers.h - compression off the caller's thread: a space's bounded set of
+ * in-flight block slots and the threads (or the caller's task runner) that
+ * pack them (workers.c).
+ *
+ * What runs where. The caller's thread fills a slot (a copy of the block,
+ * the codec, its level, the slot's own codec context) and submits it; a
+ * worker runs bf_extent_pack on the slot alone (compress into the slot's
+ * scratch, CRC) and marks it done; the caller's thread later commits it
+ * (placement, pwrite, map: file.c) and frees the slot. A worker touches
+ * nothing but its slot: never the space, a file, a map, a free list or a
+ * segment. The slot's state is the only field both sides touch, always
+ * under the mutex, so every field the caller wrote before submitting is
+ * seen by the worker, and every result the worker wrote before marking it
+ * done is seen by the caller that saw it done.
+ *
+ * Invariants: a slot is FREE, QUEUED (submitted, no worker has it),
+ * RUNNING or DONE; only the caller moves it FREE -> QUEUED and DONE ->
+ * FREE, only a worker QUEUED -> RUNNING -> DONE. `seq` orders the
+ * submissions, so the caller commits each file's blocks in the order it
+ * handed them over. Codec contexts belong to a slot (never to a thread or
+ * the space), so a runner may run a task on any thread.
+ */
+#ifndef BF_WORKERS_H
+#define BF_WORKERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "buffile.h"
+#include "codec.h"
+#include "extent.h"
+#include "seal.h"
+
+enum { BF_JOB_FREE, BF_JOB_QUEUED, BF_JOB_RUNNING, BF_JOB_DONE };
+
+/* Built-in codec ids with a context per slot (none, lz4, zstd, zlib). */
+#define BF_JOB_CODECS 4
+
+typedef struct bf_workers bf_workers;
+
+typedef struct bf_job {
+    /* the caller's, written before submitting, read by the task */
+    const bf_codec_ops *ops;
+    void *ctx;
+    int32_t level;
+    uint32_t gen;
+    uint64_t blkno;
+    uint32_t raw_len;
+    int fault;             /* tests: the task fails with this status after packing (0: no) */
+    unsigned char *data;   /* the block's copy: what keeps it until its extent is committed */
+    size_t data_size;
+    unsigned char *out;    /* the extent's scratch */
+    size_t out_size;
+    void *ctxs[BF_JOB_CODECS]; /* the slot's own codec contexts, made on first use */
+    bf_seal *seal;             /* the slot's sealer (a clone of the space's), made on first use */
+    int sealed;                /* seal this block, for the file `id` */
+    unsigned char id[BF_FILE_ID_BYTES];
+    /* the task's results, valid once DONE */
+    int rc;
+    int iovcnt;
+    struct iovec iov[2];
+    bf_extent_info info;
+    /* the caller's bookkeeping (file.c): which file, and what it already did with it */
+    void *owner;
+    uint64_t seq;
+    uint8_t reported; /* a failure of the task was reported to the owner's caller */
+    uint8_t noted;    /* the codec time and auto's figures are counted */
+    uint8_t stuck;    /* its commit failed: only its own file's calls try it again */
+    /* the workers' */
+    bf_workers *w;
+    int state;
+} bf_job;
+
+/*
+ * A new set of `n` workers (1..BF_WORKERS_MAX): threads of the set's own
+ * when `run` is NULL (started on the first submission), else tasks handed
+ * to run(run_ctx, task, arg). 2n slots. BF_ENOMEM.
+ */
+int bf_workers_new(const bf_allocator *a, unsigned n,
+                   void (*run)(void *ctx, void (*task)(void *arg), void *arg), void *run_ctx,
+                   bf_workers **out);
+
+/* Wait for every submitted task, stop and join the threads, free the slots and contexts. */
+void bf_workers_free(const bf_allocator *a, bf_workers *w);
+
+/* The slots. */
+uint32_t bf_workers_nslots(const bf_workers *w);
+bf_job *bf_workers_slot(bf_workers *w, uint32_t i);
+
+/* A slot's state now (a worker may move it on right after). */
+int bf_workers_state(bf_workers *w, const bf_job *j);
+
+/*
+ * Hand slot `j` (FREE, filled) to a worker. BF_ENOMEM when no thread could
+ * be started (the slot stays FREE: the caller stores the block itself).
+ */
+int bf_workers_submit(bf_workers *w, bf_job *j);
+
+/* Wait until `j` is DONE. */
+void bf_workers_wait(bf_workers *w, const bf_job *j);
+
+/* Wait until some QUEUED or RUNNING slot is DONE; 0 at once when there is none. */
+int bf_workers_wait_any(bf_workers *w);
+
+/* Give a DONE slot back (its buffers and contexts stay for the next block). */
+void bf_workers_release(bf_workers *w, bf_job *j);
+
+/* Bytes the set holds: its struct, the slots and their buffers (contexts not included). */
+uint64_t bf_workers_memory(const bf_workers *w);
+
+/* Tests: the `nth` submission from now (1: the next) fails with `status` after packing. */
+void bf_workers_fail_at(bf_workers *w, uint64_t nth, int status);
+/* The fault the next submission carries (0: none); counts the submissions (file.c). */
+int bf_workers_next_fault(bf_workers *w);
+
+#endif

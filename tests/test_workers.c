@@ -1,0 +1,437 @@
+/*
+ * test_workers.c - compression on the space's workers (workers.c, file.c's
+ * jobs): data written through workers reads back, blocks are committed in
+ * order, the slots are counted in memory, a worker's failure and a failed
+ * write of a block handed over are reported by the file's next call with
+ * nothing acknowledged lost, and the caller's task runner is used.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "space.h"
+#include "support.h"
+
+T_PARENT_FIXTURE("workers")
+
+enum { BS = 8192, NBLK = 64 };
+
+static bf_space *space_with(bf_codec codec, unsigned n,
+                            void (*run)(void *, void (*)(void *), void *), t_counting *cnt)
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = codec;
+    o.block_size = BS;
+    o.allocator = cnt != NULL ? &cnt->hooks : NULL;
+    bf_space *sp;
+    char err[256];
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, n, run, NULL), BF_OK);
+    return sp;
+}
+
+static void fill(unsigned char *buf, size_t len, uint64_t seed)
+{
+    t_rng r = {seed};
+    t_fill(&r, T_DATA_MIXED, buf, len);
+}
+
+/* Write `len` bytes in pieces of `piece`, read them back in another, compare. */
+static void roundtrip(bf_space *sp, size_t len, size_t piece)
+{
+    unsigned char *data = malloc(len), *got = malloc(len);
+    assert_non_null(data);
+    assert_non_null(got);
+    fill(data, len, len + piece);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    for (size_t off = 0; off < len; off += piece)
+        assert_int_equal(bf_file_write(f, data + off, off + piece > len ? len - off : piece),
+                         BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    size_t rp = piece * 3 + 7;
+    for (size_t off = 0; off < len; off += rp) {
+        size_t n = off + rp > len ? len - off : rp;
+        assert_int_equal(bf_file_read(f, got + off, n), (int64_t)n);
+    }
+    assert_memory_equal(got, data, len);
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_int_equal(st.blocks_compressed + st.blocks_raw, (len + BS - 1) / BS);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    free(data);
+    free(got);
+}
+
+static void roundtrip_codecs(void **state)
+{
+    (void)state;
+    bf_codec codecs[] = {BF_CODEC_NONE, BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB, BF_CODEC_AUTO};
+    for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+        if (codecs[c] != BF_CODEC_AUTO && !bf_codec_available(codecs[c]))
+            continue;
+        for (unsigned n = 1; n <= 4; n++) {
+            bf_space *sp = space_with(codecs[c], n, NULL, NULL);
+            roundtrip(sp, (size_t)NBLK * BS + 123, 100);   /* through the buffer */
+            roundtrip(sp, (size_t)NBLK * BS, 3 * BS);       /* whole blocks from the caller */
+            bf_space_destroy(sp);
+        }
+    }
+}
+
+static void runner(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_LZ4, 2, t_runner_thread, NULL);
+    roundtrip(sp, (size_t)NBLK * BS + 5, 1000);
+    bf_space_destroy(sp);
+    sp = space_with(BF_CODEC_LZ4, 1, t_runner_inline, NULL);
+    roundtrip(sp, (size_t)NBLK * BS + 5, 1000);
+    bf_space_destroy(sp);
+}
+
+/* Sealed files: their blocks are sealed on the workers, each slot with a sealer of its own. */
+static void sealed_on_workers(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_LZ4))
+        return;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_LZ4;
+    o.block_size = BS;
+    o.encrypt = 1;
+    bf_space *sp;
+    char err[256];
+    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    if (rc == BF_ENOCODEC)
+        return; /* built without libcrypto */
+    assert_int_equal(rc, BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, 3, NULL, NULL), BF_OK);
+    roundtrip(sp, (size_t)NBLK * BS + 9, 300);
+    roundtrip(sp, (size_t)NBLK * BS, 2 * BS);
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.blocks_sealed, 2 * NBLK + 1);
+    bf_space_destroy(sp);
+}
+
+/* Rewrites of blocks still on workers: the last copy wins, in every order of commits. */
+static void rewrites_in_order(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_LZ4, 3, NULL, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    unsigned char blk[BS], got[BS];
+    for (int round = 0; round < 20; round++)
+        for (uint64_t b = 0; b < 4; b++) {
+            memset(blk, (int)(round * 4 + b), sizeof(blk));
+            assert_int_equal(bf_file_write_block(f, b, blk), BF_OK);
+        }
+    for (uint64_t b = 0; b < 4; b++) {
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        memset(blk, (int)(19 * 4 + b), sizeof(blk));
+        assert_memory_equal(got, blk, BS);
+    }
+    /* A truncate drops blocks past the end that are still on workers. */
+    memset(blk, 7, sizeof(blk));
+    for (uint64_t b = 4; b < 10; b++)
+        assert_int_equal(bf_file_write_block(f, b, blk), BF_OK);
+    assert_int_equal(bf_file_truncate(f, 2 * BS + 10), BF_OK);
+    assert_int_equal(bf_file_size(f), 2 * BS + 10);
+    assert_int_equal(bf_file_truncate(f, 8 * BS), BF_OK);
+    assert_int_equal(bf_file_read_block(f, 6, got), BF_OK);
+    memset(blk, 0, sizeof(blk));
+    assert_memory_equal(got, blk, BS);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/* The slots are in memory_bytes, and every allocation is given back. */
+static void memory_counted(void **state)
+{
+    (void)state;
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = space_with(BF_CODEC_LZ4, 2, NULL, &cnt);
+    bf_stats st0;
+    bf_space_stats(sp, &st0);
+    roundtrip(sp, (size_t)16 * BS, BS / 2);
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    /* 4 slots, each a block and an extent's room at least */
+    assert_true(st.memory_bytes >= st0.memory_bytes + 4 * (2 * (uint64_t)BS));
+    assert_true((uint64_t)cnt.live_bytes >= st.memory_bytes);
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+}
+
+/* Setting workers with a file open, or too many, is refused; 0 turns them off. */
+static void set_rules(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_LZ4, 0, NULL, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, 2, NULL, NULL), BF_EINVAL);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, BF_WORKERS_MAX + 1, NULL, NULL), BF_EINVAL);
+    assert_int_equal(bf_space_set_workers(sp, 2, NULL, NULL), BF_OK);
+    roundtrip(sp, 4 * BS, 77);
+    assert_int_equal(bf_space_set_workers(sp, 0, NULL, NULL), BF_OK);
+    assert_null(sp->workers);
+    roundtrip(sp, 4 * BS, 77);
+    bf_space_destroy(sp);
+}
+
+/*
+ * A worker fails mid-block (after compressing it): the file's next call
+ * that stores a block says so (BF_ECODEC) and does nothing else; the block
+ * is kept and stored by the call after; everything reads back.
+ */
+static void worker_fails(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_LZ4, 2, NULL, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    size_t len = 12 * BS;
+    unsigned char *data = malloc(len), *got = malloc(len);
+    fill(data, len, 42);
+    bf_workers_fail_at(sp->workers, 3, BF_ECODEC); /* the third block handed over */
+    size_t off = 0;
+    int failures = 0;
+    while (off < len) {
+        size_t n = off + 1000 > len ? len - off : 1000;
+        uint64_t pos = bf_file_tell(f), size = bf_file_size(f);
+        int rc = bf_file_write(f, data + off, n);
+        if (rc != BF_OK) {
+            assert_int_equal(rc, BF_ECODEC);
+            assert_non_null(strstr(bf_space_errmsg(sp), "on a worker"));
+            /* buffile.h's contract for a failed write: the position unchanged, the size
+               grown at most over bytes of this call that were taken */
+            assert_int_equal(bf_file_tell(f), pos);
+            assert_true(bf_file_size(f) >= size && bf_file_size(f) <= pos + n);
+            failures++;
+            continue; /* the same bytes again */
+        }
+        off += n;
+    }
+    assert_int_equal(failures, 1);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+    assert_memory_equal(got, data, len);
+    assert_int_equal(bf_file_close(f), BF_OK);
+
+    /* Reported by bf_file_flush when no other call comes first. */
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_workers_fail_at(sp->workers, 1, BF_ENOMEM);
+    assert_int_equal(bf_file_write(f, data, BS), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_ENOMEM);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_read_block(f, 0, got), BF_OK);
+    assert_memory_equal(got, data, BS);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+    free(got);
+}
+
+/*
+ * The write of a block handed over fails (ENOSPC at the N-th pwritev): the
+ * error comes back at the file's next call (unless that call's try of the
+ * block succeeds), with the position, size and data as they were, and
+ * every acknowledged byte reads back once the device works again.
+ */
+static void commit_write_fails(void **state)
+{
+    (void)state;
+    for (uint64_t at = 1; at <= 6; at++) {
+        bf_space *sp = space_with(BF_CODEC_LZ4, 2, NULL, NULL);
+        t_faults flt = {0};
+        bf_io io = t_fault_io(&flt);
+        bf_space_set_io(sp, &io);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        size_t len = 10 * BS + 300;
+        unsigned char *data = malloc(len), *got = malloc(len);
+        fill(data, len, at);
+        flt.fail_write_at = at;
+        flt.fail_errno = ENOSPC;
+        size_t off = 0;
+        int failures = 0;
+        while (off < len) {
+            size_t n = off + 3000 > len ? len - off : 3000;
+            uint64_t pos = bf_file_tell(f), size = bf_file_size(f);
+            int rc = bf_file_write(f, data + off, n);
+            if (rc != BF_OK) {
+                assert_int_equal(rc, BF_ENOSPC);
+                assert_int_equal(bf_file_tell(f), pos);
+                assert_true(bf_file_size(f) >= size && bf_file_size(f) <= pos + n);
+                failures++;
+                continue;
+            }
+            off += n;
+        }
+        int rc = bf_file_flush(f);
+        if (rc != BF_OK) { /* the fault fell on the last blocks: flush reports it */
+            assert_int_equal(rc, BF_ENOSPC);
+            failures++;
+            assert_int_equal(bf_file_flush(f), BF_OK);
+        }
+        /* A write that failed while another call committed (a slot was needed) is tried
+           again at the file's next call; the one-shot fault then passes unseen. */
+        if (failures > 1)
+            fail_msg("fault at write %llu: %d failures, %llu writes", (unsigned long long)at,
+                     failures, (unsigned long long)flt.writes);
+        assert_int_equal(bf_file_size(f), len);
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+        assert_memory_equal(got, data, len);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+        free(data);
+        free(got);
+    }
+}
+
+/*
+ * The temp limit reached by blocks on workers: each call that stores or
+ * loads a block says BF_ELIMIT (doing nothing else) until the limit is
+ * raised; then everything acknowledged is there.
+ */
+static void commit_at_limit(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_NONE, 2, NULL, NULL);
+    bf_space_set_temp_limit(sp, 5 * BS);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    size_t len = 12 * BS;
+    unsigned char *data = malloc(len), *got = malloc(len);
+    fill(data, len, 5);
+    size_t off = 0;
+    int rc = BF_OK;
+    while (off < len && (rc = bf_file_write(f, data + off, 1000)) == BF_OK)
+        off += 1000;
+    assert_int_equal(rc, BF_ELIMIT);
+    assert_int_equal(bf_file_tell(f), off);
+    assert_true(bf_file_size(f) >= off && bf_file_size(f) <= off + 1000);
+    assert_non_null(strstr(bf_space_errmsg(sp), "temp limit"));
+    assert_int_equal(bf_file_write(f, data + off, 1000), BF_ELIMIT); /* still */
+    assert_int_equal(bf_file_flush(f), BF_ELIMIT);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, off), BF_ELIMIT);
+    assert_int_equal(bf_file_tell(f), 0);
+    bf_space_set_temp_limit(sp, 0);
+    assert_int_equal(bf_file_seek(f, (int64_t)off, BF_SEEK_SET), BF_OK);
+    for (; off < len; off += 1000)
+        assert_int_equal(bf_file_write(f, data + off, off + 1000 > len ? len - off : 1000), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+    assert_memory_equal(got, data, len);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+    free(got);
+}
+
+/* The caller's allocator hooks, wrapped: any call from another thread than the test's. */
+static pthread_t main_thread;
+static _Atomic int off_thread;
+static t_counting inner;
+
+static void *hook_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    off_thread += !pthread_equal(pthread_self(), main_thread);
+    return inner.hooks.malloc_fn(inner.hooks.ctx, n);
+}
+
+static void *hook_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    off_thread += !pthread_equal(pthread_self(), main_thread);
+    return inner.hooks.realloc_fn(inner.hooks.ctx, p, n);
+}
+
+static void hook_free(void *ctx, void *p)
+{
+    (void)ctx;
+    off_thread += !pthread_equal(pthread_self(), main_thread);
+    inner.hooks.free_fn(inner.hooks.ctx, p);
+}
+
+/* With the caller's hooks, no codec calls them from a worker (zstd and zlib stay here). */
+static void hooks_on_caller_thread(void **state)
+{
+    (void)state;
+    main_thread = pthread_self();
+    bf_codec codecs[] = {BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_ZLIB, BF_CODEC_AUTO};
+    for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+        if (codecs[c] != BF_CODEC_AUTO && !bf_codec_available(codecs[c]))
+            continue;
+        t_counting_init(&inner);
+        bf_allocator hooks = {hook_malloc, hook_realloc, hook_free, NULL};
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.codec = codecs[c];
+        o.block_size = BS;
+        o.allocator = &hooks;
+        bf_space *sp;
+        char err[256];
+        assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+        assert_int_equal(bf_space_set_workers(sp, 3, NULL, NULL), BF_OK);
+        roundtrip(sp, (size_t)NBLK * BS + 1, 500);
+        bf_space_destroy(sp);
+        assert_int_equal(off_thread, 0);
+        assert_int_equal(inner.live_bytes, 0);
+    }
+}
+
+/* A file closed, or a space destroyed, with blocks on workers: nothing leaks or waits. */
+static void close_in_flight(void **state)
+{
+    (void)state;
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_space *sp = space_with(BF_CODEC_ZSTD, 4, NULL, &cnt);
+    unsigned char blk[BS];
+    fill(blk, BS, 9);
+    bf_file *f, *g;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_create(sp, NULL, &g), BF_OK);
+    for (uint64_t b = 0; b < 20; b++) {
+        assert_int_equal(bf_file_write_block(f, b, blk), BF_OK);
+        assert_int_equal(bf_file_write_block(g, b, blk), BF_OK);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp); /* g still open, its blocks on workers */
+    assert_int_equal(cnt.live_bytes, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(roundtrip_codecs),  cmocka_unit_test(runner),
+        cmocka_unit_test(sealed_on_workers), cmocka_unit_test(rewrites_in_order),
+        cmocka_unit_test(memory_counted),    cmocka_unit_test(set_rules),
+        cmocka_unit_test(worker_fails),      cmocka_unit_test(commit_write_fails),
+        cmocka_unit_test(commit_at_limit),   cmocka_unit_test(hooks_on_caller_thread),
+        cmocka_unit_test(close_in_flight),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
