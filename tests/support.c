@@ -263,6 +263,91 @@ bf_io t_fault_io(t_faults *f)
     return io;
 }
 
+uint64_t t_device_clock(void *ctx)
+{
+    return ((t_device *)ctx)->now;
+}
+
+static void dev_moved(t_device *d, ssize_t bytes)
+{
+    d->now += (uint64_t)((double)bytes * d->ns_per_byte);
+    if (d->moved != NULL)
+        d->moved(d, bytes);
+}
+
+static ssize_t dev_pwritev(void *ctx, int fd, const struct iovec *iov, int n, off_t off)
+{
+    ssize_t w = bf_posix_io.pwritev(NULL, fd, iov, n, off);
+    if (w > 0)
+        dev_moved(ctx, w);
+    return w;
+}
+
+static ssize_t dev_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
+{
+    ssize_t r = bf_posix_io.pread(NULL, fd, buf, len, off);
+    if (r > 0)
+        dev_moved(ctx, r);
+    return r;
+}
+
+static int dev_open(void *ctx, const char *path, int flags, mode_t mode)
+{
+    (void)ctx;
+    return bf_posix_io.open(NULL, path, flags, mode);
+}
+
+static int dev_close(void *ctx, int fd)
+{
+    (void)ctx;
+    return bf_posix_io.close(NULL, fd);
+}
+
+static int dev_ftruncate(void *ctx, int fd, off_t len)
+{
+    (void)ctx;
+    return bf_posix_io.ftruncate(NULL, fd, len);
+}
+
+static int dev_unlink(void *ctx, const char *path)
+{
+    (void)ctx;
+    return bf_posix_io.unlink(NULL, path);
+}
+
+bf_io t_device_io(t_device *d)
+{
+    bf_io io = {dev_open, dev_close, dev_pwritev, dev_pread, dev_ftruncate, dev_unlink, d};
+    return io;
+}
+
+void t_model_reserve(t_model *m, uint64_t size)
+{
+    if (size <= m->cap && m->d != NULL)
+        return;
+    uint64_t cap = size * 2 + 1;
+    m->d = realloc(m->d, cap);
+    assert_non_null(m->d);
+    memset(m->d + m->cap, 0, cap - m->cap);
+    m->cap = cap;
+}
+
+void t_model_resize(t_model *m, uint64_t size)
+{
+    t_model_reserve(m, size);
+    if (size < m->size)
+        memset(m->d + size, 0, m->size - size);
+    m->size = size;
+}
+
+void t_model_write(t_model *m, uint64_t pos, const unsigned char *src, size_t len)
+{
+    t_model_reserve(m, pos + len);
+    memcpy(m->d + pos, src, len);
+    if (pos + len > m->size)
+        m->size = pos + len;
+}
+
 static size_t rle_bound(void *ctx, size_t len)
 {
     (void)ctx;

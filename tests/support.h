@@ -77,6 +77,38 @@ typedef struct t_faults {
 
 bf_io t_fault_io(t_faults *f);
 
+/*
+ * A device that takes `ns_per_byte` per byte moved, on its own clock `now`
+ * (t_device_clock, for bf_space_set_io_clock): the POSIX table, with
+ * `moved` (NULL: none) called after each transfer of `bytes` > 0 so that a
+ * test can add to the clock (a preemption, a pause).
+ */
+typedef struct t_device {
+    uint64_t now;
+    double ns_per_byte;
+    void (*moved)(struct t_device *d, ssize_t bytes);
+} t_device;
+
+bf_io t_device_io(t_device *d);
+
+/*
+ * The in-memory reference of a file for the model tests: `size` bytes at
+ * `d` (zeros past what was written: holes), room for `cap`, a position for
+ * the test's own use. All zero is empty; free `d` when done.
+ */
+typedef struct t_model {
+    unsigned char *d;
+    uint64_t size, cap, pos;
+} t_model;
+
+/* Room for `size` bytes (what lies past the size is zero). */
+void t_model_reserve(t_model *m, uint64_t size);
+/* Truncate or extend to `size` (bytes past the old size read as zeros). */
+void t_model_resize(t_model *m, uint64_t size);
+/* `len` bytes at `pos`, extending the size as a write does. */
+void t_model_write(t_model *m, uint64_t pos, const unsigned char *src, size_t len);
+uint64_t t_device_clock(void *ctx);
+
 /* A fresh parent directory for spaces, under the build tree (removed by the caller). */
 void t_temp_parent(char *buf, size_t len, const char *tag);
 

@@ -399,58 +399,7 @@ static void test_a_run_cut_short_times_the_device(void **state)
 
 /* ---- through a space, on a fake device ---------------------------------- */
 
-/* A device that takes `ns_per_byte` per byte moved, on its own clock. */
-typedef struct fake_device {
-    uint64_t now;
-    double ns_per_byte;
-} fake_device;
-
-static fake_device dev;
-
-static uint64_t dev_clock(void *ctx)
-{
-    return ((fake_device *)ctx)->now;
-}
-
-static ssize_t dev_pwritev(void *ctx, int fd, const struct iovec *iov, int n, off_t off)
-{
-    ssize_t w = bf_posix_io.pwritev(NULL, fd, iov, n, off);
-    if (w > 0)
-        ((fake_device *)ctx)->now += (uint64_t)(w * ((fake_device *)ctx)->ns_per_byte);
-    return w;
-}
-
-static ssize_t dev_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
-{
-    ssize_t r = bf_posix_io.pread(NULL, fd, buf, len, off);
-    if (r > 0)
-        ((fake_device *)ctx)->now += (uint64_t)(r * ((fake_device *)ctx)->ns_per_byte);
-    return r;
-}
-
-static int dev_open(void *ctx, const char *path, int flags, mode_t mode)
-{
-    (void)ctx;
-    return bf_posix_io.open(NULL, path, flags, mode);
-}
-
-static int dev_close(void *ctx, int fd)
-{
-    (void)ctx;
-    return bf_posix_io.close(NULL, fd);
-}
-
-static int dev_ftruncate(void *ctx, int fd, off_t len)
-{
-    (void)ctx;
-    return bf_posix_io.ftruncate(NULL, fd, len);
-}
-
-static int dev_unlink(void *ctx, const char *path)
-{
-    (void)ctx;
-    return bf_posix_io.unlink(NULL, path);
-}
+static t_device dev; /* tests/support.h: a device of ns_per_byte, on its own clock */
 
 /* A space on the fake device, started from `seed` (NULL: nothing), its clock at `clock0`. */
 /* A space of `codec` on the fake device (auto started from `seed`), its clock at `clock0`. */
@@ -463,10 +412,10 @@ static bf_space *codec_space(bf_codec codec, double ns_per_byte, const bf_auto_d
     o.codec = codec;
     o.auto_device = seed;
     bf_space *sp = t_space_opts(&o);
-    dev = (fake_device){clock0, ns_per_byte};
-    bf_io io = {dev_open, dev_close, dev_pwritev, dev_pread, dev_ftruncate, dev_unlink, &dev};
+    dev = (t_device){clock0, ns_per_byte, NULL};
+    bf_io io = t_device_io(&dev);
     bf_space_set_io(sp, &io);
-    bf_space_set_io_clock(sp, dev_clock, &dev);
+    bf_space_set_io_clock(sp, t_device_clock, &dev);
     return sp;
 }
 

@@ -32,37 +32,7 @@ T_PARENT_FIXTURE("cursor")
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
-typedef struct model {
-    unsigned char *d;
-    uint64_t size, cap;
-} model;
-
-static void model_reserve(model *m, uint64_t size)
-{
-    if (size <= m->cap && m->d != NULL)
-        return;
-    uint64_t cap = size * 2 + 1;
-    m->d = realloc(m->d, cap);
-    assert_non_null(m->d);
-    memset(m->d + m->cap, 0, cap - m->cap);
-    m->cap = cap;
-}
-
-static void model_resize(model *m, uint64_t size)
-{
-    model_reserve(m, size);
-    if (size < m->size)
-        memset(m->d + size, 0, m->size - size);
-    m->size = size;
-}
-
-static void model_write(model *m, uint64_t pos, const unsigned char *src, size_t len)
-{
-    model_reserve(m, pos + len);
-    memcpy(m->d + pos, src, len);
-    if (pos + len > m->size)
-        m->size = pos + len;
-}
+typedef t_model model; /* tests/support.h */
 
 #define NCUR 6
 
@@ -131,7 +101,7 @@ static void one_sequence(run *r, bf_space *sp, int steps)
     unsigned char *start = malloc(init);
     t_fill(&g, r->kind, start, init);
     assert_int_equal(bf_file_write(f, start, init), BF_OK);
-    model_write(&m, 0, start, init);
+    t_model_write(&m, 0, start, init);
     free(start);
     bf_cursor *cur[NCUR];
     for (int i = 0; i < NCUR; i++) {
@@ -167,8 +137,8 @@ static void one_sequence(run *r, bf_space *sp, int steps)
             t_fill(&g, r->kind, data, len);
             assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
             CHECK(r, bf_file_write(f, data, len) == BF_OK, "%s", bf_space_errmsg(sp));
-            model_resize(&m, m.size > at ? m.size : at); /* a hole reads as zeros */
-            model_write(&m, at, data, len);
+            t_model_resize(&m, m.size > at ? m.size : at); /* a hole reads as zeros */
+            t_model_write(&m, at, data, len);
         } else if (op < 81) {
             r->op = "file read";
             uint64_t at = t_below(&g, m.size + 1);
@@ -182,14 +152,14 @@ static void one_sequence(run *r, bf_space *sp, int steps)
             r->op = "truncate";
             uint64_t to = t_below(&g, m.size + bs + 1);
             CHECK(r, bf_file_truncate(f, to) == BF_OK, "%s", bf_space_errmsg(sp));
-            model_resize(&m, to);
+            t_model_resize(&m, to);
         } else if (op < 91) {
             r->op = "write block";
             uint64_t blk = t_below(&g, m.size / bs + 2);
             t_fill(&g, r->kind, data, bs);
             CHECK(r, bf_file_write_block(f, blk, data) == BF_OK, "%s", bf_space_errmsg(sp));
-            model_resize(&m, m.size > (blk + 1) * bs ? m.size : (blk + 1) * bs);
-            model_write(&m, blk * bs, data, bs);
+            t_model_resize(&m, m.size > (blk + 1) * bs ? m.size : (blk + 1) * bs);
+            t_model_write(&m, blk * bs, data, bs);
         } else if (op < 95) {
             r->op = "discard block";
             uint64_t blk = t_below(&g, m.size / bs + 1);

@@ -363,71 +363,26 @@ static void test_paused_ends_a_run(void **state)
 /* ---- through a space, on a fake device ----------------------------------- */
 
 /*
- * A device that takes `ns_per_byte` per byte moved, on its own clock; every
- * `every`-th transfer the thread is also preempted `cpu_ns` inside it (the
- * wall clock and the run delay both grow).
+ * A device that takes `ns_per_byte` per byte moved, on its own clock
+ * (tests/support.h: t_device); every `every`-th transfer the thread is also
+ * preempted `cpu_ns` inside it (the wall clock and the run delay both grow).
  */
 typedef struct fake_device {
-    uint64_t now;
-    double ns_per_byte;
+    t_device d; /* first: the device's callbacks get this */
     uint32_t every, n;
     uint64_t cpu_ns;
 } fake_device;
 
 static fake_device dev;
 
-static uint64_t dev_clock(void *ctx)
+static void dev_preempted(t_device *d, ssize_t bytes)
 {
-    return ((fake_device *)ctx)->now;
-}
-
-static void dev_moved(fake_device *d, ssize_t bytes)
-{
-    d->now += (uint64_t)((double)bytes * d->ns_per_byte);
-    if (d->every > 0 && ++d->n % d->every == 0) {
-        d->now += d->cpu_ns;
-        preempt(d->cpu_ns);
+    (void)bytes;
+    fake_device *f = (fake_device *)d;
+    if (f->every > 0 && ++f->n % f->every == 0) {
+        d->now += f->cpu_ns;
+        preempt(f->cpu_ns);
     }
-}
-
-static ssize_t dev_pwritev(void *ctx, int fd, const struct iovec *iov, int n, off_t off)
-{
-    ssize_t w = bf_posix_io.pwritev(NULL, fd, iov, n, off);
-    if (w > 0)
-        dev_moved(ctx, w);
-    return w;
-}
-
-static ssize_t dev_pread(void *ctx, int fd, void *buf, size_t len, off_t off)
-{
-    ssize_t r = bf_posix_io.pread(NULL, fd, buf, len, off);
-    if (r > 0)
-        dev_moved(ctx, r);
-    return r;
-}
-
-static int dev_open(void *ctx, const char *path, int flags, mode_t mode)
-{
-    (void)ctx;
-    return bf_posix_io.open(NULL, path, flags, mode);
-}
-
-static int dev_close(void *ctx, int fd)
-{
-    (void)ctx;
-    return bf_posix_io.close(NULL, fd);
-}
-
-static int dev_ftruncate(void *ctx, int fd, off_t len)
-{
-    (void)ctx;
-    return bf_posix_io.ftruncate(NULL, fd, len);
-}
-
-static int dev_unlink(void *ctx, const char *path)
-{
-    (void)ctx;
-    return bf_posix_io.unlink(NULL, path);
 }
 
 /* An auto space on the fake device, its run delay read from `sched` (NULL: none at all). */
@@ -439,10 +394,10 @@ static bf_space *device_space(double ns_per_byte, uint32_t every, uint64_t cpu_n
     o.temp_dir = parent;
     o.codec = BF_CODEC_AUTO;
     bf_space *sp = t_space_opts(&o);
-    dev = (fake_device){1, ns_per_byte, every, 0, cpu_ns};
-    bf_io io = {dev_open, dev_close, dev_pwritev, dev_pread, dev_ftruncate, dev_unlink, &dev};
+    dev = (fake_device){{1, ns_per_byte, dev_preempted}, every, 0, cpu_ns};
+    bf_io io = t_device_io(&dev.d);
     bf_space_set_io(sp, &io);
-    bf_space_set_io_clock(sp, dev_clock, &dev);
+    bf_space_set_io_clock(sp, t_device_clock, &dev.d);
     if (sched != NULL)
         bf_space_set_schedstat(sp, sched);
     return sp;

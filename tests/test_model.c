@@ -27,29 +27,7 @@
 #include "space.h"
 #include "support.h"
 
-typedef struct model {
-    unsigned char *d;
-    uint64_t size, cap, pos;
-} model;
-
-static void model_reserve(model *m, uint64_t size)
-{
-    if (size <= m->cap && m->d != NULL)
-        return;
-    uint64_t cap = size * 2 + 1;
-    m->d = realloc(m->d, cap);
-    assert_non_null(m->d);
-    memset(m->d + m->cap, 0, cap - m->cap);
-    m->cap = cap;
-}
-
-static void model_resize(model *m, uint64_t size)
-{
-    model_reserve(m, size);
-    if (size < m->size)
-        memset(m->d + size, 0, m->size - size);
-    m->size = size;
-}
+typedef t_model model; /* tests/support.h */
 
 typedef struct run {
     uint64_t seed;
@@ -133,7 +111,7 @@ static void run_sequence(run *r, const char *parent, int steps)
             }
             t_fill(&rng, r->kind, data, len);
             OK(r, bf_file_write(f, data, len), f);
-            model_reserve(&m, m.pos + len);
+            t_model_reserve(&m, m.pos + len);
             memcpy(m.d + m.pos, data, len);
             m.pos += len;
             if (len > 0 && m.pos > m.size)
@@ -166,7 +144,7 @@ static void run_sequence(run *r, const char *parent, int steps)
             if (size > max_size)
                 size = max_size;
             OK(r, bf_file_truncate(f, size), f);
-            model_resize(&m, size);
+            t_model_resize(&m, size);
         } else if (op < 80) {
             r->op = "flush";
             OK(r, bf_file_flush(f), f);
@@ -175,7 +153,7 @@ static void run_sequence(run *r, const char *parent, int steps)
             uint64_t b = t_below(&rng, max_size / r->bs);
             t_fill(&rng, r->kind, data, r->bs);
             OK(r, bf_file_write_block(f, b, data), f);
-            model_reserve(&m, (b + 1) * r->bs);
+            t_model_reserve(&m, (b + 1) * r->bs);
             memcpy(m.d + b * r->bs, data, r->bs);
             if ((b + 1) * r->bs > m.size)
                 m.size = (b + 1) * r->bs;
@@ -183,7 +161,7 @@ static void run_sequence(run *r, const char *parent, int steps)
             r->op = "read_block";
             uint64_t b = t_below(&rng, max_size / r->bs + 2);
             OK(r, bf_file_read_block(f, b, got), f);
-            model_reserve(&m, (b + 1) * r->bs);
+            t_model_reserve(&m, (b + 1) * r->bs);
             CHECK(r, memcmp(got, m.d + b * r->bs, r->bs) == 0, "block %llu differs",
                   (unsigned long long)b);
         } else {
