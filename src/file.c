@@ -299,6 +299,21 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
     return BF_OK;
 }
 
+/* A block of `codec` was stored (`raw`: as it came; `sealed`): the block counts. */
+static void count_stored(bf_file *f, bf_codec codec, int raw, int sealed)
+{
+    if (bf_codec_is_user(codec))
+        f->seg.space->blocks_user++;
+    else
+        f->seg.space->blocks_by_codec[codec]++;
+    f->seg.space->blocks_sealed += sealed != 0;
+    if (raw)
+        COUNT(f, blocks_raw, 1);
+    else
+        COUNT(f, blocks_compressed, 1);
+    bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
+}
+
 /* The extent of `blkno` has been written at `off`: point the map at it, release the old one. */
 static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
                          const bf_extent_info *info)
@@ -311,16 +326,7 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
     bf_map_put(&f->map, (uint32_t)blkno, &e);
     live_add(f, len);
     COUNT(f, physical_written, len);
-    if (bf_codec_is_user(info->codec))
-        f->seg.space->blocks_user++;
-    else
-        f->seg.space->blocks_by_codec[info->codec]++;
-    f->seg.space->blocks_sealed += info->sealed != 0;
-    if (info->raw)
-        COUNT(f, blocks_raw, 1);
-    else
-        COUNT(f, blocks_compressed, 1);
-    bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
+    count_stored(f, info->codec, info->raw, info->sealed);
 }
 
 /* Give back the room map_room made for blocks first..first+n-1 (the map covered old_n). */
@@ -995,8 +1001,8 @@ static int bare_patch(bf_file *f, uint32_t n)
     if (rc != BF_OK)
         return rc;
     bf_map_entry *e = bf_map_get(&f->map, f->buf_blk);
-    if (!f->buf_rmw || f->dlo > f->dhi || !bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 ||
-        bf_map_part(e) != 0 || bf_map_len(e) != n)
+    if (!bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 || bf_map_part(e) != 0 ||
+        bf_map_len(e) != n)
         return 1;
     unsigned shift = shift_of(f->block_size) - 8;
     uint32_t lo = (uint32_t)f->dlo << shift, hi = ((uint32_t)f->dhi + 1) << shift;
@@ -1010,12 +1016,7 @@ static int bare_patch(bf_file *f, uint32_t n)
         return rc;
     e->cap = bf_extent_bare_crc(f->buf_blk, f->buf, n);
     COUNT(f, physical_written, hi - lo);
-    COUNT(f, blocks_raw, 1);
-    if (bf_codec_is_user((bf_codec)f->codec))
-        f->seg.space->blocks_user++;
-    else
-        f->seg.space->blocks_by_codec[f->codec]++;
-    bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
+    count_stored(f, (bf_codec)f->codec, 1, 0);
     return BF_OK;
 }
 
