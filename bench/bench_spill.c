@@ -9,7 +9,13 @@
  * round:
  *  - stock: what PostgreSQL's buffile.c does with it: an 8 KiB buffer per
  *    file, one pwrite of the whole block at a multiple of 8 KiB when it
- *    fills, reads of 8 KiB into the buffer, then unlink;
+ *    fills, reads of 8 KiB into the buffer, then unlink; each tuple goes
+ *    through a call of an out-of-line write (and read) function, as an
+ *    executor calls BufFileWrite and BufFileRead, which live in another
+ *    file of the server (plain_write, plain_read);
+ *  - inline: stock's I/O with the copy loop written into the benchmark's
+ *    own loop, no call per tuple: the reference before 2026-12-05, kept so
+ *    that what the call itself costs shows beside the rest;
  *  - stock+32: the same, but every block goes out as a 32-byte header and
  *    the block in one pwritev at multiples of 8,224 bytes, and is read back
  *    as such: the library's layout of a raw extent, without the library;
@@ -29,7 +35,7 @@
  * under --temp-dir. A benchmark, not a test: nothing here asserts timings.
  * --only=CONFIG runs one configuration alone (a warm-up run, then --rounds
  * runs) and prints its user and system CPU per byte: for profilers
- * (callgrind --toggle-collect=run_plain or run_library, which stay out of
+ * (callgrind --toggle-collect='run_plain*' or run_library, which stay out of
  * line for that) and for CPU time on a shared machine
  * (docs/results/none-path-profile.md).
  */
@@ -46,19 +52,21 @@
 #include "buffile.h"
 #include "paired.h"
 
-#define NCONF 6
+#define NCONF 7
 #define STOCK 0
 #define STOCK_HDR 1
 #define LIB_NONE 2
 #define LIB_LZ4 3
 #define LIB_AUTO 4
 #define CONTROL 5
+#define INLINE 6
 #define MAX_ROUNDS 200
 #define MAX_FILES 1024
 #define BLOCK 8192u
 #define HDR 32u
 
-static const char *const labels[NCONF] = {"stock", "stock+32", "none", "lz4", "auto", "control"};
+static const char *const labels[NCONF] = {"stock", "stock+32", "none",  "lz4",
+                                          "auto",  "control",  "inline"};
 static const char *const prog = "bench_spill";
 
 typedef struct cfg {
@@ -89,8 +97,10 @@ static int batch_of(uint64_t i, int files)
 typedef struct plain {
     int fd;
     unsigned char buf[HDR + BLOCK];
-    size_t used;
-    off_t end;
+    size_t used;  /* writing: bytes of the block filled; reading: bytes of it consumed */
+    size_t avail; /* reading: bytes of the block loaded */
+    off_t end;    /* writing: where the next block goes; reading: where the next is read */
+    off_t size;   /* reading: where the file ends */
 } plain;
 
 /* The path of stock-like batch file `k`. */
@@ -109,7 +119,50 @@ static void plain_flush(plain *p, size_t stride)
     p->used = 0;
 }
 
-__attribute__((noinline)) static void run_plain(const cfg *c, size_t stride,
+/*
+ * A tuple into a stock-like file, as BufFileWrite takes it: a call per
+ * tuple, the copy in a loop that flushes each block as it fills. Out of
+ * line, as a server's BufFileWrite is to its executor.
+ */
+__attribute__((noinline)) static void plain_write(plain *p, size_t stride, const unsigned char *t,
+                                                  size_t len)
+{
+    while (len > 0) {
+        if (p->used == BLOCK)
+            plain_flush(p, stride);
+        size_t n = len < BLOCK - p->used ? len : BLOCK - p->used;
+        memcpy(p->buf + HDR + p->used, t, n);
+        p->used += n;
+        t += n;
+        len -= n;
+    }
+}
+
+/* Up to `len` bytes from a stock-like file, as BufFileRead gives them: 0 at its end. */
+__attribute__((noinline)) static size_t plain_read(plain *p, size_t stride, unsigned char *dst,
+                                                   size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        if (p->used == p->avail) {
+            if (p->end >= p->size)
+                break;
+            ssize_t n = pread(p->fd, p->buf + HDR + BLOCK - stride, stride, p->end);
+            if (n <= (ssize_t)(stride - BLOCK))
+                bench_die(prog, "pread failed");
+            p->end += (off_t)stride;
+            p->used = 0;
+            p->avail = (size_t)n - (stride - BLOCK);
+        }
+        size_t n = len - got < p->avail - p->used ? len - got : p->avail - p->used;
+        memcpy(dst + got, p->buf + HDR + p->used, n);
+        p->used += n;
+        got += n;
+    }
+    return got;
+}
+
+__attribute__((noinline)) static void run_plain(const cfg *c, size_t stride, int inl,
                                                 const unsigned char *data, run *r)
 {
     static plain files[MAX_FILES];
@@ -126,6 +179,10 @@ __attribute__((noinline)) static void run_plain(const cfg *c, size_t stride,
     for (uint64_t i = 0; i * c->tuple < c->len; i++) {
         plain *p = &files[batch_of(i, c->files)];
         const unsigned char *t = data + i * c->tuple;
+        if (!inl) {
+            plain_write(p, stride, t, c->tuple);
+            continue;
+        }
         size_t done = 0;
         while (done < c->tuple) {
             size_t n = c->tuple - done < BLOCK - p->used ? c->tuple - done : BLOCK - p->used;
@@ -141,9 +198,20 @@ __attribute__((noinline)) static void run_plain(const cfg *c, size_t stride,
             plain_flush(&files[k], stride);
     double t1 = bench_now();
     unsigned char tuple[65536];
-    uint64_t sum = 0;
+    uint64_t sum = 0, got = 0;
     for (int k = 0; k < c->files; k++) {
         plain *p = &files[k];
+        if (!inl) {
+            p->size = p->end;
+            p->end = 0;
+            p->used = p->avail = 0;
+            size_t n;
+            while ((n = plain_read(p, stride, tuple, c->tuple)) > 0) {
+                sum += tuple[0];
+                got += n;
+            }
+            continue;
+        }
         size_t avail = 0, at = 0;
         for (off_t off = 0;;) {
             if (at == avail) {
@@ -170,8 +238,8 @@ __attribute__((noinline)) static void run_plain(const cfg *c, size_t stride,
         unlink(path);
     }
     double t3 = bench_now();
-    if (sum == 0)
-        bench_die(prog, "read nothing back");
+    if (sum == 0 || (!inl && got != c->len))
+        bench_die(prog, "read back a different number of bytes");
     r->write = t1 - t0;
     r->read = t2 - t1;
     r->close = t3 - t2;
@@ -235,8 +303,9 @@ static void one_run(const cfg *c, int k, const unsigned char *data, run *r)
 {
     switch (k) {
     case STOCK:
-    case CONTROL: run_plain(c, BLOCK, data, r); break;
-    case STOCK_HDR: run_plain(c, BLOCK + HDR, data, r); break;
+    case CONTROL: run_plain(c, BLOCK, 0, data, r); break;
+    case STOCK_HDR: run_plain(c, BLOCK + HDR, 0, data, r); break;
+    case INLINE: run_plain(c, BLOCK, 1, data, r); break;
     case LIB_NONE: run_library(c, BF_CODEC_NONE, data, r); break;
     case LIB_LZ4: run_library(c, BF_CODEC_LZ4, data, r); break;
     case LIB_AUTO: run_library(c, BF_CODEC_AUTO, data, r); break;
@@ -278,7 +347,8 @@ int main(int argc, char **argv)
         c.tuple < 1 || c.tuple > 65536) {
         fprintf(stderr,
                 "usage: bench_spill [--mib=N] [--rounds=2..%d] [--files=1..%d] "
-                "[--tuple=1..65536] [--temp-dir=DIR] [--only=stock|stock+32|none|lz4|auto|control]\n",
+                "[--tuple=1..65536] [--temp-dir=DIR] "
+                "[--only=stock|stock+32|none|lz4|auto|control|inline]\n",
                 MAX_ROUNDS, MAX_FILES);
         return 2;
     }
