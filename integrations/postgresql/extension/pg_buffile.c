@@ -965,6 +965,12 @@ finish_create(int status, bf_file *bf, char *dir, const char *name,
  * The directory of the FileSet for "name", from the marker file of ours:
  * created when "create", else opened.  Returns false when there is no
  * marker to open (the file is not ours).
+ *
+ * fd.c remembers the marker's File in the current resource owner while it
+ * is open.  BufFileDeleteFileSet() may be called with none: the apply
+ * worker of logical replication deletes a streamed transaction's files
+ * after its commit, between transactions.  A resource owner of ours then
+ * holds the File for the moment it is open.
  */
 static bool
 fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
@@ -972,18 +978,44 @@ fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
 	char		marker[MAXPGPATH];
 	File		file;
 	char	   *slash;
+	ResourceOwner saved_owner = CurrentResourceOwner;
+	ResourceOwner owner = NULL;
 
 	snprintf(marker, sizeof(marker), "%s%s", name, FILESET_SUFFIX);
-	if (create)
-		file = FileSetCreate(fileset, marker);
-	else
+	if (CurrentResourceOwner == NULL)
 	{
-		file = FileSetOpen(fileset, marker, O_RDONLY);
-		if (file <= 0)
-			return false;
+		owner = ResourceOwnerCreate(NULL, "pg_buffile marker");
+		CurrentResourceOwner = owner;
 	}
-	strlcpy(dir, FilePathName(file), MAXPGPATH);
-	FileClose(file);
+	PG_TRY();
+	{
+		if (create)
+			file = FileSetCreate(fileset, marker);
+		else
+			file = FileSetOpen(fileset, marker, O_RDONLY);
+		if (file > 0)
+		{
+			strlcpy(dir, FilePathName(file), MAXPGPATH);
+			FileClose(file);
+		}
+	}
+	PG_FINALLY();
+	{
+		CurrentResourceOwner = saved_owner;
+		if (owner != NULL)
+		{
+			/* closes the marker if an error left it open */
+			ResourceOwnerRelease(owner, RESOURCE_RELEASE_BEFORE_LOCKS,
+								 false, true);
+			ResourceOwnerRelease(owner, RESOURCE_RELEASE_LOCKS, false, true);
+			ResourceOwnerRelease(owner, RESOURCE_RELEASE_AFTER_LOCKS,
+								 false, true);
+			ResourceOwnerDelete(owner);
+		}
+	}
+	PG_END_TRY();
+	if (file <= 0)
+		return false;
 	slash = strrchr(dir, '/');
 	Assert(slash != NULL);
 	*slash = '\0';
