@@ -60,8 +60,9 @@
  *   the bytes written into them and stored on disk, the codecs' time.  A
  *   process adds what its handles did when it closes, exports or drops
  *   them (every handle, so that a reader's decompression time counts), the
- *   bytes as count_written() counts them for EXPLAIN.  The counters live
- *   until the server stops or pg_buffile_stats_reset().
+ *   bytes as count_written() counts them for EXPLAIN, the codec time once
+ *   per handle, at its close or drop.  The counters live until the server
+ *   stops or pg_buffile_stats_reset().
  *
  * This code was moved here from src/buffile_compress.c, the adapter of the
  * earlier whole-file patch series; that file goes with the series.
@@ -181,8 +182,6 @@ typedef struct PgBufFile
 	uint8		method;			/* PgBufFileMethod it was created with */
 	uint64		logical_counted;	/* its bytes written and stored, as */
 	uint64		physical_counted;	/* counted in method_usage so far */
-	uint64		compress_ns_counted;	/* its codec time, as added to */
-	uint64		decompress_ns_counted;	/* pg_buffile_stats so far */
 } PgBufFile;
 
 /*
@@ -832,23 +831,29 @@ stats_flush(void)
 }
 
 /*
- * Report a handle's usage: for every handle, its codec time and what it
- * wrote since the last report to pg_buffile_stats; for a written file,
- * pg_stat_database's temp_files and temp_bytes and, under log_temp_files,
- * the log line, in physical bytes.
+ * Report a handle's usage to pg_buffile_stats: what it wrote since the last
+ * report and, when it is the handle's "last" (close or drop, not export),
+ * its codec time, a reader's too.  The time is added once, as the handle's
+ * total, so that a file's struct keeps no count of it: with a hundred
+ * thousand files open, 16 bytes more would take it into allocation
+ * chunks twice the size.  For a written file, pg_stat_database's
+ * temp_files and temp_bytes and, under log_temp_files, the log line, in
+ * physical bytes.
  */
 static void
-pg_buffile_report_usage(PgBufFile *file)
+pg_buffile_report_usage(PgBufFile *file, bool last)
 {
 	bf_stats	st;
+	bool		have_stats = false;
 	MethodCounters *pending = &stats_pending[file->method];
 
-	/* every handle's codec time, a reader's too, for pg_buffile_stats */
-	bf_file_stats(file->bf, &st);
-	pending->compress_ns += st.compress_ns - file->compress_ns_counted;
-	pending->decompress_ns += st.decompress_ns - file->decompress_ns_counted;
-	file->compress_ns_counted = st.compress_ns;
-	file->decompress_ns_counted = st.decompress_ns;
+	if (last)
+	{
+		bf_file_stats(file->bf, &st);
+		have_stats = true;
+		pending->compress_ns += st.compress_ns;
+		pending->decompress_ns += st.decompress_ns;
+	}
 	if (file->wrote)
 		pending->files++;
 	stats_flush();
@@ -856,6 +861,8 @@ pg_buffile_report_usage(PgBufFile *file)
 	if (!file->wrote)
 		return;
 	file->wrote = false;
+	if (!have_stats)
+		bf_file_stats(file->bf, &st);
 	pgstat_report_tempfile((size_t) st.physical_bytes);
 	if (log_temp_files >= 0 &&
 		st.physical_bytes / 1024 >= (uint64) log_temp_files)
@@ -882,7 +889,7 @@ PgBufFileDrop(PgBufFile *file)
 {
 	ListCell   *lc;
 
-	pg_buffile_report_usage(file);
+	pg_buffile_report_usage(file, true);
 	dlist_delete(&file->node);
 	(void) bf_file_abort(file->bf);
 	foreach(lc, file->appended)
@@ -1171,7 +1178,7 @@ pg_buffile_export_fileset(void *state)
 	count_written(file);
 	if (status == BF_OK)
 	{
-		pg_buffile_report_usage(file);
+		pg_buffile_report_usage(file, false);
 		status = bf_file_export(file->bf);
 	}
 	if (status != BF_OK)
@@ -1200,7 +1207,7 @@ pg_buffile_close(void *state)
 	if (status != BF_OK)
 		file_failure(file, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
-	pg_buffile_report_usage(file);
+	pg_buffile_report_usage(file, true);
 	pg_buffile_forget(file);
 	dlist_delete(&file->node);
 	file_path(file, path);		/* for a message after the handle is gone */
