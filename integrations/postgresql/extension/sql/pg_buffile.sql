@@ -125,7 +125,9 @@ SET pg_buffile.method = 'lz4';
 RESET temp_file_limit;
 RESET max_parallel_workers_per_gather;
 
--- settings that are refused
+-- settings that are refused (a serial plan: the leader, not a worker,
+-- meets the level first, so the error has no worker's CONTEXT)
+SET max_parallel_workers_per_gather = 0;
 SET pg_buffile.method = 'zlib';
 SET pg_buffile.method = 'lz4:1';
 SET pg_buffile.level = 23;
@@ -133,6 +135,7 @@ SET pg_buffile.level = 3;
 SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
 RESET pg_buffile.method;
 RESET pg_buffile.level;
+RESET max_parallel_workers_per_gather;
 
 -- EXPLAIN (ANALYZE, TEMP_COMPRESSION): in the structured formats, every
 -- method with the fixed keys Written and Stored; the server's method wrote
