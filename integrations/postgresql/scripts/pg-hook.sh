@@ -29,6 +29,11 @@
 #            installcheck-parallel (every BufFile of core's suite through the
 #            extension; log_temp_files counts the files of each method), and
 #            with lz4 core's isolation suite (installcheck)
+#   tap      (after extension) pg_buffile's TAP tests (extension/t/, PGXS
+#            installcheck with TAP_TESTS; each test starts servers of its
+#            own with pg_buffile preloaded): parallel workers, crash restart,
+#            logical replication's streamed spill, cancel, ENOSPC (in a
+#            tmpfs of 8 MB this part mounts, passed as PG_BUFFILE_ENOSPC_DIR)
 #   memory   (after extension) 100,000 open BufFiles of 100 and
 #            of 10,000 bytes (tests/buffile_memory) on the extension's server:
 #            the memory of lz4's files within 1.10 times stock's (off)
@@ -61,11 +66,11 @@ PARTS=()
 for a in "$@"; do
   case $a in
     --export) EXPORT=1 ;;
-    build|indent|check|module|through|extension|memory) PARTS+=("$a") ;;
-    *) die "unknown part $a (build indent check module through extension memory, or --export)" ;;
+    build|indent|check|module|through|extension|tap|memory) PARTS+=("$a") ;;
+    *) die "unknown part $a (build indent check module through extension tap memory, or --export)" ;;
   esac
 done
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension memory)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension tap memory)
 want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 t0=$SECONDS
@@ -277,7 +282,8 @@ CONF
     as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
       || as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w start > /dev/null \
       || { tail -20 "$R/server.log"; die "the server with pg_buffile does not start"; }
-    if as_user env PGHOST="$R" PGPORT=$port "${PGX[@]}" installcheck > "$E/installcheck-$method.log" 2>&1; then
+    # TAP_TESTS= : the regression test only (the tap part runs the TAP tests, once)
+    if as_user env PGHOST="$R" PGPORT=$port "${PGX[@]}" installcheck TAP_TESTS= > "$E/installcheck-$method.log" 2>&1; then
       log "installcheck, pg_buffile.method = $method: $(grep -E 'tests passed' "$E/installcheck-$method.log" | tr -s ' #')"
     else
       cat "$E/installcheck-$method.log"; head -40 "$E/regression.diffs" 2>/dev/null
@@ -302,6 +308,43 @@ CONF
   stop_server
   if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
   done_part "extension: installcheck and core's suites (lz4, zstd, auto)"
+fi
+
+# --- the extension's TAP tests ---------------------------------------------------
+if want tap; then
+  LIB=$PGROOT/libbuffile
+  [ -f "$LIB/lib/pkgconfig/buffile.pc" ] || die "no libbuffile in $LIB: run $0 $MAJOR extension first"
+  # A copy of the extension as it is in the tree, built and installed again (one file),
+  # so that the tests run against the module of their own source.
+  T=$D/ext-tap
+  rm -rf "$T"
+  cp -r "$TOP/integrations/postgresql/extension" "$T"
+  chown -R "$PG_USER": "$T"
+  PGT=(env "PKG_CONFIG_PATH=$LIB/lib/pkgconfig" make -s -C "$T" "PG_CONFIG=$INST/bin/pg_config")
+  (as_user "${PGT[@]}" > "$T/make.log" 2>&1 && as_user "${PGT[@]}" install >> "$T/make.log" 2>&1) \
+    || { cat "$T/make.log"; die "pg_buffile does not build"; }
+  # ENOSPC: a tmpfs small enough to fill, the tablespace directories of 005_enospc.pl
+  FS=$D/enospc
+  if mountpoint -q "$FS"; then umount "$FS"; fi
+  mkdir -p "$FS"
+  mount -t tmpfs -o size=8m,mode=0755 tmpfs "$FS" \
+    || die "could not mount a tmpfs on $FS for the ENOSPC test"
+  trap 'umount "$FS" 2>/dev/null || true; rm -rf "$W"' EXIT
+  chown "$PG_USER": "$FS"
+  if as_user env PG_BUFFILE_ENOSPC_DIR="$FS" "${PGT[@]}" installcheck REGRESS= PROVE_FLAGS=--timer \
+       > "$T/tap.log" 2>&1; then
+    while read -r line; do log "tap: $line"; done \
+      < <(grep -E '^\[[0-9:]+\] t/[0-9]+_' "$T/tap.log" | sed -E 's/^\[[0-9:]+\] //; s/ \(.*//; s/\.{2,}/:/')
+    log "tap: $(grep -E '^Files=' "$T/tap.log")"
+  else
+    cat "$T/tap.log"
+    for f in "$T"/tmp_check/log/regress_log_*; do
+      grep -qE '^\[[0-9:.]+\]\([0-9.]+s\) not ok' "$f" && { echo "== $f"; tail -40 "$f"; }
+    done
+    die "pg_buffile's TAP tests failed (see $T/tap.log and $T/tmp_check/log)"
+  fi
+  umount "$FS"
+  done_part "tap (pg_buffile's TAP tests)"
 fi
 
 # --- memory of 100,000 open files ----------------------------------------------

@@ -125,7 +125,9 @@ SET pg_buffile.method = 'lz4';
 RESET temp_file_limit;
 RESET max_parallel_workers_per_gather;
 
--- settings that are refused
+-- settings that are refused (a serial plan: the leader, not a worker,
+-- meets the level first, so the error has no worker's CONTEXT)
+SET max_parallel_workers_per_gather = 0;
 SET pg_buffile.method = 'zlib';
 SET pg_buffile.method = 'lz4:1';
 SET pg_buffile.level = 23;
@@ -133,6 +135,7 @@ SET pg_buffile.level = 3;
 SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
 RESET pg_buffile.method;
 RESET pg_buffile.level;
+RESET max_parallel_workers_per_gather;
 
 -- EXPLAIN (ANALYZE, TEMP_COMPRESSION): in the structured formats, every
 -- method with the fixed keys Written and Stored; the server's method wrote
@@ -162,6 +165,43 @@ END
 $$;
 RESET max_parallel_workers_per_gather;
 
+-- the cumulative view pg_buffile_stats (the extension's SQL objects): per
+-- database and method, from counters in shared memory
+CREATE EXTENSION pg_buffile;
+SET max_parallel_workers_per_gather = 0;
+SELECT pg_buffile_stats_reset() <= now() + interval '1 minute' AS reset;
+SELECT count(*) AS rows_after_reset FROM pg_buffile_stats
+  WHERE database = current_database();
+-- a spill with lz4 of compressible data: files, fewer bytes stored than
+-- written, codec time
+SET pg_buffile.method = 'lz4';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+CREATE TEMP TABLE stats_lz4 AS
+  SELECT * FROM pg_buffile_stats WHERE database = current_database();
+SELECT method, files > 0 AS files, logical_bytes > 1000000 AS logical,
+       stored_bytes > 0 AND stored_bytes < logical_bytes AS stored_less,
+       compress_time > 0 AS compress_time, decompress_time > 0 AS decompress_time
+  FROM stats_lz4;
+-- PostgreSQL's own files (off) count nothing
+SET pg_buffile.method = 'off';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+SELECT (SELECT array_agg(row(method, files, logical_bytes, stored_bytes)::text)
+          FROM pg_buffile_stats WHERE database = current_database()) =
+       (SELECT array_agg(row(method, files, logical_bytes, stored_bytes)::text)
+          FROM stats_lz4) AS unchanged_by_off;
+-- a second method has a row of its own; lz4's is unchanged by it
+SET pg_buffile.method = 'zstd';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY b, c) s;
+SELECT s.method, s.files > 0 AS files, s.stored_bytes < s.logical_bytes AS stored_less,
+       s.method <> 'lz4' OR (s.files, s.logical_bytes) = (l.files, l.logical_bytes) AS lz4_same
+  FROM pg_buffile_stats s LEFT JOIN stats_lz4 l USING (method)
+  WHERE s.database = current_database() ORDER BY s.method;
+SELECT pg_buffile_stats_reset() IS NOT NULL AS reset;
+SELECT count(*) AS rows_after_reset FROM pg_buffile_stats;
+DROP TABLE stats_lz4;
+RESET pg_buffile.method;
+RESET max_parallel_workers_per_gather;
+
 -- nothing of ours stays in memory after the queries: the context is back
 -- to its first block
 SELECT coalesce(max(total_bytes), 0) <= 8192 AS nothing_left
@@ -170,3 +210,4 @@ SELECT coalesce(max(total_bytes), 0) <= 8192 AS nothing_left
 DROP TABLE spill;
 DROP FUNCTION spill_check(text);
 DROP FUNCTION explain_compression(text);
+DROP EXTENSION pg_buffile;
