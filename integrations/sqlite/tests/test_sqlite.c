@@ -666,9 +666,11 @@ static void test_threads(void **state)
 {
     (void)state;
     assert_true(sqlite3_threadsafe() != 0);
-    thread_job jobs[4];
-    path_of(jobs[0].path, sizeof jobs[0].path, "threads.db");
-    make_db(jobs[0].path, 80000);
+    /* Each job a copy of proto: copying jobs[0] while its thread runs would race. */
+    thread_job jobs[4], proto;
+    memset(&proto, 0, sizeof proto);
+    path_of(proto.path, sizeof proto.path, "threads.db");
+    make_db(proto.path, 80000);
     register_vfs("bf_threads", "codec=zstd");
     /* The library's workers under the same load: SQLite's threads take turns on the space,
        its workers compress beside them. */
@@ -678,7 +680,7 @@ static void test_threads(void **state)
     for (int v = 0; v < 2; v++) {
         pthread_t th[4];
         for (int i = 0; i < 4; i++) {
-            jobs[i] = jobs[0];
+            jobs[i] = proto;
             jobs[i].vfs = vfses[v];
             assert_int_equal(pthread_create(&th[i], NULL, thread_sort, &jobs[i]), 0);
         }
