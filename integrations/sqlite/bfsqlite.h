@@ -27,6 +27,10 @@
  *   temp_limit=N|auto               (physical bytes of all temp files, 0 = none; K, M, G;
  *                                    auto, the default: 90% of the temp directory's free
  *                                    bytes when the first temp file is made)
+ *   threads=N                       (0, the default: off; 1..BF_WORKERS_MAX: worker threads
+ *                                    of the library compress the temp files' blocks while
+ *                                    SQLite's thread goes on; see bf_space_set_workers. Not
+ *                                    PRAGMA threads, which stays SQLite's sorter's own)
  * Sizes take a K, M or G suffix (powers of 1024).
  *
  * Errors of temp files: the temp limit and a full disk give SQLITE_FULL;
@@ -64,9 +68,9 @@ int bf_sqlite_register(const char *zName, const char *zParent, int makeDefault,
  * Change options of the buffile VFS named zVfs, as the SQL function
  * buffile_config() does: codec, level and block_size apply to temp files
  * created from then on, temp_limit at once (a limit below what the files
- * hold makes their next growth fail), temp_dir from the next space (the
- * current one, if temp files are open, keeps its directory until they
- * close). Every option is checked by the library before anything changes:
+ * hold makes their next growth fail), temp_dir and threads from the next
+ * space (the current one, if temp files are open, keeps its directory and
+ * its workers until they close). Every option is checked by the library before anything changes:
  * a bad one changes nothing. Returns SQLITE_OK; SQLITE_ERROR with *pzErr for
  * a bad option or a name that is not a buffile VFS; SQLITE_NOMEM.
  */

@@ -23,10 +23,12 @@ typedef struct bfs_options {
     int32_t level;       /* BF_LEVEL_DEFAULT: the codec's */
     uint32_t block_size;
     uint64_t temp_limit; /* 0: none; BF_TEMP_LIMIT_AUTO: the library's default */
+    uint32_t threads;    /* the space's worker threads (bf_space_set_workers); 0: none */
     char temp_dir[1024]; /* "": SQLite's order of directories */
 } bfs_options;
 
-/* The defaults: lz4 at its level, 4 KiB blocks, no limit, SQLite's temp directory. */
+/* The defaults: lz4 at its level, 4 KiB blocks, the library's temp limit (auto), no worker
+   threads, SQLite's temp directory. */
 void bfs_options_default(bfs_options *o);
 
 /*
@@ -53,6 +55,7 @@ typedef struct bfs_row {
     bf_sqlite_stats st;
     uint64_t temp_limit; /* the limit in force (0: none), or opt's until a space exists */
     int limit_known;     /* temp_limit is the space's */
+    uint32_t threads;    /* the workers in force: the space's, or opt's until a space exists */
     char last_error[512];
 } bfs_row;
 

@@ -1,11 +1,12 @@
 /*
  * options.c - the options of a buffile VFS as text: "codec=zstd,level=3,
- * block_size=64K,temp_dir=/x,temp_limit=1G", as bf_sqlite_register, the
- * BFSQLITE_OPTIONS variable and buffile_config() take them.
+ * block_size=64K,temp_dir=/x,temp_limit=1G,threads=1", as bf_sqlite_register,
+ * the BFSQLITE_OPTIONS variable and buffile_config() take them.
  *
- * Parsing only checks the form (a known key, a number where one is due);
- * whether the library accepts the values (a level in the codec's range, a
- * block size it supports, a temp directory it can use) is asked of the
+ * Parsing only checks the form (a known key, a number where one is due, a
+ * thread count within the library's BF_WORKERS_MAX); whether the library
+ * accepts the values (a level in the codec's range, a block size it
+ * supports, a temp directory it can use, the workers) is asked of the
  * library itself, by the caller, before the options are used.
  */
 #include <errno.h>
@@ -93,6 +94,24 @@ static int set_one(bfs_options *o, const char *k, const char *v, int *level_give
                      v);
             return SQLITE_ERROR;
         }
+    } else if (strcmp(k, "threads") == 0) {
+        /* Digits only: strtoul would take "-1" as ULONG_MAX and " 1" as 1. */
+        char *end = NULL;
+        unsigned long n = 0;
+        int ok = v[0] >= '0' && v[0] <= '9';
+        if (ok) {
+            errno = 0;
+            n = strtoul(v, &end, 10);
+            ok = errno == 0 && *end == '\0' && n <= BF_WORKERS_MAX;
+        }
+        if (!ok) {
+            snprintf(err, errlen,
+                     "bad threads '%s' (0 = off, or 1..%d worker threads compressing the "
+                     "temp files' blocks)",
+                     v, BF_WORKERS_MAX);
+            return SQLITE_ERROR;
+        }
+        o->threads = (uint32_t)n;
     } else if (strcmp(k, "temp_dir") == 0) {
         if (strlen(v) >= sizeof(o->temp_dir)) {
             snprintf(err, errlen, "temp_dir longer than %zu bytes", sizeof(o->temp_dir) - 1);
@@ -101,7 +120,8 @@ static int set_one(bfs_options *o, const char *k, const char *v, int *level_give
         strcpy(o->temp_dir, v);
     } else {
         snprintf(err, errlen,
-                 "unknown option '%s' (codec, level, block_size, temp_dir, temp_limit)", k);
+                 "unknown option '%s' (codec, level, block_size, temp_dir, temp_limit, threads)",
+                 k);
         return SQLITE_ERROR;
     }
     return SQLITE_OK;
@@ -160,6 +180,8 @@ int bfs_options_get(const bfs_options *o, const char *key, char *buf, size_t len
         snprintf(buf, len, "%" PRIu64, o->temp_limit);
     else if (strcmp(key, "temp_dir") == 0)
         snprintf(buf, len, "%s", o->temp_dir);
+    else if (strcmp(key, "threads") == 0)
+        snprintf(buf, len, "%" PRIu32, o->threads);
     else {
         if (len > 0)
             buf[0] = '\0';
@@ -170,7 +192,8 @@ int bfs_options_get(const bfs_options *o, const char *key, char *buf, size_t len
 
 void bfs_options_format(const bfs_options *o, char *buf, size_t len)
 {
-    static const char *const keys[] = {"codec", "level", "block_size", "temp_dir", "temp_limit"};
+    static const char *const keys[] = {"codec",    "level",      "block_size",
+                                       "temp_dir", "temp_limit", "threads"};
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && used < len; i++) {

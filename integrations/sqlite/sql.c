@@ -75,7 +75,7 @@ static void fn_config(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         bfs_options_format(&o, buf, sizeof buf);
     } else if (bfs_options_get(&o, key, buf, sizeof buf) != SQLITE_OK) {
         char *msg = sqlite3_mprintf("buffile_config: unknown option '%s' (codec, level, "
-                                    "block_size, temp_dir, temp_limit)",
+                                    "block_size, temp_dir, temp_limit, threads)",
                                     key);
         sqlite3_result_error(ctx, msg ? msg : "buffile_config: unknown option", -1);
         sqlite3_free(msg);
@@ -92,6 +92,7 @@ enum {
     COL_PHYSICAL_BYTES, COL_LOGICAL_PEAK, COL_PHYSICAL_PEAK, COL_LOGICAL_WRITTEN,
     COL_PHYSICAL_WRITTEN, COL_LOGICAL_READ, COL_PHYSICAL_READ, COL_BLOCKS_COMPRESSED,
     COL_BLOCKS_RAW, COL_COMPRESS_NS, COL_DECOMPRESS_NS, COL_SPACES, COL_LAST_ERROR,
+    COL_THREADS, /* last: SELECT * of earlier releases keeps its columns */
 };
 
 static const char stats_schema[] =
@@ -100,7 +101,7 @@ static const char stats_schema[] =
     " logical_bytes INT, physical_bytes INT, logical_peak INT, physical_peak INT,"
     " logical_written INT, physical_written INT, logical_read INT, physical_read INT,"
     " blocks_compressed INT, blocks_raw INT, compress_ns INT, decompress_ns INT, spaces INT,"
-    " last_error TEXT)";
+    " last_error TEXT, threads INT)";
 
 typedef struct stats_cursor {
     sqlite3_vtab_cursor base;
@@ -232,6 +233,7 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case COL_DECOMPRESS_NS: result_u64(ctx, s->decompress_ns); break;
     case COL_SPACES: result_u64(ctx, s->spaces); break;
     case COL_LAST_ERROR: sqlite3_result_text(ctx, r->last_error, -1, SQLITE_TRANSIENT); break;
+    case COL_THREADS: sqlite3_result_int64(ctx, r->threads); break;
     default: break;
     }
     return SQLITE_OK;

@@ -12,6 +12,11 @@
  *   workers write PMA files while other connections use theirs). The mutex
  *   is a pthread one, taken in every threading mode: SQLite's own mutexes
  *   come and go with sqlite3_shutdown(), our files do not.
+ * - With threads=N the space has N library workers (bf_space_set_workers),
+ *   set when the space is made, since the library takes them only while
+ *   no file is open. They touch only the blocks handed to them: every call
+ *   into the space or its files is still made under v->mu, so the space
+ *   keeps one caller at a time whichever SQLite thread that is.
  * - v->space is non-NULL exactly while a temp file is open (or between a
  *   failed create and its cleanup inside one call); v->done holds the
  *   counters of the spaces already gone, so statistics only ever grow.
@@ -20,6 +25,7 @@
  *   not SQLite's memory (and SQLite's own leak accounting stays its own).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +42,7 @@ typedef struct bfs_vfs {
     pthread_mutex_t mu;
     bfs_options opt;
     bf_space *space;
+    uint32_t space_threads;  /* the workers of the current space (opt.threads when made) */
     bf_stats done;           /* counters of destroyed spaces */
     uint64_t temp_files;     /* temp opens that succeeded */
     uint64_t other_files;    /* opens passed to the parent (atomic) */
@@ -105,7 +112,21 @@ static void space_options(const bfs_options *o, bf_space_options *so)
     so->temp_limit = o->temp_limit;
 }
 
-/* Ask the library whether it takes these options: a space made and removed at once. */
+/* Give a new space (no file open yet) its workers; message in err. */
+static int space_workers(bf_space *sp, uint32_t threads, char *err, size_t len)
+{
+    if (threads == 0)
+        return BF_OK;
+    int st = bf_space_set_workers(sp, threads, NULL, NULL);
+    if (st != BF_OK)
+        snprintf(err, len, "threads=%" PRIu32 ": %s", threads, bf_space_errmsg(sp));
+    return st;
+}
+
+/*
+ * Ask the library whether it takes these options: a space made and removed
+ * at once (its workers start only with a first block, so none is started).
+ */
 static int options_check(const bfs_options *o, char *err, size_t len)
 {
     bf_space_options so;
@@ -114,7 +135,10 @@ static int options_check(const bfs_options *o, char *err, size_t len)
     int st = bf_space_create(&so, &sp, err, len);
     if (st != BF_OK)
         return st == BF_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+    st = space_workers(sp, o->threads, err, len);
     bf_space_destroy(sp);
+    if (st != BF_OK)
+        return st == BF_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
     return SQLITE_OK;
 }
 
@@ -150,9 +174,17 @@ static int space_get(bfs_vfs *v, char *err, size_t len)
         v->swept = 1;
     }
     int st = bf_space_create(&so, &v->space, err, len);
-    if (st == BF_OK)
-        v->spaces++;
-    return st;
+    if (st != BF_OK)
+        return st;
+    st = space_workers(v->space, v->opt.threads, err, len);
+    if (st != BF_OK) {
+        bf_space_destroy(v->space);
+        v->space = NULL;
+        return st;
+    }
+    v->space_threads = v->opt.threads;
+    v->spaces++;
+    return BF_OK;
 }
 
 /* Remove v's space once no temp file is open in it (v->mu held). */
@@ -818,6 +850,7 @@ int bfs_snapshot(bfs_row **rows)
         r->opt = v->opt;
         r->limit_known = v->space != NULL;
         r->temp_limit = v->space != NULL ? bf_space_temp_limit(v->space) : v->opt.temp_limit;
+        r->threads = v->space != NULL ? v->space_threads : v->opt.threads;
         stats_locked(v, &r->st);
         snprintf(r->last_error, sizeof r->last_error, "%s", v->last_error);
         pthread_mutex_unlock(&v->mu);

@@ -14,13 +14,17 @@
  *   orderby SELECT id, s FROM t ORDER BY s, every row read (the sorter alone)
  *   vacuum  VACUUM (the database copied into a transient temp database and back)
  * Configurations: stock (the unix VFS) and the buffile VFS with codec none,
- * lz4 and zstd (block size 4096, the default); "zstd-64K" names a block size. Each round runs every
+ * lz4 and zstd (block size 4096, the default), as codec[-blocksize][+wN]:
+ * "zstd-64K" names a block size, "lz4+w1" gives the VFS's space N library
+ * worker threads (the shim's threads=N option). Each round runs every
  * (operation, configuration) once, in an order shuffled per round from the
  * seed (tpch/exec/paired.c), so slow spells of the shared machine hit all of
  * them alike; ratios to stock are paired within a round. Each run appends
  * one line to RESULTS and flushes it: a second `run` skips what is there, so
  * the benchmark resumes after an interruption. A run records its wall time,
- * CPU time, the load average when it started, the temp bytes the library saw
+ * CPU time of the process and of the calling thread (the one SQLite runs on:
+ * with workers the codec's time leaves it but stays in the process's), the
+ * load average when it started, the temp bytes the library saw
  * (logical: what SQLite wrote, the same whatever the VFS; physical: what
  * went to disk) and a checksum of its result, which must be the same for
  * every configuration.
@@ -48,6 +52,7 @@ typedef struct result {
     int round, op;
     char conf[16];
     double wall, cpu, load;
+    double cpu_caller; /* the calling thread's CPU; -1 in lines of earlier versions */
     uint64_t logical_written, physical_written, logical_peak, physical_peak, temp_files;
     uint64_t check;
 } result;
@@ -59,10 +64,11 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double cpu_now(void)
+/* User and system CPU of the process (RUSAGE_SELF) or of this thread (RUSAGE_THREAD). */
+static double cpu_now(int who)
 {
     struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    getrusage(who, &ru);
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
@@ -162,14 +168,28 @@ static void prepare(const char *path, long rows)
 
 /* ---- run ----------------------------------------------------------------- */
 
-/* "lz4" or "lz4-64K": the codec and, after a dash, the block size. */
-static void config_options(const char *name, char *buf, size_t len)
+/*
+ * "lz4", "lz4-64K", "lz4+w1", "zstd-64K+w2": the codec, after a dash the
+ * block size, after "+w" the worker threads, as the shim's options. Returns
+ * -1 for a "+" not followed by w and a count (the shim checks the rest).
+ */
+static int config_options(const char *name, char *buf, size_t len)
 {
-    const char *dash = strchr(name, '-');
+    const char *plus = strchr(name, '+');
+    int n = plus ? (int)(plus - name) : (int)strlen(name);
+    const char *dash = memchr(name, '-', (size_t)n);
+    int used;
     if (dash == NULL)
-        snprintf(buf, len, "codec=%s", name);
+        used = snprintf(buf, len, "codec=%.*s", n, name);
     else
-        snprintf(buf, len, "codec=%.*s,block_size=%s", (int)(dash - name), name, dash + 1);
+        used = snprintf(buf, len, "codec=%.*s,block_size=%.*s", (int)(dash - name), name,
+                        (int)(name + n - dash - 1), dash + 1);
+    if (plus == NULL)
+        return 0;
+    if (plus[1] != 'w' || plus[2] < '0' || plus[2] > '9' || used < 0 || (size_t)used >= len)
+        return -1;
+    snprintf(buf + used, len - (size_t)used, ",threads=%s", plus + 2);
+    return 0;
 }
 
 typedef struct config {
@@ -201,9 +221,9 @@ static void run_one(const char *path, const config *c, int op, result *r)
     char vfs[64] = "unix";
     int shim = !c->stock;
     if (shim) {
-        char opts[64], *err = NULL;
+        char opts[96], *err = NULL;
         snprintf(vfs, sizeof vfs, "bench_%s_%d_%s", c->name, r->round, op_names[op]);
-        config_options(c->name, opts, sizeof opts);
+        (void)config_options(c->name, opts, sizeof opts); /* checked by run() */
         if (bf_sqlite_register(vfs, "unix", 0, opts, &err) != SQLITE_OK)
             die("config %s: %s", c->name, err ? err : "cannot register");
     }
@@ -214,7 +234,7 @@ static void run_one(const char *path, const config *c, int op, result *r)
     if (shim)
         bf_sqlite_stats_get(vfs, &s0);
     r->load = loadavg();
-    double t0 = now(), c0 = cpu_now();
+    double t0 = now(), c0 = cpu_now(RUSAGE_SELF), t_c0 = cpu_now(RUSAGE_THREAD);
     switch (op) {
     case 0:
         exec(db, "BEGIN; CREATE INDEX t_s ON t(s)");
@@ -227,7 +247,8 @@ static void run_one(const char *path, const config *c, int op, result *r)
         break;
     }
     r->wall = now() - t0;
-    r->cpu = cpu_now() - c0;
+    r->cpu = cpu_now(RUSAGE_SELF) - c0;
+    r->cpu_caller = cpu_now(RUSAGE_THREAD) - t_c0;
     if (shim)
         bf_sqlite_stats_get(vfs, &s1);
     if (op == 0) {
@@ -256,13 +277,18 @@ static int load_results(const char *file, result *rs, int max)
     while (n < max && fgets(line, sizeof line, f) != NULL) {
         result *r = &rs[n];
         char op[16];
-        if (sscanf(line,
-                   "%d %15s %15s %lf %lf %lf %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-                   " %" SCNu64 " %" SCNx64,
-                   &r->round, op, r->conf, &r->wall, &r->cpu, &r->load, &r->logical_written,
-                   &r->physical_written, &r->logical_peak, &r->physical_peak, &r->temp_files,
-                   &r->check) != 12)
+        /* The calling thread's CPU came last, later: lines without it are whole too. */
+        r->cpu_caller = -1;
+        int got = sscanf(line,
+                         "%d %15s %15s %lf %lf %lf %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+                         " %" SCNu64 " %" SCNx64 " %lf",
+                         &r->round, op, r->conf, &r->wall, &r->cpu, &r->load, &r->logical_written,
+                         &r->physical_written, &r->logical_peak, &r->physical_peak, &r->temp_files,
+                         &r->check, &r->cpu_caller);
+        if (got < 12)
             continue; /* a line cut short by an interruption */
+        if (got == 12)
+            r->cpu_caller = -1;
         r->op = -1;
         for (int i = 0; i < NOPS; i++)
             if (strcmp(op, op_names[i]) == 0)
@@ -294,11 +320,17 @@ static void run(const char *path, const char *file, int rounds, uint64_t seed, c
         config *c = &confs[nc++];
         snprintf(c->name, sizeof c->name, "%s", tok);
         c->stock = strcmp(tok, "stock") == 0;
-        char opts[64], *err = NULL;
-        config_options(tok, opts, sizeof opts);
-        if (!c->stock && bf_sqlite_register("bench_check", "unix", 0, opts, &err) != SQLITE_OK)
-            die("configuration '%s' (stock, a codec, or codec-blocksize): %s", tok,
-                err ? err : "refused");
+        char opts[96], *err = NULL;
+        if (strlen(tok) >= sizeof c->name)
+            die("configuration '%s': longer than %zu characters", tok, sizeof c->name - 1);
+        if (c->stock)
+            continue;
+        if (config_options(tok, opts, sizeof opts) != 0)
+            err = sqlite3_mprintf("after '+' comes wN, the worker threads");
+        else if (bf_sqlite_register("bench_check", "unix", 0, opts, &err) == SQLITE_OK)
+            continue;
+        die("configuration '%s' (stock, or codec[-blocksize][+wN]: lz4, zstd-64K, lz4+w1): %s", tok,
+            err ? err : "refused");
     }
     static result rs[MAXRESULTS];
     int n = load_results(file, rs, MAXRESULTS);
@@ -321,12 +353,15 @@ static void run(const char *path, const char *file, int rounds, uint64_t seed, c
             run_one(path, c, op, &r);
             fprintf(out,
                     "%d %s %s %.4f %.4f %.2f %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-                    " %" PRIu64 " %" PRIx64 "\n",
+                    " %" PRIu64 " %" PRIx64 " %.4f\n",
                     r.round, op_names[op], r.conf, r.wall, r.cpu, r.load, r.logical_written,
-                    r.physical_written, r.logical_peak, r.physical_peak, r.temp_files, r.check);
+                    r.physical_written, r.logical_peak, r.physical_peak, r.temp_files, r.check,
+                    r.cpu_caller);
             fflush(out);
-            fprintf(stderr, "round %d %-7s %-5s %7.2f s  load %.2f\n", round, op_names[op],
-                    c->name, r.wall, r.load);
+            fprintf(stderr,
+                    "round %d %-7s %-8s %7.2f s  CPU %.2f s (calling thread %.2f s)  "
+                    "load %.2f\n",
+                    round, op_names[op], c->name, r.wall, r.cpu, r.cpu_caller, r.load);
             if (n < MAXRESULTS)
                 rs[n++] = r;
         }
@@ -392,17 +427,18 @@ static void report(const char *file)
     int bad = 0;
     for (int op = 0; op < NOPS; op++) {
         printf("### %s\n\n", op_names[op]);
-        printf("| config | runs | median s | time / stock [95%% CI] | CPU s | CPU / stock [95%% CI] "
-               "| temp files | written MiB (SQLite) | written MiB (disk) | peak MiB (SQLite) | "
-               "peak MiB (disk) | fewer bytes |\n");
-        printf("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        printf(
+            "| config | runs | median s | time / stock [95%% CI] | CPU s | CPU / stock [95%% CI] "
+            "| CPU s, calling thread | temp files | written MiB (SQLite) | written MiB (disk) | "
+            "peak MiB (SQLite) | peak MiB (disk) | fewer bytes |\n");
+        printf("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
         const result *ref = NULL;
         for (int i = 0; i < n && ref == NULL; i++)
             if (rs[i].op == op && strcmp(rs[i].conf, "stock") == 0)
                 ref = &rs[i];
         for (int c = 0; c < nc; c++) {
-            double wall[256], cpu[256], num[256], den[256], cnum[256], cden[256];
-            int k = 0, m = 0;
+            double wall[256], cpu[256], caller[256], num[256], den[256], cnum[256], cden[256];
+            int k = 0, m = 0, kc = 0;
             const result *last = NULL;
             for (int round = 0; round < rounds && k < 256; round++) {
                 const result *r = find(rs, n, round, op, confs[c]);
@@ -410,6 +446,8 @@ static void report(const char *file)
                     continue;
                 wall[k] = r->wall;
                 cpu[k++] = r->cpu;
+                if (r->cpu_caller >= 0)
+                    caller[kc++] = r->cpu_caller;
                 last = r;
                 if (ref != NULL && r->check != ref->check) {
                     fprintf(stderr, "bfsqlite_bench: %s %s round %d: result %" PRIx64
@@ -433,19 +471,23 @@ static void report(const char *file)
                 format_ratio(pd_ratio(cnum, cden, m), cratio, sizeof cratio);
             }
             double med = median(wall, k), cmed = median(cpu, k);
+            /* Medians of the runs that recorded it (none before it was recorded). */
+            char caller_s[32] = "";
+            if (kc > 0)
+                snprintf(caller_s, sizeof caller_s, "%.2f", median(caller, kc));
             if (c == stock) {
-                printf("| stock | %d | %.2f | %s | %.2f | %s | | | | | | |\n", k, med, ratio, cmed,
-                       cratio);
+                printf("| stock | %d | %.2f | %s | %.2f | %s | %s | | | | | | |\n", k, med, ratio,
+                       cmed, cratio, caller_s);
                 continue;
             }
-            printf("| %s | %d | %.2f | %s | %.2f | %s | %" PRIu64
+            printf("| %s | %d | %.2f | %s | %.2f | %s | %s | %" PRIu64
                    " | %.1f | %.1f | %.1f | %.1f | %.2fx |\n",
-                   confs[c], k, med, ratio, cmed, cratio, last->temp_files,
-                   mib(last->logical_written), mib(last->physical_written),
-                   mib(last->logical_peak), mib(last->physical_peak),
-                   last->physical_written ? (double)last->logical_written /
-                                                (double)last->physical_written
-                                          : 0.0);
+                   confs[c], k, med, ratio, cmed, cratio, caller_s, last->temp_files,
+                   mib(last->logical_written), mib(last->physical_written), mib(last->logical_peak),
+                   mib(last->physical_peak),
+                   last->physical_written
+                       ? (double)last->logical_written / (double)last->physical_written
+                       : 0.0);
         }
         printf("\n");
     }

@@ -4,6 +4,10 @@
 # codec, in paired interleaved rounds (integrations/sqlite/bench/bfsqlite_bench.c).
 # Results: docs/results/sqlite.md.
 #
+# A configuration is stock or codec[-blocksize][+wN]: lz4, zstd-64K, lz4+w1 (the
+# shim's threads=1: one library worker compresses beside SQLite's thread). Each
+# run records the CPU of the process and of the thread SQLite runs on.
+#
 #   integrations/sqlite/scripts/sqlite-bench.sh [--rows=10M] [--rounds=5] [--seed=20260413]
 #                           [--configs=stock,none,lz4,zstd] [--out=build/sqlite/bench]
 #                           [--report-only]
@@ -23,8 +27,8 @@ for a in "$@"; do
     --rows=*) ROWS=${a#*=}; [[ $ROWS =~ ^[1-9][0-9]*M?$ ]] || bad "--rows: '$ROWS' is not a count such as 200000 or 10M" ;;
     --rounds=*) ROUNDS=${a#*=}; [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || bad "--rounds: '$ROUNDS' is not 1..99" ;;
     --seed=*) SEED=${a#*=}; [[ $SEED =~ ^[0-9]+$ ]] || bad "--seed: '$SEED' is not a number" ;;
-    --configs=*) CONFIGS=${a#*=}; [[ $CONFIGS =~ ^stock(,[a-z0-9]+(-[0-9]+[KM]?)?)+$ ]] ||
-                   bad "--configs: '$CONFIGS' must be stock followed by codecs (lz4, zstd-64K, ...)" ;;
+    --configs=*) CONFIGS=${a#*=}; [[ $CONFIGS =~ ^stock(,[a-z0-9]+(-[0-9]+[KM]?)?(\+w[0-9]+)?)+$ ]] ||
+                   bad "--configs: '$CONFIGS' must be stock followed by codec[-blocksize][+wN] (lz4, zstd-64K, lz4+w1, ...)" ;;
     --out=*) OUT=${a#*=} ;;
     --report-only) MODE=report ;;
     *) bad "unknown flag '$a'" ;;

@@ -3,11 +3,13 @@
 #
 #   integrations/sqlite/scripts/sqlite-test.sh
 #       the test files sort* temptable* tempdb* vacuum* index* with* window*, stock vs
-#       lz4 vs zstd, but sortfault.test
+#       none, lz4, zstd, auto and lz4+w2 (lz4 with two library worker threads,
+#       threads=2), but sortfault.test
 #   integrations/sqlite/scripts/sqlite-test.sh --full
 #       those and sortfault.test (OOM injection into SQLite's own allocations around
 #       50,000 temp files: half the groups' time), and the rest of SQLite's veryquick suite
 #   SQLITE_TEST_JOBS=N   test files run at once (default 2)
+#   SQLITE_TEST_MODES="lz4 lz4+w2"   only these modes beside stock (default: all)
 #
 # Source: `apt-get source sqlite3` of the version of Debian's installed
 # libsqlite3-dev (the shim is built against its header), through deb-src
@@ -100,8 +102,19 @@ if [ "$FULL" = 1 ]; then
     done > "$RUN/veryquick.txt"
   cat "$RUN/veryquick.txt" >> "$GROUPS_FILE"
 fi
-MODES=(stock none lz4 zstd auto)
-declare -A OPTIONS=([stock]="" [none]="codec=none" [lz4]="codec=lz4" [zstd]="codec=zstd" [auto]="codec=auto")
+MODES=(stock none lz4 zstd auto lz4+w2)
+# lz4+w2: the space's blocks are compressed on two worker threads of the library while the
+# test's thread goes on (the blocks' writes and every call into the space stay under the VFS's
+# mutex); one more mode costs about what lz4 costs.
+declare -A OPTIONS=([stock]="" [none]="codec=none" [lz4]="codec=lz4" [zstd]="codec=zstd"
+                    [auto]="codec=auto" [lz4+w2]="codec=lz4,threads=2")
+if [ -n "${SQLITE_TEST_MODES:-}" ]; then
+  MODES=(stock)
+  for m in $SQLITE_TEST_MODES; do
+    [ -n "${OPTIONS[$m]:-}" ] || die "SQLITE_TEST_MODES: unknown mode '$m' (none lz4 zstd auto lz4+w2)"
+    MODES+=("$m")
+  done
+fi
 for m in "${MODES[@]}"; do mkdir -p "$RUN/$m"; done
 
 # One test file in one mode, in a directory of its own (tests make test.db in the
@@ -119,7 +132,7 @@ run_one() {
 }
 export -f run_one
 export RUN TF SRC
-# File by file, the three modes side by side: the machine's slow spells hit all alike.
+# File by file, the modes side by side: the machine's slow spells hit all alike.
 nfiles=$(wc -l < "$GROUPS_FILE")
 log "running $nfiles test files x ${#MODES[@]} modes, $JOBS at once"
 while read -r _ t; do
@@ -133,6 +146,10 @@ step "suite run"
 left=$(cat "$RUN"/*/*.left | wc -l)
 awk '{w += $1; c += $2 + $3} END {printf "test files: %.0f s of wall time, %.0f s of CPU in all\n", w, c}' \
   "$RUN"/*/*.time
+for m in "${MODES[@]}"; do
+  awk -v m="$m" '{w += $1; c += $2 + $3} END {printf "  %s: %.0f s of wall time, %.0f s of CPU\n", m, w, c}' \
+    "$RUN/$m"/*.time
+done
 rc=0
 python3 "$INT/tests/suite_report.py" "$RUN" "$GROUPS_FILE" "$INT/tests/excluded.txt" "${MODES[@]}" || rc=$?
 if [ "$left" -ne 0 ]; then

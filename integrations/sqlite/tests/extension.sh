@@ -2,14 +2,14 @@
 # The loadable extension in Debian's sqlite3 shell: .load registers the
 # buffile VFS as the default with $BFSQLITE_OPTIONS, .open then uses it, the
 # SQL functions work, a CREATE INDEX under a small cache sends temp files
-# through the library (compressed), and nothing is left in the temp
-# directory afterwards.
+# through the library (compressed, on one worker thread: threads=1), and
+# nothing is left in the temp directory afterwards.
 #   extension.sh PATH/TO/bfsqlite.so WORKDIR
 set -euo pipefail
 so=$1 dir=$2
 rm -rf "$dir"
 mkdir -p "$dir/tmp"
-out=$(SQLITE_TMPDIR="$dir/tmp" BFSQLITE_OPTIONS="codec=zlib,level=9" sqlite3 -batch :memory: <<SQL
+out=$(SQLITE_TMPDIR="$dir/tmp" BFSQLITE_OPTIONS="codec=zlib,level=9,threads=1" sqlite3 -batch :memory: <<SQL
 .load ${so%.so}
 .open $dir/ext.db
 SELECT 'config', buffile_config();
@@ -20,14 +20,14 @@ CREATE TABLE t AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c W
   SELECT x, printf('%08d some text of row %d', x*7919%100003, x%100) AS y FROM c;
 CREATE INDEX t_y ON t(y);
 PRAGMA integrity_check;
-SELECT 'stats', vfs, is_default, codec, temp_files > 0, temp_files_open,
+SELECT 'stats', vfs, is_default, codec, threads, temp_files > 0, temp_files_open,
        physical_written * 2 < logical_written FROM buffile_stats;
 SQL
 )
-expect="config|codec=zlib,level=9,block_size=4096,temp_dir=,temp_limit=auto
+expect="config|codec=zlib,level=9,block_size=4096,temp_dir=,temp_limit=auto,threads=1
 zstd
 ok
-stats|buffile|1|zstd|1|0|1"
+stats|buffile|1|zstd|1|1|0|1"
 if [ "$out" != "$expect" ]; then
   printf 'extension.sh: unexpected output:\n%s\nexpected:\n%s\n' "$out" "$expect" >&2
   exit 1

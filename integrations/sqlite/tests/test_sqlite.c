@@ -17,7 +17,14 @@
  *   library); buffile_stats shows the VFS; a connection on another VFS is
  *   told so.
  * - threads: connections in four threads, each sorting with PRAGMA threads=2
- *   (the sorter's worker threads), share one VFS and get the same answers.
+ *   (the sorter's worker threads), share one VFS and get the same answers,
+ *   without and with the library's workers (threads=2).
+ * - worker_threads: with threads=1 (lz4) and threads=2 (zstd) CREATE INDEX,
+ *   ORDER BY and VACUUM leave the database byte for byte as stock's, and
+ *   temp tables (filled, indexed, sorted, grouped) answer as stock's; the
+ *   workers are running while a sort's files are open, and buffile_stats
+ *   says how many; bad thread counts are refused with their message, and a
+ *   new count applies from the next space.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -577,7 +584,7 @@ static void test_sql_functions(void **state)
     expect_scalar(db, "SELECT buffile_config('level')", "default");
     expect_scalar(db, "SELECT buffile_config('block_size', '64K')", "65536");
     expect_scalar(db, "SELECT buffile_config()",
-                  "codec=lz4,level=default,block_size=65536,temp_dir=,temp_limit=auto");
+                  "codec=lz4,level=default,block_size=65536,temp_dir=,temp_limit=auto,threads=0");
     /* What the library refuses changes nothing. */
     expect_error(db, "SELECT buffile_config('codec', 'brotli')", "unknown codec");
     exec(db, "SELECT buffile_config('codec', 'zstd')");
@@ -590,7 +597,7 @@ static void test_sql_functions(void **state)
     exec(db, "SELECT buffile_config('codec', 'auto')");
     expect_error(db, "SELECT buffile_config('level', '1')", "auto");
     expect_scalar(db, "SELECT buffile_config()",
-                  "codec=auto,level=default,block_size=65536,temp_dir=,temp_limit=auto");
+                  "codec=auto,level=default,block_size=65536,temp_dir=,temp_limit=auto,threads=0");
     /* Not from a schema: a view cannot reconfigure the process. */
     exec(db, "CREATE VIEW v AS SELECT buffile_config('codec', 'none') AS x");
     expect_error(db, "SELECT * FROM v", "unsafe use");
@@ -628,6 +635,7 @@ static void test_sql_functions(void **state)
 
 typedef struct thread_job {
     char path[600];
+    const char *vfs;
     uint64_t hash;
     int rc;
 } thread_job;
@@ -636,7 +644,7 @@ static void *thread_sort(void *arg)
 {
     thread_job *j = arg;
     sqlite3 *db;
-    j->rc = sqlite3_open_v2(j->path, &db, SQLITE_OPEN_READONLY, "bf_threads");
+    j->rc = sqlite3_open_v2(j->path, &db, SQLITE_OPEN_READONLY, j->vfs);
     if (j->rc != SQLITE_OK)
         return NULL;
     sqlite3_exec(db, "PRAGMA cache_size=20; PRAGMA temp_store=FILE; PRAGMA threads=2", NULL,
@@ -658,24 +666,145 @@ static void test_threads(void **state)
 {
     (void)state;
     assert_true(sqlite3_threadsafe() != 0);
-    thread_job jobs[4];
-    path_of(jobs[0].path, sizeof jobs[0].path, "threads.db");
-    make_db(jobs[0].path, 80000);
+    /* Each job a copy of proto: copying jobs[0] while its thread runs would race. */
+    thread_job jobs[4], proto;
+    memset(&proto, 0, sizeof proto);
+    path_of(proto.path, sizeof proto.path, "threads.db");
+    make_db(proto.path, 80000);
     register_vfs("bf_threads", "codec=zstd");
-    pthread_t th[4];
-    for (int i = 0; i < 4; i++) {
-        jobs[i] = jobs[0];
-        assert_int_equal(pthread_create(&th[i], NULL, thread_sort, &jobs[i]), 0);
+    /* The library's workers under the same load: SQLite's threads take turns on the space,
+       its workers compress beside them. */
+    register_vfs("bf_threads_w", "codec=zstd,threads=2");
+    const char *const vfses[] = {"bf_threads", "bf_threads_w"};
+    uint64_t want = 0;
+    for (int v = 0; v < 2; v++) {
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) {
+            jobs[i] = proto;
+            jobs[i].vfs = vfses[v];
+            assert_int_equal(pthread_create(&th[i], NULL, thread_sort, &jobs[i]), 0);
+        }
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(jobs[i].rc, SQLITE_OK);
+            if (v == 0 && i == 0)
+                want = jobs[0].hash;
+            assert_int_equal(jobs[i].hash, want);
+        }
+        bf_sqlite_stats s;
+        stats(vfses[v], &s);
+        assert_true(s.temp_files >= 4);
+        assert_int_equal(s.temp_files_open, 0);
+        assert_true(s.physical_written < s.logical_written);
     }
-    for (int i = 0; i < 4; i++) {
-        pthread_join(th[i], NULL);
-        assert_int_equal(jobs[i].rc, SQLITE_OK);
-        assert_int_equal(jobs[i].hash, jobs[0].hash);
+}
+
+/* ---- worker_threads ----------------------------------------------------------- */
+
+/* The threads of this process now. */
+static int count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Temp tables through vfs: filled past a small temp cache, indexed, sorted and grouped. */
+static uint64_t temp_tables(const char *path, const char *vfs)
+{
+    sqlite3 *db = open_db(path, vfs);
+    exec(db, "PRAGMA temp_store=FILE; PRAGMA temp.cache_size=10");
+    exec(db, "CREATE TEMP TABLE tt AS SELECT * FROM t; INSERT INTO tt SELECT a + 1000000, b, "
+             "c || 'x', d FROM tt; CREATE INDEX temp.tt_c ON tt(c)");
+    uint64_t h = query_hash(db, "SELECT c, a FROM tt ORDER BY c DESC, a", NULL);
+    h ^= query_hash(db, "SELECT b % 97, count(*), max(c) FROM tt GROUP BY 1 ORDER BY 1", NULL) * 31;
+    h ^= query_hash(db, "SELECT c FROM tt INDEXED BY tt_c WHERE c > '8' LIMIT 500", NULL) * 7;
+    assert_int_equal(query_hash(db, "PRAGMA temp.integrity_check", NULL),
+                     query_hash(db, "SELECT 'ok'", NULL));
+    sqlite3_close(db);
+    return h;
+}
+
+static void test_worker_threads(void **state)
+{
+    (void)state;
+    char src[600], copy[600];
+    path_of(src, sizeof src, "workers-src.db");
+    make_db(src, 120000);
+    register_vfs("bf_w1", "codec=lz4,threads=1");
+    register_vfs("bf_w2", "codec=zstd,threads=2");
+    step_result stock[3], shim[3];
+    path_of(copy, sizeof copy, "workers-stock.db");
+    run_steps(src, "unix", copy, stock);
+    uint64_t stock_temp = temp_tables(src, "unix");
+    const char *const vfses[] = {"bf_w1", "bf_w2"};
+    for (int v = 0; v < 2; v++) {
+        path_of(copy, sizeof copy, vfses[v]);
+        run_steps(src, vfses[v], copy, shim);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(shim[i].content, stock[i].content);
+            assert_int_equal(shim[i].sorted, stock[i].sorted);
+            assert_int_equal(shim[i].file, stock[i].file);
+        }
+        bf_sqlite_stats s0, s1;
+        stats(vfses[v], &s0);
+        assert_int_equal(temp_tables(src, vfses[v]), stock_temp);
+        stats(vfses[v], &s1);
+        assert_true(s1.temp_files > s0.temp_files);
+        assert_true(s1.physical_written - s0.physical_written <
+                    s1.logical_written - s0.logical_written);
+        assert_int_equal(s1.temp_files_open, 0);
     }
-    bf_sqlite_stats s;
-    stats("bf_threads", &s);
-    assert_true(s.temp_files >= 4);
-    assert_int_equal(s.temp_files_open, 0);
+
+    /* While a sort's files are open the space's workers run (they start with its first
+       block), and buffile_stats says how many the space has. */
+    int before = count_threads();
+    sqlite3 *db = open_db(src, "bf_w2");
+    small_cache(db);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT c FROM t ORDER BY c", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_true(count_threads() >= before + 2);
+    expect_scalar(db, "SELECT threads FROM buffile_stats WHERE vfs = 'bf_w2'", "2");
+    /* A new count is the option at once and the space's from the next space: the library
+       takes workers only while a space has no open file. */
+    expect_scalar(db, "SELECT buffile_config('threads', '1')", "1");
+    expect_scalar(db, "SELECT threads FROM buffile_stats WHERE vfs = 'bf_w2'", "2");
+    assert_int_equal(sqlite3_finalize(st), SQLITE_OK);
+    expect_scalar(db,
+                  "SELECT temp_files_open || ' ' || threads FROM buffile_stats"
+                  " WHERE vfs = 'bf_w2'",
+                  "0 1");
+    expect_scalar(db, "SELECT buffile_config('threads', '0')", "0");
+
+    /* Counts the library does not take, or that are no count, are refused with the reason,
+       and change nothing. */
+    expect_error(db, "SELECT buffile_config('threads', '65')",
+                 "bad threads '65' (0 = off, or 1..64");
+    expect_error(db, "SELECT buffile_config('threads', '-1')", "bad threads");
+    expect_error(db, "SELECT buffile_config('threads', 'two')", "bad threads");
+    expect_error(db, "SELECT buffile_config('threads', '')", "bad threads");
+    expect_error(db, "SELECT buffile_config('threads', ' 1')", "bad threads");
+    expect_scalar(db, "SELECT buffile_config('threads')", "0");
+    sqlite3_close(db);
+    char *err = NULL;
+    assert_int_equal(bf_sqlite_register("bf_w_bad", "unix", 0, "codec=lz4,threads=1000", &err),
+                     SQLITE_ERROR);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "bad threads '1000'"));
+    sqlite3_free(err);
+    assert_null(sqlite3_vfs_find("bf_w_bad"));
+    err = NULL;
+    assert_int_equal(bf_sqlite_configure("bf_w1", "threads=x", &err), SQLITE_ERROR);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "bad threads 'x'"));
+    sqlite3_free(err);
 }
 
 int main(void)
@@ -686,9 +815,10 @@ int main(void)
     /* Our spaces go where the tests look, not into the machine's /tmp. */
     setenv("SQLITE_TMPDIR", tmp_root, 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vfs_methods),   cmocka_unit_test(test_same_database),
-        cmocka_unit_test(test_temp_limit),    cmocka_unit_test(test_kill_mid_sort),
-        cmocka_unit_test(test_sql_functions), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_vfs_methods),    cmocka_unit_test(test_same_database),
+        cmocka_unit_test(test_temp_limit),     cmocka_unit_test(test_kill_mid_sort),
+        cmocka_unit_test(test_sql_functions),  cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_worker_threads),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0) {
