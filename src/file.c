@@ -583,12 +583,15 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
     }
 }
 
-/* A free slot: committing what is done, waiting for a worker if need be; NULL if none can be. */
-static bf_job *job_slot(bf_space *sp)
+/*
+ * A free slot among the first `window`: committing what is done, waiting
+ * for a worker if need be; NULL if none can be.
+ */
+static bf_job *job_slot(bf_space *sp, uint32_t window)
 {
     bf_workers *w = sp->workers;
     for (int harvested = 0;; harvested = 1) {
-        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        for (uint32_t i = 0; i < window; i++) {
             bf_job *j = bf_workers_slot(w, i);
             if (j->owner == NULL)
                 return j;
@@ -617,7 +620,8 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     if ((f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
         sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
         return 1;
-    bf_job *j = job_slot(sp);
+    uint32_t window = bf_workers_window(sp->workers, f->block_size);
+    bf_job *j = job_slot(sp, window);
     if (j == NULL)
         return 1;
     const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
@@ -650,7 +654,7 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
     j->owner = f;
-    if (bf_workers_submit(sp->workers, j) != BF_OK) {
+    if (bf_workers_submit(sp->workers, j, window) != BF_OK) {
         j->owner = NULL;
         return 1;
     }
