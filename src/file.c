@@ -532,7 +532,8 @@ static bf_job *newest_job(bf_file *f, uint64_t blkno)
     bf_job *best = NULL;
     for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && !read_job(j) && j->blkno == blkno && (best == NULL || j->seq > best->seq))
+        if (j->owner == f && !read_job(j) && j->blkno == blkno &&
+            (best == NULL || j->seq > best->seq))
             best = j;
     }
     return best;
@@ -549,7 +550,8 @@ static int jobs_settle_block(bf_file *f, uint64_t blkno)
         bf_job *j = NULL;
         for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
             bf_job *c = bf_workers_slot(w, i);
-            if (c->owner == f && !read_job(c) && c->blkno == blkno && (j == NULL || c->seq < j->seq))
+            if (c->owner == f && !read_job(c) && c->blkno == blkno &&
+                (j == NULL || c->seq < j->seq))
                 j = c;
         }
         if (j == NULL)
@@ -574,8 +576,8 @@ static void jobs_harvest(bf_space *sp, const bf_file *except)
         for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
             bf_job *j = bf_workers_slot(w, i);
             bf_file *f = j->owner;
-            if (f == NULL || f == except || read_job(j) || j->stuck || bf_workers_state(w, j) != BF_JOB_DONE ||
-                j->rc != BF_OK || oldest_job(f) != j)
+            if (f == NULL || f == except || read_job(j) || j->stuck ||
+                bf_workers_state(w, j) != BF_JOB_DONE || j->rc != BF_OK || oldest_job(f) != j)
                 continue;
             progress |= job_commit(f, j) == BF_OK;
         }
@@ -1007,7 +1009,8 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     if (ra_grow(sp, &j->data, &j->data_size, f->block_size) != 0 ||
         ra_grow(sp, &j->out, &j->out_size, (size_t)len * (f->sealed ? 2 : 1)) != 0)
         return;
-    if (ops != NULL && j->ctxs[codec] == NULL && ops->ctx_create(&sp->alloc, &j->ctxs[codec]) != BF_OK)
+    if (ops != NULL && j->ctxs[codec] == NULL &&
+        ops->ctx_create(&sp->alloc, &j->ctxs[codec]) != BF_OK)
         return;
     if (f->sealed && j->seal == NULL) {
         char why[128];

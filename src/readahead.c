@@ -26,8 +26,7 @@ int bf_readahead_unpack(bf_job *j)
     const char *why = NULL;
     bf_extent_info info = {0};
     r->codec_ns = 0;
-    int rc = bf_extent_check(ext, r->ext_len, r->expect_blkno, j->gen, r->block_size, &info,
-                             &why);
+    int rc = bf_extent_check(ext, r->ext_len, r->expect_blkno, j->gen, r->block_size, &info, &why);
     if (rc == BF_OK)
         rc = bf_extent_expect(&info, r->map_raw, j->sealed, &why);
     /* The caller made the slot's context for the codec the header names; a CRC-checked

@@ -61,8 +61,8 @@ typedef struct bf_job {
         uint64_t expect_blkno; /* the block number its extent's header holds */
         uint32_t ext_len;      /* extent bytes at `out`; a sealed payload opens after them */
         uint32_t block_size;
-        uint8_t map_raw; /* the map says the payload is stored raw */
-        uint8_t stale;   /* the caller's: the block was stored again since (file.c) */
+        uint8_t map_raw;  /* the map says the payload is stored raw */
+        uint8_t stale;    /* the caller's: the block was stored again since (file.c) */
         uint64_t map_off; /* the map entry the extent was read for (file.c compares it) */
         uint32_t map_len, map_cap;
         const char *why;   /* the task's: what it found wrong */
