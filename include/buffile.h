@@ -390,9 +390,15 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * also how to turn it off again). With n workers, a full block of a file
  * that is stored (the buffer leaving a block, a whole block written from
  * the caller's memory, bf_file_write_block) is copied into one of the
- * space's 2n in-flight slots (2n x (block size + the extent's room), in
- * memory_bytes) and compressed and checksummed there by a worker, while
- * the caller goes on; when every slot is busy the call waits for one.
+ * space's in-flight slots and compressed and checksummed there by a
+ * worker, while the caller goes on; when every slot is busy the call waits
+ * for one. A file's blocks use up to 128 KiB of blocks' worth of slots a
+ * worker (at least 2 slots, at most 16: 16 for 8 KiB blocks, 2 for 64 KiB
+ * and up), each a block and the extent's room, in memory_bytes as they
+ * are first used; the space has at most 16n slots. Handing a block over
+ * takes no lock and no system call: a worker with nothing to do sleeps
+ * (after a few microseconds' spin) and is woken when half of its share of
+ * the slots waits, or when the caller needs a slot or a block back.
  * Each slot has codec contexts of its own, made on the caller's thread
  * through the allocator hooks. The allocator hooks are only ever called on
  * the caller's thread: zstd and zlib allocate as they compress, so with

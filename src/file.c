@@ -616,20 +616,21 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
 }
 
 /*
- * A free slot: committing what is done, waiting for a worker if need be;
- * NULL if none can be. A block to store goes before a block unpacked
- * ahead: a done one gives its slot up (reads never starve writes).
+ * A free slot among the first `window`: committing what is done, waiting
+ * for a worker if need be; NULL if none can be. A block to store goes
+ * before a block unpacked ahead: a done one gives its slot up (reads never
+ * starve writes).
  */
-static bf_job *job_slot(bf_space *sp)
+static bf_job *job_slot(bf_space *sp, uint32_t window)
 {
     bf_workers *w = sp->workers;
     for (int harvested = 0;; harvested = 1) {
-        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        for (uint32_t i = 0; i < window; i++) {
             bf_job *j = bf_workers_slot(w, i);
             if (j->owner == NULL)
                 return j;
         }
-        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        for (uint32_t i = 0; i < window; i++) {
             bf_job *j = bf_workers_slot(w, i);
             if (read_job(j) && bf_workers_state(w, j) == BF_JOB_DONE) {
                 sp->ra_misses++;
@@ -661,7 +662,8 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     if ((f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
         sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
         return 1;
-    bf_job *j = job_slot(sp);
+    uint32_t window = bf_workers_window(sp->workers, f->block_size);
+    bf_job *j = job_slot(sp, window);
     if (j == NULL)
         return 1;
     const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
@@ -695,7 +697,7 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
     j->owner = f;
-    if (bf_workers_submit(sp->workers, j) != BF_OK) {
+    if (bf_workers_submit(sp->workers, j, window) != BF_OK) {
         j->owner = NULL;
         return 1;
     }
@@ -996,15 +998,17 @@ static void ra_submit(bf_file *f, uint64_t blkno)
             sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
             return;
     }
+    /* The slots this block size may use (their buffers stay bounded: bf_workers_window). */
+    uint32_t window = bf_workers_window(w, f->block_size);
     bf_job *j = NULL;
     uint32_t reads = 0;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *c = bf_workers_slot(w, i);
-        if (c->owner == NULL && j == NULL)
+        if (c->owner == NULL && j == NULL && i < window)
             j = c;
         reads += c->owner != NULL && read_job(c);
     }
-    if (j == NULL || reads >= bf_workers_nslots(w) / 2)
+    if (j == NULL || reads >= window / 2)
         return;
     if (ra_grow(sp, &j->data, &j->data_size, f->block_size) != 0 ||
         ra_grow(sp, &j->out, &j->out_size, (size_t)len * (f->sealed ? 2 : 1)) != 0)
@@ -1038,7 +1042,10 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
     j->owner = f;
-    if (bf_workers_submit(w, j) != BF_OK)
+    /* XXX: a read job is waited for soon, so a sleeping worker must wake for it alone, not
+       for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
+       of the submission would say it better. */
+    if (bf_workers_submit(w, j, 1) != BF_OK)
         j->owner = NULL;
 }
 

@@ -9,10 +9,11 @@
  * scratch, CRC) and marks it done; the caller's thread later commits it
  * (placement, pwrite, map: file.c) and frees the slot. A worker touches
  * nothing but its slot: never the space, a file, a map, a free list or a
- * segment. The slot's state is the only field both sides touch, always
- * under the mutex, so every field the caller wrote before submitting is
- * seen by the worker, and every result the worker wrote before marking it
- * done is seen by the caller that saw it done.
+ * segment. The slot's state (atomic) and the set's queue are the only
+ * fields both sides touch, so every field the caller wrote before
+ * submitting is seen by the worker that takes the slot, and every result
+ * the worker wrote before marking it done is seen by the caller that saw
+ * it done (workers.c: no lock on that path).
  *
  * Invariants: a slot is FREE, QUEUED (submitted, no worker has it),
  * RUNNING or DONE; only the caller moves it FREE -> QUEUED and DONE ->
@@ -39,6 +40,9 @@
 #include "seal.h"
 
 enum { BF_JOB_FREE, BF_JOB_QUEUED, BF_JOB_RUNNING, BF_JOB_DONE };
+
+/* In-flight slots a worker at most (bf_workers_window; buffile.h says what they cost). */
+#define BF_WORKER_SLOTS 16
 
 /* Built-in codec ids with a context per slot (none, lz4, zstd, zlib). */
 #define BF_JOB_CODECS 4
@@ -89,13 +93,13 @@ typedef struct bf_job {
     uint8_t stuck;    /* its commit failed: only its own file's calls try it again */
     /* the workers' */
     bf_workers *w;
-    int state;
+    _Atomic int state;
 } bf_job;
 
 /*
  * A new set of `n` workers (1..BF_WORKERS_MAX): threads of the set's own
  * when `run` is NULL (started on the first submission), else tasks handed
- * to run(run_ctx, task, arg). 2n slots. BF_ENOMEM.
+ * to run(run_ctx, task, arg). BF_WORKER_SLOTS x n slots. BF_ENOMEM.
  */
 int bf_workers_new(const bf_allocator *a, unsigned n,
                    void (*run)(void *ctx, void (*task)(void *arg), void *arg), void *run_ctx,
@@ -112,10 +116,19 @@ bf_job *bf_workers_slot(bf_workers *w, uint32_t i);
 int bf_workers_state(bf_workers *w, const bf_job *j);
 
 /*
- * Hand slot `j` (FREE, filled) to a worker. BF_ENOMEM when no thread could
- * be started (the slot stays FREE: the caller stores the block itself).
+ * The slots (the first ones) that blocks of `block_size` bytes may use:
+ * 128 KiB of blocks a worker, at least 2 and at most BF_WORKER_SLOTS a
+ * worker. The slot buffers a block size may grow stay bounded so, and
+ * small blocks get enough slots for a worker to be woken for a batch.
  */
-int bf_workers_submit(bf_workers *w, bf_job *j);
+uint32_t bf_workers_window(const bf_workers *w, uint32_t block_size);
+
+/*
+ * Hand slot `j` (FREE, filled, one of the `window` its block size may use)
+ * to a worker. BF_ENOMEM when no thread could be started (the slot stays
+ * FREE: the caller stores the block itself).
+ */
+int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window);
 
 /* Wait until `j` is DONE. */
 void bf_workers_wait(bf_workers *w, const bf_job *j);
@@ -126,7 +139,8 @@ int bf_workers_wait_any(bf_workers *w);
 /* Give a DONE slot back (its buffers and contexts stay for the next block). */
 void bf_workers_release(bf_workers *w, bf_job *j);
 
-/* Bytes the set holds: its struct, the slots and their buffers (contexts not included). */
+/* Bytes the set holds: its struct, the slots, the queue and the slots' buffers (contexts
+   not included). */
 uint64_t bf_workers_memory(const bf_workers *w);
 
 /* Tests: the `nth` submission from now (1: the next) fails with `status` after packing. */

@@ -177,6 +177,51 @@ static void memory_counted(void **state)
     assert_int_equal(cnt.live_bytes, 0);
 }
 
+/*
+ * The slots a block size may use hold 128 KiB of blocks a worker (2 to
+ * BF_WORKER_SLOTS slots a worker), and the slots' buffers stay within
+ * them: large blocks do not get 16 slots' worth of memory.
+ */
+static void slots_bounded_by_bytes(void **state)
+{
+    (void)state;
+    for (unsigned n = 1; n <= 3; n += 2) {
+        bf_space *sp = space_with(BF_CODEC_LZ4, n, NULL, NULL);
+        assert_int_equal(bf_workers_window(sp->workers, 4096), 16 * n);
+        assert_int_equal(bf_workers_window(sp->workers, 8192), 16 * n);
+        assert_int_equal(bf_workers_window(sp->workers, 32768), 4 * n);
+        assert_int_equal(bf_workers_window(sp->workers, 65536), 2 * n);
+        assert_int_equal(bf_workers_window(sp->workers, 1u << 20), 2 * n);
+        bf_space_destroy(sp);
+    }
+    enum { BIG = 65536 };
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_LZ4;
+    o.block_size = BIG;
+    bf_space *sp;
+    char err[256];
+    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, 1, NULL, NULL), BF_OK);
+    uint64_t base = bf_workers_memory(sp->workers);
+    size_t len = (size_t)24 * BIG;
+    unsigned char *data = malloc(len);
+    assert_non_null(data);
+    fill(data, len, 77);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    for (size_t off = 0; off < len; off += 5000)
+        assert_int_equal(bf_file_write(f, data + off, off + 5000 > len ? len - off : 5000), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    uint64_t slot = BIG + bf_space_extent_room(sp, BIG);
+    assert_true(bf_workers_memory(sp->workers) > base);
+    assert_true(bf_workers_memory(sp->workers) <= base + 2 * slot);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+}
+
 /* Setting workers with a file open, or too many, is refused; 0 turns them off. */
 static void set_rules(void **state)
 {
@@ -206,7 +251,11 @@ static void worker_fails(void **state)
     bf_space *sp = space_with(BF_CODEC_LZ4, 2, NULL, NULL);
     bf_file *f;
     assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
-    size_t len = 12 * BS;
+    /* More blocks than the workers' slots: a sleeping worker is woken for a batch, so the
+       failed block may still wait in the queue for a while; the write that needs its slot
+       (or an earlier one, once the worker got to it) reports it. */
+    size_t len = (2 * BF_WORKER_SLOTS + 8) * BS;
+    assert_true(bf_workers_window(sp->workers, BS) < len / BS);
     unsigned char *data = malloc(len), *got = malloc(len);
     fill(data, len, 42);
     bf_workers_fail_at(sp->workers, 3, BF_ECODEC); /* the third block handed over */
@@ -319,7 +368,7 @@ static void commit_at_limit(void **state)
     bf_space_set_temp_limit(sp, 5 * BS);
     bf_file *f;
     assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
-    size_t len = 12 * BS;
+    size_t len = (2 * BF_WORKER_SLOTS + 8) * BS; /* more than the slots: a write must commit */
     unsigned char *data = malloc(len), *got = malloc(len);
     fill(data, len, 5);
     size_t off = 0;
@@ -431,7 +480,7 @@ int main(void)
         cmocka_unit_test(memory_counted),    cmocka_unit_test(set_rules),
         cmocka_unit_test(worker_fails),      cmocka_unit_test(commit_write_fails),
         cmocka_unit_test(commit_at_limit),   cmocka_unit_test(hooks_on_caller_thread),
-        cmocka_unit_test(close_in_flight),
+        cmocka_unit_test(close_in_flight),   cmocka_unit_test(slots_bounded_by_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
