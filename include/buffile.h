@@ -434,6 +434,23 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * leaves the others in flight: a shrink still writes nothing. Closing an anonymous file discards
  * its blocks on workers as it discards its data.
  *
+ * Reads. A file read sequentially through bf_file_read (block b loaded
+ * right after block b - 1) has the next blocks, at most two and never more
+ * than half the slots, unpacked ahead on the workers (checked, opened if
+ * sealed, decompressed) when their extents are already in the space's
+ * read-ahead buffer; the read of such a block copies it from its slot. It
+ * uses the same slots and their buffers (a slot of a sealed file's block
+ * grows its extent buffer to twice the extent's room), no other memory,
+ * and a block to store takes a slot back from a block unpacked ahead. A
+ * block taken is exactly what the read would have loaded: a block stored
+ * again since is thrown away, and so is one whose work failed, which is
+ * then loaded on the caller's thread: a corrupt extent or an I/O error is
+ * reported by the read of that block, with the message it has without
+ * workers. bf_stats' readahead_hits and readahead_misses count them.
+ * Blocks stored bare (not compressed, format 4), blocks of caller codecs
+ * and, with the caller's allocator hooks, zstd's and zlib's are read on the
+ * caller's thread. The block calls and cursors do not read ahead.
+ *
  * Only while the space has no open file: BF_EINVAL otherwise, or when n
  * exceeds BF_WORKERS_MAX; BF_ENOMEM.
  */
@@ -1006,6 +1023,10 @@ typedef struct bf_stats {
                                     with the allocator hooks) */
     uint64_t blocks_user_codec;  /* space only: extents written with the caller's codecs */
     uint64_t blocks_sealed;      /* space only: extents written sealed (encrypt) */
+    uint64_t readahead_hits;     /* space only: blocks a sequential read took unpacked from a
+                                    worker's slot (bf_space_set_workers) */
+    uint64_t readahead_misses;   /* space only: blocks unpacked ahead and thrown away (the
+                                    block changed, the work failed, the reader went elsewhere) */
 } bf_stats;
 
 /*

@@ -27,7 +27,7 @@
 BF_ENDS_AT(bf_space_options, budget);
 BF_ENDS_AT(bf_file_options, seal);
 BF_ENDS_AT(bf_auto_device, transfer_windows);
-BF_ENDS_AT(bf_stats, blocks_sealed);
+BF_ENDS_AT(bf_stats, readahead_misses);
 
 unsigned bf_version_number(void)
 {

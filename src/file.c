@@ -42,6 +42,7 @@
 #include "extent.h"
 #include "index.h"
 #include "le.h"
+#include "readahead.h"
 
 static unsigned shift_of(uint32_t block_size)
 {
@@ -314,11 +315,36 @@ static void count_stored(bf_file *f, bf_codec codec, int raw, int sealed)
     bf_space_note_blocks(f->seg.space, BF_IO_WRITE, 1);
 }
 
+/* A slot holding a block unpacked ahead for a read (not a block to store): file.c's scans of
+   slots as blocks to store skip these. */
+static inline int read_job(const bf_job *j)
+{
+    return j->task != NULL;
+}
+
+/*
+ * Block `blkno` of `f` gets a new extent: a copy of it unpacked ahead is
+ * not the block any more. Marked here, where the map moves, not found out
+ * by comparing map entries later: the old extent's bytes become free space
+ * and a later extent of the same block may land on the same offset with
+ * the same length, which an entry compared later could not tell apart.
+ */
+static void ra_stale(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && read_job(j) && j->blkno == blkno)
+            j->rd.stale = 1; /* the caller's field: the task never reads it */
+    }
+}
+
 /* The extent of `blkno` has been written at `off`: point the map at it, release the old one. */
 static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
                          const bf_extent_info *info)
 {
     uint32_t len = info->disk_len;
+    ra_stale(f, blkno);
     release_extent(f, bf_map_get(&f->map, blkno)); /* made room for before the write */
     bf_map_entry e = {off, len | (info->raw ? BF_MAP_RAW : 0), cap};
     if (info->bare) /* a bare block's room is its length; the word holds its check */
@@ -433,14 +459,14 @@ static int block_store_now(bf_file *f, uint64_t blkno, const void *data, uint32_
  * the block is stored on this thread).
  */
 
-/* The oldest slot of `f` that is not free, or NULL. */
+/* The oldest slot of `f` holding a block to store, or NULL. */
 static bf_job *oldest_job(bf_file *f)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && (best == NULL || j->seq < best->seq))
+        if (j->owner == f && !read_job(j) && (best == NULL || j->seq < best->seq))
             best = j;
     }
     return best;
@@ -499,14 +525,15 @@ static int jobs_settle(bf_file *f, int wait)
     return BF_OK;
 }
 
-/* The newest slot of block `blkno` of `f` that is not free, or NULL. */
+/* The newest slot of block `blkno` of `f` to store, or NULL. */
 static bf_job *newest_job(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
     for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && j->blkno == blkno && (best == NULL || j->seq > best->seq))
+        if (j->owner == f && !read_job(j) && j->blkno == blkno &&
+            (best == NULL || j->seq > best->seq))
             best = j;
     }
     return best;
@@ -523,7 +550,8 @@ static int jobs_settle_block(bf_file *f, uint64_t blkno)
         bf_job *j = NULL;
         for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
             bf_job *c = bf_workers_slot(w, i);
-            if (c->owner == f && c->blkno == blkno && (j == NULL || c->seq < j->seq))
+            if (c->owner == f && !read_job(c) && c->blkno == blkno &&
+                (j == NULL || c->seq < j->seq))
                 j = c;
         }
         if (j == NULL)
@@ -548,8 +576,8 @@ static void jobs_harvest(bf_space *sp, const bf_file *except)
         for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
             bf_job *j = bf_workers_slot(w, i);
             bf_file *f = j->owner;
-            if (f == NULL || f == except || j->stuck || bf_workers_state(w, j) != BF_JOB_DONE ||
-                j->rc != BF_OK || oldest_job(f) != j)
+            if (f == NULL || f == except || read_job(j) || j->stuck ||
+                bf_workers_state(w, j) != BF_JOB_DONE || j->rc != BF_OK || oldest_job(f) != j)
                 continue;
             progress |= job_commit(f, j) == BF_OK;
         }
@@ -568,7 +596,10 @@ static int jobs_poll(bf_file *f)
     return rc;
 }
 
-/* Wait for `f`'s slots of blocks `first`.. `last` and free them uncommitted (blocks gone). */
+/*
+ * Wait for `f`'s slots of blocks `first`.. `last` and free them uncommitted
+ * (blocks gone): blocks to store and blocks unpacked ahead alike.
+ */
 static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
 {
     bf_workers *w = f->seg.space->workers;
@@ -577,6 +608,7 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && j->blkno >= first && j->blkno <= last) {
+            f->seg.space->ra_misses += read_job(j);
             bf_workers_wait(w, j);
             bf_workers_release(w, j);
         }
@@ -585,7 +617,9 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
 
 /*
  * A free slot among the first `window`: committing what is done, waiting
- * for a worker if need be; NULL if none can be.
+ * for a worker if need be; NULL if none can be. A block to store goes
+ * before a block unpacked ahead: a done one gives its slot up (reads never
+ * starve writes).
  */
 static bf_job *job_slot(bf_space *sp, uint32_t window)
 {
@@ -595,6 +629,14 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
             bf_job *j = bf_workers_slot(w, i);
             if (j->owner == NULL)
                 return j;
+        }
+        for (uint32_t i = 0; i < window; i++) {
+            bf_job *j = bf_workers_slot(w, i);
+            if (read_job(j) && bf_workers_state(w, j) == BF_JOB_DONE) {
+                sp->ra_misses++;
+                bf_workers_release(w, j);
+                return j;
+            }
         }
         if (harvested && !bf_workers_wait_any(w))
             return NULL; /* every slot holds a failed block: the caller stores on its thread */
@@ -650,6 +692,7 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->gen = f->named != NULL ? f->named->gen : 0;
     j->blkno = blkno;
     j->raw_len = raw_len;
+    j->task = NULL; /* pack it */
     j->fault = bf_workers_next_fault(sp->workers);
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
@@ -850,24 +893,233 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     return rc;
 }
 
+/* ---- blocks unpacked ahead by the space's workers (readahead.c) -------- */
+
+/*
+ * A file read sequentially through the stream API (block b loaded right
+ * after block b - 1, through the buffer or straight into the caller's
+ * memory: the space's seq_file and seq_blk say so) hands blocks b + 1 ..
+ * b + RA_DEPTH to workers, which check and unpack them into their slots
+ * while the caller consumes block b; the load of b + 1 then copies it from
+ * its slot. Bounds: at most RA_DEPTH
+ * ahead per file, at most half the slots in the space, only free slots
+ * (a read never waits for one), and a block to store takes back a done
+ * one (job_slot): reads never starve writes. The slots' buffers are the
+ * memory; nothing else is allocated but, for a sealed file, a slot's
+ * extent buffer grown to hold the opened payload after the extent.
+ *
+ * Where the bytes come from. Only extents already in the space's read-ahead
+ * buffer (bf_seg_cached: a sequential pass reads the next extents with one
+ * pread, extent_fetch) are handed over, copied into the slot on the
+ * caller's thread. A worker therefore never reads a descriptor: no I/O
+ * hook, fault injector or throttle of the caller is called from another
+ * thread, the descriptor cache may close a descriptor at any time, and a
+ * read racing a write of the same bytes cannot happen, because the bytes
+ * are taken on the one thread that writes. Bytes not yet in the buffer
+ * are not read for this: the caller's read of that block fills the buffer
+ * again, and the next blocks are then handed over. XXX: the first block of
+ * each window of the read-ahead buffer is therefore unpacked on the
+ * caller's thread; a worker-side pread would overlap that too, but needs
+ * the I/O seam to be thread-safe first.
+ *
+ * Why a block taken is the block. A job records the map entry it was read
+ * for; it is taken only if the block's entry is still that one and the
+ * block was not stored since: block_commit, the only place a used entry
+ * is replaced, marks the block's jobs stale (ra_stale), and truncate and
+ * discard drop them (jobs_drop). The entry alone would not do: a block
+ * stored twice may land where its first old extent was, with its length.
+ * The window's bytes themselves are current: a write over them drops the
+ * window (segment.c).
+ *
+ * Failures. A job that failed (a corrupt extent, an injected fault) is
+ * thrown away and the block loaded on the caller's thread as without
+ * workers, which meets the same problem and reports it, with the same
+ * message, at the read of that block: not earlier, not lost. Work that is
+ * only a guess is never reported by itself.
+ */
+enum { RA_DEPTH = 2 };
+
+/* The slot of `f`'s block `blkno` unpacked ahead, or NULL. */
+static bf_job *ra_find(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && read_job(j) && j->blkno == blkno)
+            return j;
+    }
+    return NULL;
+}
+
+/* A slot's buffer of at least `need` bytes, or -1: best effort, so not reported. */
+static int ra_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need)
+{
+    if (*size >= need)
+        return 0;
+    unsigned char *p = bf_realloc(&sp->alloc, *buf, need);
+    if (p == NULL)
+        return -1;
+    *buf = p;
+    *size = need;
+    return 0;
+}
+
+/*
+ * Hand block `blkno` of `f` to a worker to unpack, if it is worth it and
+ * can be done without waiting or reading: its extent in the read-ahead
+ * buffer, of a built-in codec the slot may run, a free slot within the
+ * bounds. Nothing is reported: a block not handed over is loaded as usual.
+ */
+static void ra_submit(bf_file *f, uint64_t blkno)
+{
+    bf_space *sp = f->seg.space;
+    bf_workers *w = sp->workers;
+    if (blkno >= f->map.n || ra_find(f, blkno) != NULL)
+        return;
+    const bf_map_entry *e = bf_map_get(&f->map, blkno);
+    if (!bf_map_used(e) || bf_map_bare(e)) /* a bare block is a pread and a CRC: no work */
+        return;
+    uint32_t len = bf_map_len(e), gen;
+    uint64_t delta;
+    bf_seg *seg = part_seg(f, bf_map_part(e), &delta, &gen);
+    const unsigned char *ext = bf_seg_cached(seg, bf_map_off(e), len);
+    if (ext == NULL || len < BF_EXTENT_HDR || len > bf_space_extent_room(sp, f->block_size))
+        return;
+    /* The codec the header names (checked again on the worker, with the CRC). Caller codecs
+       are the space's, one call at a time; zstd and zlib allocate as they decompress, so with
+       the caller's allocator hooks they stay on this thread (as for packing: job_store). */
+    int raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
+    bf_codec codec = (bf_codec)ext[4];
+    const bf_codec_ops *ops = NULL;
+    if (!raw) {
+        if (codec >= BF_JOB_CODECS || (ops = bf_space_codec_ops(sp, codec)) == NULL)
+            return;
+        if ((codec == BF_CODEC_ZSTD || codec == BF_CODEC_ZLIB) &&
+            sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
+            return;
+    }
+    /* The slots this block size may use (their buffers stay bounded: bf_workers_window). */
+    uint32_t window = bf_workers_window(w, f->block_size);
+    bf_job *j = NULL;
+    uint32_t reads = 0;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *c = bf_workers_slot(w, i);
+        if (c->owner == NULL && j == NULL && i < window)
+            j = c;
+        reads += c->owner != NULL && read_job(c);
+    }
+    if (j == NULL || reads >= window / 2)
+        return;
+    if (ra_grow(sp, &j->data, &j->data_size, f->block_size) != 0 ||
+        ra_grow(sp, &j->out, &j->out_size, (size_t)len * (f->sealed ? 2 : 1)) != 0)
+        return;
+    if (ops != NULL && j->ctxs[codec] == NULL &&
+        ops->ctx_create(&sp->alloc, &j->ctxs[codec]) != BF_OK)
+        return;
+    if (f->sealed && j->seal == NULL) {
+        char why[128];
+        if (bf_seal_clone(&sp->alloc, sp->seal, &j->seal, why, sizeof(why)) != BF_OK)
+            return;
+    }
+    memcpy(j->out, ext, len);
+    j->task = bf_readahead_unpack;
+    j->ops = ops;
+    j->ctx = ops != NULL ? j->ctxs[codec] : NULL;
+    j->gen = gen;
+    j->blkno = blkno;
+    j->sealed = f->sealed;
+    if (f->sealed)
+        file_identity(f, bf_map_part(e), j->id);
+    j->rd.expect_blkno = blkno - delta;
+    j->rd.ext_len = len;
+    j->rd.block_size = f->block_size;
+    j->rd.map_raw = (e->len & BF_MAP_RAW) != 0;
+    j->rd.stale = 0;
+    j->rd.map_off = e->off;
+    j->rd.map_len = e->len;
+    j->rd.map_cap = e->cap;
+    j->fault = bf_workers_next_fault(w);
+    j->reported = j->noted = j->stuck = 0;
+    j->rc = BF_OK;
+    j->owner = f;
+    /* XXX: a read job is waited for soon, so a sleeping worker must wake for it alone, not
+       for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
+       of the submission would say it better. */
+    if (bf_workers_submit(w, j, 1) != BF_OK)
+        j->owner = NULL;
+}
+
+/*
+ * Block `blkno` was just loaded for a sequential read: throw away `f`'s
+ * done blocks unpacked ahead that this pass will not take (at or behind
+ * it, or further than RA_DEPTH), then hand over the next ones.
+ */
+static void ra_ahead(bf_file *f, uint64_t blkno)
+{
+    bf_space *sp = f->seg.space;
+    bf_workers *w = sp->workers;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && read_job(j) && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
+            bf_workers_state(w, j) == BF_JOB_DONE) {
+            sp->ra_misses++;
+            bf_workers_release(w, j);
+        }
+    }
+    for (uint64_t b = blkno + 1; b <= blkno + RA_DEPTH; b++)
+        ra_submit(f, b);
+}
+
+/*
+ * Take block `blkno` of `f` into `dst` from its slot, if a worker unpacked
+ * it and it is still the block: 1, counted as the load would have been;
+ * else 0 (the slot, if any, is freed: the caller loads the block itself).
+ */
+static int ra_take(bf_file *f, uint64_t blkno, unsigned char *dst)
+{
+    bf_space *sp = f->seg.space;
+    bf_workers *w = sp->workers;
+    bf_job *j = ra_find(f, blkno);
+    if (j == NULL)
+        return 0;
+    bf_workers_wait(w, j);
+    const bf_map_entry *e = blkno < f->map.n ? bf_map_get(&f->map, blkno) : NULL;
+    int ok = j->rc == BF_OK && !j->rd.stale && e != NULL && e->off == j->rd.map_off &&
+             e->len == j->rd.map_len && e->cap == j->rd.map_cap;
+    if (ok) {
+        memcpy(dst, j->data, f->block_size);
+        const bf_extent_info *info = &j->info;
+        if (!info->raw) {
+            COUNT(f, decompress_ns, j->rd.codec_ns);
+            bf_auto_file_unpacked(sp, info->codec, info->raw_len, j->rd.codec_ns);
+        }
+        COUNT(f, blocks_read, 1);
+        bf_space_note_blocks(sp, BF_IO_READ, 1);
+        bf_auto_file_loaded(sp, info->raw_len, j->rd.codec_ns);
+        /* The pass goes on as if extent_fetch had seen the block. */
+        int sequential = sp->seq_file == f && sp->seq_blk + 1 == blkno;
+        sp->seq_file = f;
+        sp->seq_blk = blkno;
+        sp->seq_run = sequential ? sp->seq_run + 1 : 1;
+    }
+    if (ok)
+        sp->ra_hits++;
+    else
+        sp->ra_misses++;
+    bf_workers_release(w, j);
+    return ok;
+}
+
 /* The name of the space's caller codec `id` (NULL if it has none): what its extents bind. */
 static const char *space_codec_name(const void *sp, bf_codec id)
 {
     return bf_space_codec_name(sp, id);
 }
 
-/*
- * Read block `blkno` into `dst` (block_size bytes; zeros for holes and past
- * the data). `stream`: a read through the stream API, which may read ahead.
- */
-static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
+/* block_load without what workers add to it. */
+static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->seg.space;
-    /* The map is right once the file's blocks on workers are committed: this one's, and
-       for the stream reader, which reads ahead, all of the file's. */
-    int rc0 = stream ? jobs_settle(f, 1) : jobs_settle_block(f, blkno);
-    if (rc0 != BF_OK)
-        return rc0;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (!bf_map_used(e)) {
         memset(dst, 0, f->block_size);
@@ -954,6 +1206,30 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     COUNT(f, blocks_read, 1);
     bf_space_note_blocks(sp, BF_IO_READ, 1);
     bf_auto_file_loaded(sp, info.raw_len, dt);
+    return BF_OK;
+}
+
+/*
+ * Read block `blkno` into `dst` (block_size bytes; zeros for holes and past
+ * the data). `stream`: a read through the stream API, which may read ahead:
+ * with workers, a block unpacked ahead is taken from its slot, and a load
+ * of the block after the one the stream loaded last (a sequential pass,
+ * through the buffer or straight into the caller's memory) hands the next
+ * ones over.
+ */
+static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
+{
+    bf_space *sp = f->seg.space;
+    /* The map is right once the file's blocks on workers are committed: this one's, and
+       for the stream reader, which reads ahead, all of the file's. */
+    int rc = stream ? jobs_settle(f, 1) : jobs_settle_block(f, blkno);
+    if (rc != BF_OK || !stream || sp->workers == NULL)
+        return rc != BF_OK ? rc : block_load_here(f, blkno, stream, dst);
+    int sequential = sp->seq_file == f && sp->seq_blk + 1 == blkno;
+    if (!ra_take(f, blkno, dst) && (rc = block_load_here(f, blkno, stream, dst)) != BF_OK)
+        return rc;
+    if (sequential)
+        ra_ahead(f, blkno);
     return BF_OK;
 }
 

@@ -196,6 +196,8 @@ void bf_space_stats_own(const bf_space *sp, bf_stats *st)
     memcpy(st->blocks_by_codec, sp->blocks_by_codec, sizeof(st->blocks_by_codec));
     st->blocks_user_codec = sp->blocks_user;
     st->blocks_sealed = sp->blocks_sealed;
+    st->readahead_hits = sp->ra_hits;
+    st->readahead_misses = sp->ra_misses;
     if (sp->autoc != NULL) {
         st->auto_probe_ns = sp->autoc->probe_ns;
         st->auto_switches = sp->autoc->switches;

@@ -92,6 +92,8 @@ struct bf_space {
     uint64_t blocks_user;            /* extents written with the caller's codecs */
     uint64_t blocks_sealed;          /* extents written sealed */
     bf_workers *workers;             /* NULL: blocks are packed on the caller's thread */
+    uint64_t ra_hits, ra_misses;     /* blocks unpacked ahead on workers: taken by a read,
+                                        thrown away (file.c) */
     bf_errstate err; /* the last failure (error.c) */
     /* the shared temp budget (budget.c's): the space's bytes in it, which a reservation may
        put ahead of physical_now while a write is under way */

@@ -165,6 +165,10 @@ int bf_workers_new(const bf_allocator *a, unsigned n,
 /* Pack one slot (the slot is RUNNING: no one else touches it). */
 static void job_run(bf_job *j)
 {
+    if (j->task != NULL) { /* not a block to pack: a block read ahead (readahead.c) */
+        j->rc = j->task(j);
+        return;
+    }
     bf_extent_seal seal = {j->seal, j->id};
     j->rc = bf_extent_pack(j->ops, j->ctx, j->level, j->blkno, j->gen, j->data, j->raw_len,
                            j->sealed ? &seal : NULL, j->out, j->iov, &j->iovcnt, &j->info);

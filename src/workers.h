@@ -21,6 +21,11 @@
  * submissions, so the caller commits each file's blocks in the order it
  * handed them over. Codec contexts belong to a slot (never to a thread or
  * the space), so a runner may run a task on any thread.
+ *
+ * A slot may instead hold a block read ahead (bf_job.task, readahead.c):
+ * the caller copies an extent's bytes in, the task checks and unpacks it
+ * into the slot, and file.c takes or discards the result; that job is never
+ * committed, and file.c's scans of slots as blocks to store skip it.
  */
 #ifndef BF_WORKERS_H
 #define BF_WORKERS_H
@@ -53,6 +58,20 @@ typedef struct bf_job {
     uint64_t blkno;
     uint32_t raw_len;
     int fault;             /* tests: the task fails with this status after packing (0: no) */
+    /* What the task does instead of packing (NULL: pack): a block read ahead, unpacked
+       into `data` (readahead.c, whose fields are `rd`). It sets `rc` itself. */
+    int (*task)(struct bf_job *j);
+    struct bf_job_read {
+        uint64_t expect_blkno; /* the block number its extent's header holds */
+        uint32_t ext_len;      /* extent bytes at `out`; a sealed payload opens after them */
+        uint32_t block_size;
+        uint8_t map_raw;  /* the map says the payload is stored raw */
+        uint8_t stale;    /* the caller's: the block was stored again since (file.c) */
+        uint64_t map_off; /* the map entry the extent was read for (file.c compares it) */
+        uint32_t map_len, map_cap;
+        const char *why;   /* the task's: what it found wrong */
+        uint64_t codec_ns; /* the task's: time in the decompressor */
+    } rd;
     unsigned char *data;   /* the block's copy: what keeps it until its extent is committed */
     size_t data_size;
     unsigned char *out;    /* the extent's scratch */

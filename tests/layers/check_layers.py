@@ -40,6 +40,8 @@ LAYERS = {
     "space": 5,
     # the persisted index of a named file; the slots workers pack blocks in
     "index": 4, "workers": 4,
+    # a block read ahead, unpacked in a worker's slot
+    "readahead": 5,
     # extents, the I/O stack, the temp-directory rules
     "extent": 3, "io_stack": 3, "sweep": 3,
     # building blocks with state of their own

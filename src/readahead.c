@@ -1,0 +1,53 @@
+/*
+ * readahead.c - a block read ahead, unpacked on a worker (readahead.h).
+ * Implements: bf_readahead_unpack.
+ *
+ * Why only this is here: everything that knows the file (its map, its
+ * segments, its identity, the space's counters) stays on the caller's
+ * thread, in file.c. The slot arrives holding a copy of the extent's bytes
+ * and everything the check needs; the task does what costs time (the CRC,
+ * opening a seal, decompressing) and writes its results into the slot, and
+ * nothing else. So a worker never touches the space, the file, a
+ * descriptor or the I/O hooks, exactly as for packing (workers.h).
+ *
+ * Invariants: the check is the one block_load makes (bf_extent_check,
+ * bf_extent_expect), so a block taken from a slot is one the ordinary read
+ * would have accepted; the caller codecs are not the worker's to call (the
+ * caller never submits their extents, and a header naming one fails here).
+ */
+#include "readahead.h"
+
+#include <string.h>
+
+int bf_readahead_unpack(bf_job *j)
+{
+    struct bf_job_read *r = &j->rd;
+    const unsigned char *ext = j->out;
+    const char *why = NULL;
+    bf_extent_info info = {0};
+    r->codec_ns = 0;
+    int rc = bf_extent_check(ext, r->ext_len, r->expect_blkno, j->gen, r->block_size, &info, &why);
+    if (rc == BF_OK)
+        rc = bf_extent_expect(&info, r->map_raw, j->sealed, &why);
+    /* The caller made the slot's context for the codec the header names; a CRC-checked
+       header says the same, but a context of another codec must never be handed over. */
+    if (rc == BF_OK && !info.raw && (j->ops == NULL || j->ops->id != info.codec)) {
+        rc = BF_ECORRUPT;
+        why = "extent of another codec than the one it was read ahead for";
+    }
+    if (rc == BF_OK) {
+        bf_extent_seal seal = {j->seal, j->id};
+        rc = bf_extent_unpack(ext, &info, j->ops, j->ctx, &seal, j->out + r->ext_len, j->data,
+                              &r->codec_ns, &why);
+    }
+    if (rc == BF_OK) {
+        memset(j->data + info.raw_len, 0, r->block_size - info.raw_len);
+        if (j->fault != 0) { /* tests: a worker failing mid-block, its bytes unpacked then lost */
+            rc = j->fault;
+            why = "injected fault";
+        }
+    }
+    j->info = info;
+    r->why = why;
+    return rc;
+}

@@ -1,0 +1,405 @@
+/*
+ * test_readahead.c - sequential reads unpacked ahead on the space's workers
+ * (readahead.c, file.c's ra_*): a sequential pass reads back exactly the
+ * data and takes blocks from the workers (lz4, zstd, sealed; 1..4 workers
+ * and a caller's runner); blocks stored again, truncated or discarded after
+ * they were unpacked ahead are never taken; a corrupt extent ahead is
+ * reported by the read of its block with the message it has without
+ * workers, and the file stays usable; a worker failing on a read job costs
+ * nothing but the block's work.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "file.h"
+#include "space.h"
+#include "support.h"
+
+T_PARENT_FIXTURE("readahead")
+
+enum { BS = 8192 };
+
+static bf_space *space_with(bf_codec codec, unsigned n, int encrypt,
+                            void (*run)(void *, void (*)(void *), void *))
+{
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = codec;
+    o.block_size = BS;
+    o.encrypt = encrypt;
+    bf_space *sp;
+    char err[256];
+    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    if (rc == BF_ENOCODEC && encrypt)
+        return NULL; /* built without libcrypto */
+    assert_int_equal(rc, BF_OK);
+    assert_int_equal(bf_space_set_workers(sp, n, run, NULL), BF_OK);
+    return sp;
+}
+
+static unsigned char *data_of(size_t len, uint64_t seed)
+{
+    unsigned char *d = malloc(len);
+    assert_non_null(d);
+    t_rng r = {seed};
+    t_fill(&r, T_DATA_MIXED, d, len);
+    return d;
+}
+
+static bf_file *file_of(bf_space *sp, const unsigned char *data, size_t len)
+{
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    assert_int_equal(bf_file_write(f, data, len), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    return f;
+}
+
+static bf_stats space_stats(bf_space *sp)
+{
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    return st;
+}
+
+/* Read `len` bytes in pieces of `piece` and compare them with `data`. */
+static void read_all(bf_file *f, const unsigned char *data, size_t len, size_t piece)
+{
+    unsigned char *got = malloc(piece);
+    assert_non_null(got);
+    for (size_t off = 0; off < len; off += piece) {
+        size_t n = off + piece > len ? len - off : piece;
+        assert_int_equal(bf_file_read(f, got, n), (int64_t)n);
+        if (memcmp(got, data + off, n) != 0)
+            fail_msg("bytes at %zu differ", off);
+    }
+    free(got);
+}
+
+/*
+ * A sequential pass over a 3 MiB file reads back the data and takes blocks
+ * unpacked on the workers; the figures count them as read.
+ */
+static void sequential_pass(bf_codec codec, unsigned n, int encrypt,
+                            void (*run)(void *, void (*)(void *), void *))
+{
+    if (!bf_codec_available(codec))
+        return;
+    bf_space *sp = space_with(codec, n, encrypt, run);
+    if (sp == NULL)
+        return;
+    size_t len = 3u << 20;
+    unsigned char *data = data_of(len, n * 10 + (unsigned)codec);
+    bf_file *f = file_of(sp, data, len);
+    bf_stats before = space_stats(sp);
+    read_all(f, data, len, 1000);
+    bf_stats st = space_stats(sp);
+    if (st.readahead_hits == 0)
+        fail_msg("codec %d, %u workers%s: no block taken from a worker", (int)codec, n,
+                 encrypt ? ", sealed" : "");
+    /* Every block was read once, whether on a worker or here. */
+    assert_int_equal(st.blocks_read - before.blocks_read, len / BS);
+    assert_true(st.decompress_ns > before.decompress_ns);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+}
+
+static void sequential_reads_taken_from_workers(void **state)
+{
+    (void)state;
+    for (unsigned n = 1; n <= 4; n++) {
+        sequential_pass(BF_CODEC_LZ4, n, 0, NULL);
+        sequential_pass(BF_CODEC_ZSTD, n, 0, NULL);
+        sequential_pass(BF_CODEC_LZ4, n, 1, NULL);
+        sequential_pass(BF_CODEC_ZSTD, n, 1, NULL);
+    }
+    sequential_pass(BF_CODEC_LZ4, 2, 0, t_runner_thread);
+    sequential_pass(BF_CODEC_ZSTD, 1, 1, t_runner_inline);
+}
+
+/* Without workers nothing is unpacked ahead. */
+static void no_workers_no_readahead(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_LZ4, 0, 0, NULL);
+    size_t len = 1u << 20;
+    unsigned char *data = data_of(len, 3);
+    bf_file *f = file_of(sp, data, len);
+    read_all(f, data, len, 4096);
+    bf_stats st = space_stats(sp);
+    assert_int_equal(st.readahead_hits, 0);
+    assert_int_equal(st.readahead_misses, 0);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+}
+
+/*
+ * Reads interleaved with changes to the blocks just ahead of them: a block
+ * rewritten through the stream (the buffer moves there and back), written
+ * whole (bf_file_write_block), discarded, the file truncated short of it
+ * and grown again, every change repeated so that a new extent may land
+ * where an old one of the same block was. Each read must see the change.
+ */
+static void changes_ahead_are_seen(void **state)
+{
+    (void)state;
+    unsigned sealed[] = {0, 1};
+    for (size_t s = 0; s < 2; s++) {
+        bf_space *sp = space_with(BF_CODEC_LZ4, 2, (int)sealed[s], NULL);
+        if (sp == NULL)
+            continue;
+        size_t len = 96 * BS;
+        unsigned char *model = data_of(len, 77), *fresh = data_of(len, 78);
+        unsigned char *got = malloc(2 * BS);
+        bf_file *f = file_of(sp, model, len);
+        t_rng r = {s + 5};
+        uint64_t b = 0;
+        while (b * BS < len) {
+            size_t n = BS / 2 + t_below(&r, BS);
+            uint64_t pos = b * BS;
+            if (pos + n > len)
+                n = len - pos;
+            assert_int_equal(bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_read(f, got, n), (int64_t)n);
+            if (memcmp(got, model + pos, n) != 0)
+                fail_msg("sealed %u: block %llu differs", sealed[s], (unsigned long long)b);
+            /* Read on into the next block to make the pass sequential, then change one
+               just ahead of it. */
+            uint64_t ahead = b + 1 + t_below(&r, 2);
+            uint64_t at = ahead * BS;
+            switch (t_below(&r, 4)) {
+            case 0: { /* through the stream: a few bytes in the middle of the block */
+                if (at >= len)
+                    break;
+                size_t k = 100;
+                memcpy(model + at + 1000, fresh + at, k);
+                assert_int_equal(bf_file_seek(f, (int64_t)at + 1000, BF_SEEK_SET), BF_OK);
+                assert_int_equal(bf_file_write(f, model + at + 1000, k), BF_OK);
+                break;
+            }
+            case 1: /* whole */
+                if (at + 2 * BS > len)
+                    break;
+                memcpy(model + at, fresh + at + BS / 3, BS);
+                memmove(fresh + at, fresh + at + 1, BS); /* another copy next time */
+                assert_int_equal(bf_file_write_block(f, ahead, model + at), BF_OK);
+                break;
+            case 2: /* discarded: reads zeros */
+                if (at >= len)
+                    break;
+                memset(model + at, 0, BS);
+                assert_int_equal(bf_file_discard_block(f, ahead), BF_OK);
+                break;
+            default: /* truncated short of it, then grown back with new bytes */
+                if (at >= len)
+                    break;
+                assert_int_equal(bf_file_truncate(f, at + 10), BF_OK);
+                memcpy(model + at + 10, fresh + at, len - at - 10);
+                assert_int_equal(bf_file_seek(f, (int64_t)at + 10, BF_SEEK_SET), BF_OK);
+                assert_int_equal(bf_file_write(f, model + at + 10, len - at - 10), BF_OK);
+                break;
+            }
+            b++;
+        }
+        /* And one clean pass over the result. */
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        read_all(f, model, len, 3000);
+        bf_stats st = space_stats(sp);
+        if (st.readahead_hits == 0)
+            fail_msg("sealed %u: no block taken from a worker", sealed[s]);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+        free(model);
+        free(fresh);
+        free(got);
+    }
+}
+
+/*
+ * A sequential pass where block `bad` has a corrupt extent, with `n`
+ * workers: every block before it reads, its read fails with BF_ECORRUPT;
+ * the message (without the path, which is the space's) goes to `msg`.
+ * The file then stays usable: the blocks after it read, and a new copy of
+ * the bad block reads back.
+ */
+static void corrupt_pass(unsigned n, int encrypt, uint64_t bad, char *msg, size_t msglen,
+                         bf_stats *st, int *handed)
+{
+    bf_space *sp = space_with(BF_CODEC_LZ4, n, encrypt, NULL);
+    size_t len = 64 * BS;
+    unsigned char *data = data_of(len, 99), *got = malloc(BS);
+    bf_file *f = file_of(sp, data, len);
+    const bf_map_entry *e = bf_map_get(&f->map, bad);
+    assert_true(bf_map_used(e) && !bf_map_bare(e));
+    char path[600];
+    bf_file_path(f, path, sizeof(path) - 3);
+    strcat(path, ".0");
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char junk = 0x5a;
+    assert_int_equal(pwrite(fd, &junk, 1, (off_t)(bf_map_off(e) + bf_map_len(e) / 2)), 1);
+    close(fd);
+    for (uint64_t b = 0; b < bad; b++) {
+        assert_int_equal(bf_file_read(f, got, BS), BS);
+        assert_memory_equal(got, data + b * BS, BS);
+    }
+    /* Whether the bad block is on a worker now (its extent was in the read-ahead buffer). */
+    *handed = 0;
+    for (uint32_t i = 0; sp->workers != NULL && i < bf_workers_nslots(sp->workers); i++) {
+        const bf_job *j = bf_workers_slot(sp->workers, i);
+        *handed |= j->owner == f && j->task != NULL && j->blkno == bad;
+    }
+    uint64_t misses = space_stats(sp).readahead_misses;
+    assert_int_equal(bf_file_read(f, got, BS), BF_ECORRUPT);
+    assert_int_equal(bf_file_tell(f), bad * BS); /* a failed read moves nothing */
+    /* Found corrupt on the worker, thrown away, loaded again here. */
+    if (*handed)
+        assert_int_equal(space_stats(sp).readahead_misses, misses + 1);
+    const char *m = bf_space_errmsg(sp);
+    const char *tail = strstr(m, ": block ");
+    assert_non_null(tail);
+    snprintf(msg, msglen, "%s", tail);
+    /* Usable: the blocks after it, and the bad block written again. */
+    assert_int_equal(bf_file_seek(f, (int64_t)(bad + 1) * BS, BF_SEEK_SET), BF_OK);
+    read_all(f, data + (bad + 1) * BS, len - (bad + 1) * BS, 5000);
+    assert_int_equal(bf_file_write_block(f, bad, data + bad * BS), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    read_all(f, data, len, 7000);
+    *st = space_stats(sp);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+    free(got);
+}
+
+static void corrupt_extent_ahead_reported_at_its_read(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_LZ4))
+        return;
+    for (int encrypt = 0; encrypt <= 1; encrypt++) {
+        if (encrypt) {
+            bf_space *probe = space_with(BF_CODEC_LZ4, 0, 1, NULL);
+            if (probe == NULL)
+                return;
+            bf_space_destroy(probe);
+        }
+        int handed_any = 0;
+        uint64_t bads[] = {3, 9, 20, 33, 47};
+        for (size_t k = 0; k < sizeof(bads) / sizeof(bads[0]); k++) {
+            char without[512], with[512];
+            bf_stats st;
+            int handed;
+            corrupt_pass(0, encrypt, bads[k], without, sizeof(without), &st, &handed);
+            for (unsigned n = 1; n <= 3; n++) {
+                corrupt_pass(n, encrypt, bads[k], with, sizeof(with), &st, &handed);
+                assert_string_equal(with, without);
+                assert_true(st.readahead_hits > 0);
+                handed_any |= handed;
+            }
+        }
+        /* Some of those passes had the bad block on a worker when its read came. */
+        assert_true(handed_any);
+    }
+}
+
+/*
+ * A worker fails on a block read ahead (after unpacking it): the read of
+ * that block loads it on the caller's thread, reports nothing and returns
+ * the data; the block counts as a miss.
+ */
+static void worker_fails_on_read_job(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_ZSTD))
+        return;
+    for (uint64_t nth = 1; nth <= 9; nth += 4) {
+        bf_space *sp = space_with(BF_CODEC_ZSTD, 2, 0, NULL);
+        size_t len = 2u << 20;
+        unsigned char *data = data_of(len, nth);
+        bf_file *f = file_of(sp, data, len);
+        bf_workers_fail_at(sp->workers, nth, BF_ECODEC); /* the nth read job */
+        read_all(f, data, len, 1500);
+        bf_stats st = space_stats(sp);
+        assert_true(st.readahead_hits > 0);
+        assert_true(st.readahead_misses >= 1);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+        free(data);
+    }
+}
+
+/* Blocks stored bare (codec none) are read on the caller's thread: nothing to unpack. */
+static void bare_blocks_not_handed_over(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_NONE, 2, 0, NULL);
+    size_t len = 1u << 20;
+    unsigned char *data = data_of(len, 4);
+    bf_file *f = file_of(sp, data, len);
+    read_all(f, data, len, 4096);
+    bf_stats st = space_stats(sp);
+    assert_int_equal(st.readahead_hits + st.readahead_misses, 0);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+}
+
+/*
+ * Writes take their slots back from blocks unpacked ahead: two files, one
+ * read sequentially while the other is written, with one worker (two
+ * slots); both are right, the reader is unpacked ahead at times, and the
+ * writer never fails for want of a slot.
+ */
+static void writes_take_slots_back(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_LZ4, 1, 0, NULL);
+    size_t len = 1u << 20;
+    unsigned char *data = data_of(len, 11), *wdata = data_of(len, 12);
+    bf_file *r = file_of(sp, data, len), *w;
+    assert_int_equal(bf_file_create(sp, NULL, &w), BF_OK);
+    unsigned char *got = malloc(3000);
+    for (size_t off = 0; off < len; off += 3000) {
+        size_t n = off + 3000 > len ? len - off : 3000;
+        assert_int_equal(bf_file_read(r, got, n), (int64_t)n);
+        assert_memory_equal(got, data + off, n);
+        assert_int_equal(bf_file_write(w, wdata + off, n), BF_OK);
+    }
+    assert_int_equal(bf_file_seek(w, 0, BF_SEEK_SET), BF_OK);
+    read_all(w, wdata, len, 4000);
+    bf_stats st = space_stats(sp);
+    assert_true(st.readahead_hits > 0);
+    assert_int_equal(bf_file_close(r), BF_OK);
+    assert_int_equal(bf_file_close(w), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+    free(wdata);
+    free(got);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sequential_reads_taken_from_workers),
+        cmocka_unit_test(no_workers_no_readahead),
+        cmocka_unit_test(changes_ahead_are_seen),
+        cmocka_unit_test(corrupt_extent_ahead_reported_at_its_read),
+        cmocka_unit_test(worker_fails_on_read_job),
+        cmocka_unit_test(bare_blocks_not_handed_over),
+        cmocka_unit_test(writes_take_slots_back),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
