@@ -50,6 +50,7 @@ void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct)
     a->force = -1;
     a->probe_every = BF_AUTO_PROBE_EVERY;
     a->best = -1;
+    a->reason_k = -1;
     a->prefer_space = prefer_space;
     a->slack = slack_pct / 100.0;
     add_cand(a, BF_CODEC_NONE, 0);

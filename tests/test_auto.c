@@ -847,6 +847,63 @@ static void test_auto_bytes_within_none(void **state)
     }
 }
 
+/*
+ * What auto spends on probes where the device does not limit: its warm-up
+ * probes consecutive blocks, so a codec's tables are warm after the first
+ * and each probe after runs a candidate once (the first runs it twice, the
+ * untimed run taking the cold cache). Counted on a caller's codec offered
+ * as a candidate, which no file ever uses (RLE does not shrink text).
+ */
+static void test_warmup_probes_run_each_codec_once(void **state)
+{
+    (void)state;
+    require_codecs();
+    t_rle_faults counts = {0};
+    bf_user_codec rle = t_rle_codec(&counts, 1);
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_AUTO;
+    o.user_codecs = &rle;
+    o.n_user_codecs = 1;
+    bf_space *sp = t_space_opts(&o);
+    dev = (t_device){0, 0.05, NULL};
+    bf_io io = t_device_io(&dev);
+    bf_space_set_io(sp, &io);
+    bf_space_set_io_clock(sp, t_device_clock, &dev);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 8, &st); /* 1024 blocks: the warm-up, no scheduled probe after */
+    print_message("  rle: %llu compressions, %llu decompressions in probes\n",
+                  (unsigned long long)counts.compresses, (unsigned long long)counts.decompresses);
+    assert_true(counts.compresses >= BF_AUTO_WARMUP);
+    assert_true(counts.compresses <= BF_AUTO_WARMUP + 1);
+    bf_space_destroy(sp);
+}
+
+/*
+ * A new file's first decision formats the space's reason (every
+ * candidate's figures) only when it differs from the reason's choice: with
+ * hundreds of batch files that formatting was a fifth of auto's cost.
+ */
+static void test_agreeing_first_decisions_keep_the_reason(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_space *sp = device_space(0.05);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 2, &st);
+    assert_non_null(strstr(bf_space_auto_reason(sp), "none"));
+    /* The space now starts files on none and a file's first decision keeps it. */
+    snprintf(sp->autoc->reason, sizeof(sp->autoc->reason), "kept");
+    spill(sp, T_DATA_TEXT, 1, &st);
+    assert_string_equal(bf_space_auto_reason(sp), "kept");
+    /* A choice that differs is explained. */
+    sp->autoc->force = 1;
+    spill(sp, T_DATA_TEXT, 1, &st);
+    assert_non_null(strstr(bf_space_auto_reason(sp), "lz4"));
+    bf_space_destroy(sp);
+}
+
 /* An auto file reopened by name stays auto, and reads what it mixed. */
 static void test_named_auto_file(void **state)
 {
@@ -901,6 +958,8 @@ int main(void)
         cmocka_unit_test(test_changed_data_is_redecided),
         cmocka_unit_test(test_auto_bytes_within_none),
         cmocka_unit_test(test_named_auto_file),
+        cmocka_unit_test(test_warmup_probes_run_each_codec_once),
+        cmocka_unit_test(test_agreeing_first_decisions_keep_the_reason),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
