@@ -31,6 +31,8 @@
 #define EWMA_IO 0.25
 /* Samples a time estimate takes the minimum of before it averages. */
 #define TIME_WARM 4
+/* The warm-up's probes give each candidate those samples, and no more (auto.h). */
+_Static_assert(BF_AUTO_WARMUP == TIME_WARM, "the warm-up is TIME_WARM probes");
 /* A time sample counts as at most this many times the estimate. */
 #define TIME_CAP 3.0
 

@@ -46,6 +46,14 @@
  * anew within BF_AUTO_EVERY * BF_AUTO_RECHECK blocks (64), and within
  * 2 * BF_AUTO_EVERY when it stops shrinking.
  *
+ * Codec figures come from the files' own packs and from probes
+ * (auto_file.c): the space's first BF_AUTO_WARMUP blocks, then one in
+ * probe_every, packed with every other candidate into side buffers, each
+ * run twice with the second timed (a cold codec looks slower), once where
+ * the block before was probed too (the warm-up: its tables are warm).
+ * Where the device does not limit, the warm-up is most of what auto costs
+ * over none: it is kept to the samples a time estimate needs (TIME_WARM).
+ *
  * Everything that decides is a pure function of the estimates
  * (bf_auto_choose) and of the transfers' times, so tests drive it with
  * made-up devices, callers and codecs.

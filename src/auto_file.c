@@ -57,12 +57,13 @@ static int probe_room(bf_space *sp, bf_auto *a, uint32_t raw_len)
  * finds the codec's context and tables cold (they were last used a few
  * hundred blocks ago), which made zstd look two to three times slower
  * than it runs when a file uses it, and kept auto from choosing it. Not
- * so when the space probed the block before (the warm-up's consecutive
- * blocks): the tables are warm, and one run is timed. The warm-up's
- * second runs were half of what auto cost over none in the page cache
- * (docs/results/format4.md, "What auto costs"); a first run that still
- * finds a cold cache is one of the TIME_WARM samples a time estimate
- * takes the minimum of (auto.c).
+ * so in the warm-up, whose probes are the first TIME_WARM samples, of
+ * which a time estimate takes the minimum (auto.c): the first finds the
+ * tables cold, the next ones (consecutive blocks) warm. Nor when the
+ * space probed the block before (a file's check or its flat data's probe
+ * next to a scheduled one). The warm-up's second runs were half of what
+ * auto cost over none in the page cache (docs/results/format4.md, "What
+ * auto costs over none").
  */
 /*
  * The bytes a block of `raw_len` takes on disk when its codec gives `n`
@@ -82,7 +83,8 @@ static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const vo
         return 0;
     uint64_t start = bf_now_ns();
     int shrinks = 0;
-    int runs = a->probed != 0 && a->blocks - a->probed <= 1 ? 1 : 2;
+    int runs =
+        a->blocks <= BF_AUTO_WARMUP || (a->probed != 0 && a->blocks - a->probed <= 1) ? 1 : 2;
     a->probed = a->blocks;
     for (int k = 0; k < a->ncand; k++) {
         const bf_auto_cand *c = &a->cand[k];
