@@ -207,11 +207,12 @@ void bf_auto_file_prepare(bf_space *sp, bf_file_auto *fa, uint8_t *codec, int32_
     if (!fa->flat && a->cand[fa->cand].codec == BF_CODEC_NONE && !bf_auto_shrinks(a))
         auto_recheck(sp, fa, a, data, raw_len);
     int k = bf_auto_choose(a, fa->cand, fa->flat, NULL, 0);
-    /* The reason is worth its formatting only when the choice changes, or at a file's
+    /* The reason is worth its formatting only when a file's codec changes, or at a file's
        first decision if it differs from the reason's: formatting it at every new file's
        (a snprintf of every candidate's figures) was a fifth of what auto cost over none
-       with 256 batch files in the page cache. */
-    if (k != fa->cand || (first && (k != a->reason_k || fa->flat != a->reason_flat))) {
+       with 256 batch files in the page cache, which all start on the prior's lz4 (made
+       before any block) and all go to none at their first block. */
+    if (first ? k != a->reason_k || fa->flat != a->reason_flat : k != fa->cand) {
         bf_auto_explain(a, k, fa->flat, a->reason, sizeof(a->reason));
         a->reason_k = k;
         a->reason_flat = fa->flat;
