@@ -1115,7 +1115,9 @@ struct bf_auto_device {
 
 /*
  * The last decision codec=auto made in this space that set a file's codec
- * (a new file's first, or a change) and why: the codec chosen, each
+ * (a change, or a new file's first where it chose otherwise than the
+ * decision before: one that agrees leaves it, figures and all) and why:
+ * the codec chosen, each
  * candidate's expected ns per logical byte moved and ratio,
  * the device's measured ns per byte, the transfers' own and the caller's
  * ("" if no file uses auto). Owned by the space.

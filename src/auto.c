@@ -31,6 +31,8 @@
 #define EWMA_IO 0.25
 /* Samples a time estimate takes the minimum of before it averages. */
 #define TIME_WARM 4
+/* The warm-up's probes give each candidate those samples, and no more (auto.h). */
+_Static_assert(BF_AUTO_WARMUP == TIME_WARM, "the warm-up is TIME_WARM probes");
 /* A time sample counts as at most this many times the estimate. */
 #define TIME_CAP 3.0
 
@@ -50,6 +52,7 @@ void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct)
     a->force = -1;
     a->probe_every = BF_AUTO_PROBE_EVERY;
     a->best = -1;
+    a->reason_k = -1;
     a->prefer_space = prefer_space;
     a->slack = slack_pct / 100.0;
     add_cand(a, BF_CODEC_NONE, 0);

@@ -46,6 +46,14 @@
  * anew within BF_AUTO_EVERY * BF_AUTO_RECHECK blocks (64), and within
  * 2 * BF_AUTO_EVERY when it stops shrinking.
  *
+ * Codec figures come from the files' own packs and from probes
+ * (auto_file.c): the space's first BF_AUTO_WARMUP blocks, then one in
+ * probe_every, packed with every other candidate into side buffers, each
+ * run twice with the second timed (a cold codec looks slower), once where
+ * the block before was probed too (the warm-up: its tables are warm).
+ * Where the device does not limit, the warm-up is most of what auto costs
+ * over none: it is kept to the samples a time estimate needs (TIME_WARM).
+ *
  * Everything that decides is a pure function of the estimates
  * (bf_auto_choose) and of the transfers' times, so tests drive it with
  * made-up devices, callers and codecs.
@@ -61,7 +69,7 @@
 #define BF_AUTO_MAX                                                                                \
     (4 + BF_USER_CODECS_MAX)          /* candidates: none, lz4, zstd:1, zstd:3 (those              \
                                          built), and the caller's codecs it offers */
-#define BF_AUTO_WARMUP 8              /* the space's first blocks are probed (bf_auto_warming) */
+#define BF_AUTO_WARMUP 4              /* the space's first blocks are probed (bf_auto_warming) */
 #define BF_AUTO_PROBE_EVERY 512       /* then one block in this many */
 #define BF_AUTO_EVERY 16              /* a file decides again after this many blocks */
 #define BF_AUTO_RECHECK 4             /* a file on none checks its data at least every this many
@@ -126,12 +134,16 @@ typedef struct bf_auto {
     uint8_t epoch;                 /* changes with best: every file decides again at once */
     uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
     uint32_t probe_every;          /* probe one block in this many (backs off on flat data) */
+    uint64_t probed;               /* `blocks` at the last probe (0: none yet): a probe of the
+                                      next block finds the codecs warm and runs each once */
     unsigned char *probe_out, *probe_back;
     size_t probe_cap;  /* bytes of each probe buffer */
     uint64_t probe_ns; /* time spent probing */
     uint64_t switches; /* decisions that changed a file's codec */
     int force;         /* tests: >= 0 makes every decision this candidate */
     char reason[256];  /* the last decision that changed something, and why */
+    int reason_k;      /* the candidate `reason` is for (-1: none yet), and whether flat: */
+    int reason_flat;   /* a file's first decision that agrees is not formatted again */
 } bf_auto;
 
 /* What a file using codec=auto keeps (6 bytes in struct bf_file). */

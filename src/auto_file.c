@@ -56,7 +56,14 @@ static int probe_room(bf_space *sp, bf_auto *a, uint32_t raw_len)
  * Each candidate runs twice and only the second run is timed: a probe
  * finds the codec's context and tables cold (they were last used a few
  * hundred blocks ago), which made zstd look two to three times slower
- * than it runs when a file uses it, and kept auto from choosing it.
+ * than it runs when a file uses it, and kept auto from choosing it. Not
+ * so in the warm-up, whose probes are the first TIME_WARM samples, of
+ * which a time estimate takes the minimum (auto.c): the first finds the
+ * tables cold, the next ones (consecutive blocks) warm. Nor when the
+ * space probed the block before (a file's check or its flat data's probe
+ * next to a scheduled one). The warm-up's second runs were half of what
+ * auto cost over none in the page cache (docs/results/format4.md, "What
+ * auto costs over none").
  */
 /*
  * The bytes a block of `raw_len` takes on disk when its codec gives `n`
@@ -76,6 +83,9 @@ static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const vo
         return 0;
     uint64_t start = bf_now_ns();
     int shrinks = 0;
+    int runs =
+        a->blocks <= BF_AUTO_WARMUP || (a->probed != 0 && a->blocks - a->probed <= 1) ? 1 : 2;
+    a->probed = a->blocks;
     for (int k = 0; k < a->ncand; k++) {
         const bf_auto_cand *c = &a->cand[k];
         if (k == fa->cand && c->samples > 0)
@@ -91,7 +101,7 @@ static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const vo
         size_t cap = ops->bound != NULL ? ops->bound(ctx, raw_len) : raw_len - 1;
         int64_t n = 0;
         uint64_t t0 = 0, t1 = 0;
-        for (int run = 0; run < 2 && n >= 0; run++) {
+        for (int run = 0; run < runs && n >= 0; run++) {
             t0 = bf_now_ns();
             n = ops->compress(ctx, c->level, data, raw_len, a->probe_out, cap);
             t1 = bf_now_ns();
@@ -103,7 +113,7 @@ static int auto_probe(bf_space *sp, const bf_file_auto *fa, bf_auto *a, const vo
             continue;
         shrinks |= (uint64_t)n * 10 <= (uint64_t)raw_len * 9;
         int d = 0;
-        for (int run = 0; run < 2 && d == 0; run++) {
+        for (int run = 0; run < runs && d == 0; run++) {
             t0 = bf_now_ns();
             d = ops->decompress(ctx, a->probe_out, (size_t)n, a->probe_back, raw_len);
             t1 = bf_now_ns();
@@ -197,8 +207,16 @@ void bf_auto_file_prepare(bf_space *sp, bf_file_auto *fa, uint8_t *codec, int32_
     if (!fa->flat && a->cand[fa->cand].codec == BF_CODEC_NONE && !bf_auto_shrinks(a))
         auto_recheck(sp, fa, a, data, raw_len);
     int k = bf_auto_choose(a, fa->cand, fa->flat, NULL, 0);
-    if (first || k != fa->cand) /* the reason is worth its formatting only then */
+    /* The reason is worth its formatting only when a file's codec changes, or at a file's
+       first decision if it differs from the reason's: formatting it at every new file's
+       (a snprintf of every candidate's figures) was a fifth of what auto cost over none
+       with 256 batch files in the page cache, which all start on the prior's lz4 (made
+       before any block) and all go to none at their first block. */
+    if (first ? k != a->reason_k || fa->flat != a->reason_flat : k != fa->cand) {
         bf_auto_explain(a, k, fa->flat, a->reason, sizeof(a->reason));
+        a->reason_k = k;
+        a->reason_flat = fa->flat;
+    }
     if (k != fa->cand) {
         a->switches += !first;
         fa->check = 0;

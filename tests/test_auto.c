@@ -18,6 +18,7 @@
 
 #include "auto.h"
 #include "buffile.h"
+#include "file.h"
 #include "space.h"
 #include "support.h"
 
@@ -847,6 +848,130 @@ static void test_auto_bytes_within_none(void **state)
     }
 }
 
+/*
+ * What auto spends on probes where the device does not limit: its warm-up
+ * probes BF_AUTO_WARMUP consecutive blocks, each candidate once (a time
+ * estimate takes the minimum of its first samples, so the first probe's
+ * cold tables need no untimed run); a scheduled probe after it, alone,
+ * runs each twice. Counted on a caller's codec offered as a candidate,
+ * which no file ever uses (RLE does not shrink text).
+ */
+static uint64_t rle_compressions(double ns_per_byte)
+{
+    t_rle_faults counts = {0};
+    bf_user_codec rle = t_rle_codec(&counts, 1);
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_AUTO;
+    o.user_codecs = &rle;
+    o.n_user_codecs = 1;
+    bf_space *sp = t_space_opts(&o);
+    dev = (t_device){0, ns_per_byte, NULL};
+    bf_io io = t_device_io(&dev);
+    bf_space_set_io(sp, &io);
+    bf_space_set_io_clock(sp, t_device_clock, &dev);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 6, &st); /* 768 blocks */
+    print_message("  rle: %llu compressions in probes\n", (unsigned long long)counts.compresses);
+    bf_space_destroy(sp);
+    return counts.compresses;
+}
+
+static void test_warmup_probes_run_each_codec_once(void **state)
+{
+    (void)state;
+    require_codecs();
+    /* The page cache: the warm-up, and no scheduled probe in the next 764 blocks. */
+    assert_int_equal(rle_compressions(0.05), BF_AUTO_WARMUP);
+    /* A device that limits (timed within the first MiB): block 512 is probed as scheduled,
+       its tables cold, each candidate twice (the first run untimed). */
+    assert_int_equal(rle_compressions(10000), BF_AUTO_WARMUP + 2);
+}
+
+/*
+ * A new file's first decision formats the space's reason (every
+ * candidate's figures) only when it differs from the reason's choice: with
+ * hundreds of batch files that formatting was a fifth of auto's cost.
+ */
+static void test_agreeing_first_decisions_keep_the_reason(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_space *sp = device_space(0.05);
+    /* Two files made before any block, as a hash join makes its batches: both start on
+       the prior's lz4. The first one's blocks teach the space that none is cheapest. */
+    bf_file *f[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(bf_file_create(sp, NULL, &f[i]), BF_OK);
+        assert_int_equal(f[i]->fauto.cand, bf_auto_start(sp->autoc));
+    }
+    assert_int_equal(sp->autoc->cand[f[1]->fauto.cand].codec, BF_CODEC_LZ4);
+    t_rng rng = {3};
+    unsigned char buf[65536];
+    for (int mib = 0; mib < 3; mib++)
+        for (int i = 0; i < 16; i++) {
+            t_fill(&rng, T_DATA_TEXT, buf, sizeof(buf));
+            assert_int_equal(bf_file_write(f[mib == 2], buf, sizeof(buf)), BF_OK);
+            if (mib == 1 && i == 15)
+                snprintf(sp->autoc->reason, sizeof(sp->autoc->reason), "kept");
+        }
+    /* The second file's first decision moved it from lz4 to none, as the reason said. */
+    assert_int_equal(sp->autoc->cand[f[1]->fauto.cand].codec, BF_CODEC_NONE);
+    assert_string_equal(bf_space_auto_reason(sp), "kept");
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(bf_file_close(f[i]), BF_OK);
+    /* The space now starts files on none and a file's first decision keeps it. */
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 1, &st);
+    assert_string_equal(bf_space_auto_reason(sp), "kept");
+    /* A choice that differs is explained. */
+    sp->autoc->force = 1;
+    spill(sp, T_DATA_TEXT, 1, &st);
+    assert_non_null(strstr(bf_space_auto_reason(sp), "lz4"));
+    bf_space_destroy(sp);
+}
+
+/*
+ * A block stored bare after compressed extents starts at a multiple of the
+ * block size, as stock's blocks and none's do, not just at the next page:
+ * at an odd page every later block of the file straddled the page cache's
+ * 8 KiB folios, and auto in the page cache of ext4 cost 13-20% more CPU than
+ * none after the prior's first compressed blocks (docs/results/format4.md).
+ */
+static void test_bare_blocks_after_compressed_ones_are_block_aligned(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_space *sp = device_space(0.05);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    t_rng rng = {9};
+    unsigned char buf[8192];
+    for (int i = 0; i < 64; i++) {
+        /* lz4, then none, lz4 and none again (a file takes them at its decisions: its
+           warm-up's blocks, then every BF_AUTO_EVERY) */
+        sp->autoc->force = i < 4 || (i >= 24 && i < 40) ? 1 : 0;
+        t_fill(&rng, T_DATA_TEXT, buf, sizeof(buf));
+        assert_int_equal(bf_file_write(f, buf, sizeof(buf)), BF_OK);
+    }
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    int bare = 0, after = 0;
+    for (uint64_t b = 0; b < 64; b++) {
+        const bf_map_entry *e = bf_map_get(&f->map, b);
+        assert_non_null(e);
+        if ((e->len & BF_MAP_BARE) == 0)
+            continue;
+        bare++;
+        after += b > 0 && (bf_map_get(&f->map, b - 1)->len & BF_MAP_BARE) == 0;
+        assert_int_equal(bf_map_off(e) % f->block_size, 0);
+    }
+    print_message("  %d blocks bare, %d of them after a compressed one\n", bare, after);
+    assert_true(bare >= 32 && bare < 64 && after >= 2);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
 /* An auto file reopened by name stays auto, and reads what it mixed. */
 static void test_named_auto_file(void **state)
 {
@@ -901,6 +1026,9 @@ int main(void)
         cmocka_unit_test(test_changed_data_is_redecided),
         cmocka_unit_test(test_auto_bytes_within_none),
         cmocka_unit_test(test_named_auto_file),
+        cmocka_unit_test(test_warmup_probes_run_each_codec_once),
+        cmocka_unit_test(test_agreeing_first_decisions_keep_the_reason),
+        cmocka_unit_test(test_bare_blocks_after_compressed_ones_are_block_aligned),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
