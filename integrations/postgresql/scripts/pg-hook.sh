@@ -41,7 +41,7 @@
 #   memory   (after extension) 100,000 open BufFiles of 100 and
 #            of 10,000 bytes (tests/buffile_memory) on the extension's server:
 #            the memory of lz4's files within 1.10 times stock's (off)
-#   battery, tpch, aborts
+#   battery, tpch, aborts, tap-stream
 #            (after extension) pg-test.sh's parts of those names (pg-test/*.sh,
 #            whose headers say what they prove), run with PG_FLAVOUR=hook: against
 #            this install with pg_buffile preloaded, pg_buffile.method for
@@ -79,11 +79,11 @@ PARTS=()
 for a in "$@"; do
   case $a in
     --export) EXPORT=1 ;;
-    build|indent|check|module|through|extension|tap|memory|battery|tpch|aborts) PARTS+=("$a") ;;
-    *) die "unknown part $a (build indent check module through extension tap memory battery tpch aborts, or --export)" ;;
+    build|indent|check|module|through|extension|tap|memory|battery|tpch|aborts|tap-stream) PARTS+=("$a") ;;
+    *) die "unknown part $a (build indent check module through extension tap memory battery tpch aborts tap-stream, or --export)" ;;
   esac
 done
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension tap memory battery tpch aborts)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension tap memory battery tpch aborts tap-stream)
 want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 t0=$SECONDS
@@ -455,5 +455,9 @@ fi
 if want aborts; then
   flavour_part aborts
   done_part "aborts (pg-test/aborts.sh through pg_buffile)"
+fi
+if want tap-stream; then
+  flavour_part tap-stream
+  done_part "tap-stream (pg-test/tap-stream.sh through pg_buffile)"
 fi
 log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"

@@ -23,17 +23,19 @@
 #                         temp_file_compression spells it (off, none, lz4, zstd:level=3,
 #                         zlib, auto, pglz), for PGOPTIONS
 #   set_sql VALUE         the same as SQL SET statements
+#   conf_lines VALUE      the same as lines of postgresql.conf
 #   has_value VALUE       whether the flavour has VALUE (the extension has no pglz)
 #   templog ARGS...       templog.py: count and judge the temp-file lines of logs
-# and, per flavour: GUC (the method's setting's name), CTX (the memory context of the
-# library's allocations), FILESET_FILE (a find -path pattern of a FileSet file of ours).
+# and, per flavour: B and SRC (the build and source trees), GUC (the method's setting's
+# name), CTX (the memory context of the library's allocations), FILESET_FILE (a find -path
+# pattern of a FileSet file of ours).
 # Every server a part starts is stopped when the part exits.
 . "$(dirname "${BASH_SOURCE[0]}")/../pg-common.sh"
 PG_FLAVOUR=${PG_FLAVOUR:-series}
 case $PG_FLAVOUR in
   series)
     # shellcheck disable=SC2034 # the parts use them
-    B=$PGB/build-patched
+    B=$PGB/build-patched SRC=$PGB/patched-$PG_UPSTREAM
     PATCHED=$PGB/inst-patched/bin
     [ -x "$PATCHED/postgres" ] || die "no patched PostgreSQL in $PATCHED: run pg-build.sh (pg-test.sh does)"
     # shellcheck disable=SC2034
@@ -51,6 +53,8 @@ case $PG_FLAVOUR in
     fi
     # shellcheck disable=SC2034
     STOCK=${PG_STOCK_BIN:-$PATCHED}
+    # shellcheck disable=SC2034
+    B=$(dirname "$PGHOOK_INST")/build SRC=$(dirname "$PGHOOK_INST")/src
     RUN=$(dirname "$PGHOOK_INST")/test-run
     export PSQL_BIN=$PATCHED/psql
     # shellcheck disable=SC2034
@@ -113,6 +117,13 @@ set_sql() {
   local m l
   read -r m l <<< "$(hook_value "$1")"
   echo "set pg_buffile.method = $m; set pg_buffile.level = $l;"
+}
+
+conf_lines() {
+  if [ "$PG_FLAVOUR" = series ]; then echo "temp_file_compression = '$1'"; return; fi
+  local m l
+  read -r m l <<< "$(hook_value "$1")"
+  printf 'pg_buffile.method = %s\npg_buffile.level = %s\n' "$m" "$l"
 }
 
 has_value() {
