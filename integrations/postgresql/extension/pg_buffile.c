@@ -275,6 +275,7 @@ static bool io_timed = false;
 static instr_time io_start_time;
 
 static void PgBufFileDrop(PgBufFile *file);
+static void pg_buffile_forget(PgBufFile *file);
 static void ResOwnerReleasePgBufFile(Datum res);
 static char *ResOwnerPrintPgBufFile(Datum res);
 
@@ -559,13 +560,25 @@ pg_buffile_space_destroy(void)
 	MemoryContextReset(PgBufFileContext);
 }
 
-/* Drop every file still open, before statistics and shared memory go. */
+/*
+ * Drop every file still open, before statistics and shared memory go.  A
+ * process that exits inside a transaction (a FATAL error, a parallel worker
+ * terminated while its leader is cancelled) runs this before
+ * ShutdownPostgres aborts the transaction, as this callback was registered
+ * later: each file is forgotten by its resource owner first, whose release
+ * would otherwise drop it again from freed memory.
+ */
 static void
 pg_buffile_before_shmem_exit(int code, Datum arg)
 {
 	while (!dlist_is_empty(&open_files))
-		PgBufFileDrop(dlist_container(PgBufFile, node,
-									  dlist_head_node(&open_files)));
+	{
+		PgBufFile  *file = dlist_container(PgBufFile, node,
+										   dlist_head_node(&open_files));
+
+		pg_buffile_forget(file);
+		PgBufFileDrop(file);
+	}
 	pg_buffile_space_destroy();
 }
 

@@ -27,8 +27,12 @@
 #            shared_preload_libraries = 'pg_buffile' and pg_buffile.method =
 #            lz4, zstd, auto in turn: its make installcheck and core's
 #            installcheck-parallel (every BufFile of core's suite through the
-#            extension; log_temp_files counts the files of each method), and
-#            with lz4 core's isolation suite (installcheck)
+#            extension), and with lz4 core's isolation suite (installcheck); then
+#            core's installcheck-parallel with lz4 and pg_buffile.encryption = on;
+#            after each suite, the temp files its log_temp_files lines show judged
+#            by templog.py as pg-test.sh's regress-* and isolation-* parts judge
+#            the series' (through the library, both kinds, each with the method,
+#            encrypted in the encrypted pass)
 #   tap      (after extension) pg_buffile's TAP tests (extension/t/, PGXS
 #            installcheck with TAP_TESTS; each test starts servers of its
 #            own with pg_buffile preloaded): parallel workers, crash restart,
@@ -37,6 +41,15 @@
 #   memory   (after extension) 100,000 open BufFiles of 100 and
 #            of 10,000 bytes (tests/buffile_memory) on the extension's server:
 #            the memory of lz4's files within 1.10 times stock's (off)
+#   battery, tpch, aborts, tap-stream
+#            (after extension) pg-test.sh's parts of those names (pg-test/*.sh,
+#            whose headers say what they prove), run with PG_FLAVOUR=hook: against
+#            this install with pg_buffile preloaded, pg_buffile.method for
+#            temp_file_compression; battery builds contrib's pg_stat_statements
+#            into the install first; tpch's stock is Debian's 18.6 or the stock
+#            build pg-build.sh made (build/pg/18/stock-bin) for 18 when there is
+#            one, else this build without the module (core's code, the hook unset).
+#            See ../README.md, "What the series proves, proven through the hook".
 #
 # Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
 # git tree), build/ (VPATH build), inst/ (install). The master tarball is
@@ -66,11 +79,11 @@ PARTS=()
 for a in "$@"; do
   case $a in
     --export) EXPORT=1 ;;
-    build|indent|check|module|through|extension|tap|memory) PARTS+=("$a") ;;
-    *) die "unknown part $a (build indent check module through extension tap memory, or --export)" ;;
+    build|indent|check|module|through|extension|tap|memory|battery|tpch|aborts|tap-stream) PARTS+=("$a") ;;
+    *) die "unknown part $a (build indent check module through extension tap memory battery tpch aborts tap-stream, or --export)" ;;
   esac
 done
-[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension tap memory)
+[ ${#PARTS[@]} -gt 0 ] || PARTS=(build indent check module through extension tap memory battery tpch aborts tap-stream)
 want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 t0=$SECONDS
@@ -276,38 +289,60 @@ log_temp_files = 0
 max_prepared_transactions = 10
 CONF
   trap 'stop_server; rm -rf "$W"' EXIT
-  for method in lz4 zstd auto; do
-    sed -i "/^pg_buffile.method/d" "$R/data/postgresql.conf"
-    echo "pg_buffile.method = '$method'" >> "$R/data/postgresql.conf"
+  # Passes: each method, then lz4 with pg_buffile.encryption (core's suite only: the
+  # regression test seals files of its own).
+  for pass in lz4 zstd auto lz4+encryption; do
+    method=${pass%+encryption} enc=off
+    [ "$pass" = "$method" ] || enc=on
+    sed -i "/^pg_buffile.method/d; /^pg_buffile.encryption/d" "$R/data/postgresql.conf"
+    printf "pg_buffile.method = '%s'\npg_buffile.encryption = %s\n" "$method" "$enc" >> "$R/data/postgresql.conf"
     as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
       || as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w start > /dev/null \
       || { tail -20 "$R/server.log"; die "the server with pg_buffile does not start"; }
     # TAP_TESTS= : the regression test only (the tap part runs the TAP tests, once)
-    if as_user env PGHOST="$R" PGPORT=$port "${PGX[@]}" installcheck TAP_TESTS= > "$E/installcheck-$method.log" 2>&1; then
+    if [ $enc = on ]; then
+      :
+    elif as_user env PGHOST="$R" PGPORT=$port "${PGX[@]}" installcheck TAP_TESTS= > "$E/installcheck-$method.log" 2>&1; then
       log "installcheck, pg_buffile.method = $method: $(grep -E 'tests passed' "$E/installcheck-$method.log" | tr -s ' #')"
     else
       cat "$E/installcheck-$method.log"; head -40 "$E/regression.diffs" 2>/dev/null
       die "pg_buffile's installcheck failed with pg_buffile.method = $method"
     fi
-    # core's suites against this server: PGHOST/PGPORT as any installcheck
+    # core's suites against this server: PGHOST/PGPORT as any installcheck; then the
+    # temp-file lines the suite's processes logged, judged by templog.py as pg-test.sh's
+    # parts regress-* and isolation-* judge the series': the regression suite spills
+    # private and FileSet files (of parallel hash joins and sorts) through pg_buffile,
+    # every file with the method (and sealed in the encrypted pass), lz4 and zstd
+    # storing fewer bytes than they were given; every file of the isolation suite too.
     suites=(src/test/regress installcheck-parallel)
-    [ "$method" = lz4 ] && suites+=(src/test/isolation installcheck)
+    [ "$pass" = lz4 ] && suites+=(src/test/isolation installcheck)
     for ((i = 0; i < ${#suites[@]}; i += 2)); do
       dir=${suites[i]} target=${suites[i + 1]}
-      logf=$B/${dir##*/}-$method.log
-      before=$(grep -c "method $method" "$R/server.log" || true)
+      logf=$B/${dir##*/}-${pass/+/-}.log
+      before=$(wc -l < "$R/server.log")
       if (cd "$B/$dir" && as_user env PGHOST="$R" PGPORT=$port make -s "$target" > "$logf" 2>&1); then
-        nlogged=$(( $(grep -c "method $method" "$R/server.log" || true) - before ))
-        log "core $dir $target, pg_buffile.method = $method: $(grep -E 'tests passed' "$logf" | tr -s ' #') ($nlogged files of ours logged by log_temp_files)"
+        log "core $dir $target, pg_buffile.method = $method, encryption $enc: $(grep -E 'tests passed' "$logf" | tr -s ' #')"
       else
         tail -30 "$logf"
-        die "core's $dir $target failed with pg_buffile.method = $method (see $logf)"
+        die "core's $dir $target failed with pg_buffile.method = $method, encryption $enc (see $logf)"
       fi
+      tail -n +"$((before + 1))" "$R/server.log" > "$logf.temp"
+      judge=(--codec="$method")
+      [ "$dir" = src/test/regress ] && judge+=(--both "--kinds=hash,sort")
+      [ "$method" = auto ] || judge+=(--smaller)
+      [ $enc = off ] || judge+=(--encrypted)
+      if ! python3 "$PGS/templog.py" check "${judge[@]}" "$logf.temp" > "$logf.judged"; then
+        cat "$logf.judged"
+        die "the temp files of core's $dir under pg_buffile.method = $method, encryption $enc (see $logf.temp)"
+      fi
+      while read -r line; do log "  $line"; done < "$logf.judged"
     done
   done
   stop_server
+  # the memory part restarts this server: not with the encrypted pass's setting
+  sed -i "/^pg_buffile.encryption/d" "$R/data/postgresql.conf"
   if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
-  done_part "extension: installcheck and core's suites (lz4, zstd, auto)"
+  done_part "extension: installcheck and core's suites (lz4, zstd, auto, lz4 encrypted)"
 fi
 
 # --- the extension's TAP tests ---------------------------------------------------
@@ -396,5 +431,33 @@ if want memory; then
   stop_server
   if [ -n "$ts" ]; then rm -rf "$ts"; fi
   done_part "memory (100,000 files)"
+fi
+# --- pg-test.sh's parts, through the hook ----------------------------------------
+# flavour_part NAME: pg-test/NAME.sh against this install with pg_buffile (its servers
+# on the extension part's port + 2 and + 3, in $D/test-run).
+flavour_part() {
+  local stock=()
+  [ "$MAJOR" = 18 ] && [ -f "$PGROOT/18/stock-bin" ] && stock=("PG_STOCK_BIN=$(cat "$PGROOT/18/stock-bin")")
+  [ -f "$INST/lib/postgresql/pg_buffile.so" ] || die "no pg_buffile in $INST: run $0 $MAJOR extension first"
+  env PG_FLAVOUR=hook PGHOOK_INST="$INST" PGHOOK_PORT=$(( $([ "$MAJOR" = 18 ] && echo 54591 || echo 54691) + 2 )) \
+    ${stock[@]+"${stock[@]}"} bash "$PGS/pg-test/$1.sh" || die "pg-test/$1.sh failed through the hook"
+}
+if want battery; then
+  (cd "$B/contrib/pg_stat_statements" && as_user make -s install > "$B/pgss.log" 2>&1) \
+    || { tail -20 "$B/pgss.log"; die "contrib's pg_stat_statements does not build"; }
+  flavour_part battery
+  done_part "battery (pg-test/battery.sh through pg_buffile)"
+fi
+if want tpch; then
+  flavour_part tpch
+  done_part "tpch (pg-test/tpch.sh through pg_buffile)"
+fi
+if want aborts; then
+  flavour_part aborts
+  done_part "aborts (pg-test/aborts.sh through pg_buffile)"
+fi
+if want tap-stream; then
+  flavour_part tap-stream
+  done_part "tap-stream (pg-test/tap-stream.sh through pg_buffile)"
 fi
 log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"

@@ -10,6 +10,13 @@ or a library line outside both). Shared files are told apart by the subsystem th
 them: hash (a parallel hash join's sharedtuplestore, i3of8.p0), sort (a parallel sort's
 worker tape, 0), logrep (a streamed transaction, 16394-743.changes) or other.
 
+pg_buffile (the extension over the hook) writes "method C" where the series writes
+"compression C"; its FileSet files are <fileset>/<name>.bf, beside a marker that stock's
+FileSetCreate() made. When the FileSet is deleted, stock's code logs (and counts in
+pg_stat_database) what it finds in the directory: <name>.bf (size 0) and <name>.bf.0
+(the file's bytes). Those lines are counted apart, as "stock's lines at the FileSet's
+deletion", for pgstat, and not as files that did not go through the library.
+
     templog.py count LOG...           what the logs hold, in two lines
     templog.py pgstat LOG...          "FILES BYTES" as pg_stat_database counts them
     templog.py check [--stock | --codec=C] [--both] [--shared] [--smaller]
@@ -25,8 +32,12 @@ from dataclasses import dataclass, field
 # The line's text after the log's prefix, whatever log_line_prefix is (pg_regress adds
 # the application name, the TAP tests their own): stock's line, then the library's.
 TEMP_LINE = re.compile(r'LOG:  temporary file: path "([^"]*)", size (\d+)'
-                       r'(?:, logical size (\d+), compression (\w+)(, encrypted)?)?$')
+                       r'(?:, logical size (\d+), (?:compression|method) (\w+)(, encrypted)?)?$')
 SHARED = ".fileset/compressed/"
+# pg_buffile's FileSet file, after the FileSet's directory; stock's line of a file of
+# that name or of its segment .N (logical size None) is one of the FileSet's deletion
+HOOK_SHARED = re.compile(r"\.fileset/([^/]+)\.bf$")
+HOOK_DELETED = re.compile(r"\.fileset/[^/]+\.bf(\.\d+)?$")
 KINDS = (("hash", re.compile(r"[io]\d+of\d+\.p\d+")),
          ("sort", re.compile(r"\d+")),
          ("logrep", re.compile(r"\d+-\d+\.(changes|subxacts)")))
@@ -53,9 +64,15 @@ def parse(text):
     return out
 
 
+def shared(path):
+    """Whether path is a FileSet file of the library's (the series' or pg_buffile's)."""
+    return SHARED in path or HOOK_SHARED.search(path) is not None
+
+
 def kind(path):
     """The subsystem of a shared file: hash, sort, logrep or other."""
-    name = path.split(SHARED, 1)[1]
+    m = HOOK_SHARED.search(path)
+    name = m.group(1) if m else path.split(SHARED, 1)[1]
     return next((k for k, rx in KINDS if rx.fullmatch(name)), "other")
 
 
@@ -64,6 +81,7 @@ class Counts:
     private: int = 0
     shared: int = 0
     other: int = 0            # files that did not go through the library
+    deleted: int = 0          # stock's lines at a pg_buffile FileSet's deletion
     logical: int = 0          # of the library's files
     physical: int = 0
     stock_bytes: int = 0      # of the others
@@ -72,15 +90,19 @@ class Counts:
     kinds: dict = field(default_factory=lambda: {"hash": 0, "sort": 0, "logrep": 0, "other": 0})
 
     def add(self, f):
+        if f.logical is None and HOOK_DELETED.search(f.path):
+            self.deleted += 1
+            self.stock_bytes += f.size
+            return
         if f.logical is None:
             self.other += 1
             self.stock_bytes += f.size
             return
-        if SHARED in f.path:
+        if shared(f.path):
             self.shared += 1
             self.kinds[kind(f.path)] += 1
         elif ".fileset/" in f.path:
-            self.other += 1     # a library file outside the FileSet's compressed/: never
+            self.other += 1     # a library file outside the FileSet's files: never
         else:
             self.private += 1
         self.logical += f.logical
@@ -97,7 +119,9 @@ class Counts:
         ratio = f"{self.logical / self.physical:.2f}" if self.physical else "-"
         codecs = ", by codec: " + ", ".join(f"{c} {n}" for c, n in self.codecs.items()) \
             if self.codecs else ""
-        return (f"temp files: {self.private} private, {self.shared} shared (FileSet), "
+        deleted = f" (and {self.deleted} lines of stock's at their deletion)" \
+            if self.deleted else ""
+        return (f"temp files: {self.private} private, {self.shared} shared (FileSet){deleted}, "
                 f"{self.other} not through libbuffile; logical {self.logical} B, physical "
                 f"{self.physical} B (ratio {ratio}){codecs}")
 
@@ -160,7 +184,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     c = count(a.logs)
     if a.cmd == "pgstat":
-        print(c.through + c.other, c.physical + c.stock_bytes)
+        print(c.through + c.other + c.deleted, c.physical + c.stock_bytes)
         return 0
     print(c.describe())
     if c.shared or a.cmd == "count":

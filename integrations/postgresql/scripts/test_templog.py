@@ -30,6 +30,21 @@ LOG = "\n".join([
     "none 1, lz4 2, zstd 0, zlib 0, probing 0.5 ms",
 ]) + "\n"
 
+# pg_buffile's lines: "method", a FileSet file <name>.bf and the two lines stock's code
+# writes when it deletes the FileSet's directory
+HOOK_LOG = "\n".join([
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp200.0", size 100, '
+          'logical size 400, method zstd',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf", '
+          'size 50, logical size 90, method lz4, encrypted',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf", '
+          'size 0',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf.0", '
+          'size 70',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp202.0.fileset/0.bf", '
+          'size 20, logical size 30, method auto',
+]) + "\n"
+
 
 class TempLog(unittest.TestCase):
     def setUp(self):
@@ -89,6 +104,29 @@ class TempLog(unittest.TestCase):
             f.write(PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp9.0", size 8192\n')
         self.assertEqual(self.run_main("check", "--stock")[0], 0)
         self.assertEqual(self.run_main("check", "--codec=lz4")[0], 1)
+
+    def test_pg_buffile_lines(self):
+        files = templog.parse(HOOK_LOG)
+        self.assertEqual([(f.logical, f.codec) for f in files],
+                         [(400, "zstd"), (90, "lz4"), (None, None), (None, None), (30, "auto")])
+        c = templog.Counts()
+        for f in files:
+            c.add(f)
+        # stock's lines at the deletion are neither files of ours nor ones that missed
+        # the library
+        self.assertEqual((c.private, c.shared, c.other, c.deleted), (1, 2, 0, 2))
+        self.assertEqual(c.kinds, {"hash": 1, "sort": 1, "logrep": 0, "other": 0})
+        self.assertEqual(c.encrypted, 1)
+        fd, path = tempfile.mkstemp(suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write(HOOK_LOG)
+        self.addCleanup(os.unlink, path)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            # pg_stat_database counts stock's lines too, as stock's code reports them
+            self.assertEqual(templog.main(["pgstat", path]), 0)
+            self.assertEqual(templog.main(["check", "--both", "--kinds=hash,sort", path]), 0)
+        self.assertEqual(out.getvalue().splitlines()[0], "5 240")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 # pg_buffile (pg_buffile.method = lz4).  The error is the usual one, the
 # session's files go with the aborted query (nothing left in pgsql_tmp
 # while the session is still connected, nothing of ours in its memory),
-# and the same session spills again and answers right.
+# and the same session spills again and answers right.  Then a backend
+# terminated inside a transaction whose cursor holds open files (as a
+# parallel worker is when its leader's query is cancelled): it exits
+# without a crash, and leaves nothing behind.
 
 use strict;
 use warnings FATAL => 'all';
@@ -68,5 +71,29 @@ ok($node->log_contains(qr/temporary file: .*method lz4/, $logpos),
 	'and spills through pg_buffile');
 
 $session->quit;
+
+# pg_buffile's exit callback runs before the transaction is aborted: it must
+# not leave the files to the cursor's resource owner as well.
+my $victim = $node->background_psql('postgres', on_error_stop => 0);
+$victim->query_safe("SET work_mem = '64kB'");
+$victim->query_safe('SET max_parallel_workers_per_gather = 0');
+my $vpid = $victim->query_safe('SELECT pg_backend_pid()');
+$victim->query_safe('BEGIN');
+$victim->query_safe(
+	q{DECLARE c CURSOR FOR SELECT md5(i::text) FROM generate_series(1, 200000) i ORDER BY 1});
+$victim->query_safe('FETCH 1 FROM c');
+my @open = glob("$tmpdir/*");
+ok(scalar(@open) > 0, 'the cursor holds its sort\'s files');
+$logpos = -s $node->logfile;
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($vpid, 60000)"),
+	't', 'the backend holding them is terminated');
+$victim->quit;
+ok(!$node->log_contains(qr/terminated by signal|TRAP|PANIC/, $logpos),
+	'it exits without a crash');
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server answers');
+@left = -d $tmpdir ? glob("$tmpdir/*") : ();
+is(scalar(@left), 0, 'nothing left in pgsql_tmp after its exit')
+  or diag(join("\n", @left));
+
 $node->stop;
 done_testing();

@@ -7,6 +7,9 @@
 # context and no descriptor after it; pgsql_tmp removed (re-created) or unwritable
 # (SQLSTATE 42501); cancelled parallel hash joins log no line of ours; nothing left, no
 # "could not" LOG line. Each check says what it saw and counts what failed in `bad`.
+# PG_FLAVOUR=hook (lib.sh) runs the same checks on the hook's build with pg_buffile
+# (pg-hook.sh's part battery): pg_buffile.method for temp_file_compression, the values
+# the extension has (no pglz).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 data=$RUN/battery log=$RUN/battery.log out=$RUN/battery-out bad=0
@@ -33,14 +36,15 @@ sqls=(
   "select sum(rn * hashtext(m)) from (select m, row_number() over (order by m) rn from (select m from bt order by m) o) s"
   "set max_parallel_maintenance_workers = 2; set maintenance_work_mem = '1MB'; create index bt_m on bt (m); set enable_seqscan = off; set enable_bitmapscan = off; select sum(hashtext(m)) from (select m from bt where m < '4' order by m) s; drop index bt_m"
 )
-methods="off none lz4 zstd:level=3 zlib auto pglz"
+methods=""
+for m in off none lz4 zstd:level=3 zlib auto pglz; do has_value $m && methods+="${methods:+ }$m"; done
 
 # The answers of every user under every method against off's.
 check_answers() {
   local i m
   for i in "${!names[@]}"; do
     for m in $methods; do
-      BOPTS="-c work_mem=64kB -c temp_file_compression=$m" psql_b -c "${sqls[$i]}" \
+      BOPTS="-c work_mem=64kB $(gucs $m)" psql_b -c "${sqls[$i]}" \
         > "$out/${names[$i]}.$m.out" 2> "$out/${names[$i]}.$m.err" \
         || { echo "${names[$i]} $m: $(head -2 "$out/${names[$i]}.$m.err")"; bad=$((bad + 1)); }
       cmp -s "$out/${names[$i]}.off.out" "$out/${names[$i]}.$m.out" \
@@ -58,7 +62,7 @@ check_explain_blocks() {
     q=${q#" set enable_mergejoin = off;"}
     q=${q#" set enable_sort = off;"}
     for m in $methods; do
-      blocks=$(BOPTS="-c work_mem=64kB -c temp_file_compression=$m -c max_parallel_workers_per_gather=0 -c enable_mergejoin=off -c enable_sort=$([ $i = 2 ] && echo off || echo on)" \
+      blocks=$(BOPTS="-c work_mem=64kB $(gucs $m) -c max_parallel_workers_per_gather=0 -c enable_mergejoin=off -c enable_sort=$([ $i = 2 ] && echo off || echo on)" \
         psql_b -c "explain (analyze, buffers, costs off, timing off, format json) $q" \
         | python3 -c 'import json,sys; p=json.load(sys.stdin)[0]["Plan"]; print(p["Temp Read Blocks"], p["Temp Written Blocks"])')
       echo "$m $blocks" >> "$out/${names[$i]}.blocks"
@@ -77,7 +81,7 @@ check_pgss() {
   # pg_stat_statements and track_io_timing: the hash join under off and lz4
   local st_off st_lz4
   for m in off lz4; do
-    BOPTS="-c work_mem=64kB -c temp_file_compression=$m -c max_parallel_workers_per_gather=0 -c enable_mergejoin=off" \
+    BOPTS="-c work_mem=64kB $(gucs $m) -c max_parallel_workers_per_gather=0 -c enable_mergejoin=off" \
       psql_b -c "select pg_stat_statements_reset()" -c "select count(*) from bt a join bt b using (m)" \
       -c "select temp_blks_read, temp_blks_written, temp_blk_read_time > 0, temp_blk_write_time > 0 from pg_stat_statements where query like 'select count(*) from bt a join bt b%'" \
       > "$out/pgss.$m.out" || bad=$((bad + 1))
@@ -95,8 +99,8 @@ check_spill_observed() {
   # While a spill runs: its wait events, its files in pg_ls_tmpdir(); after it:
   # the library's memory in its context, no descriptor left.
   local big="select count(*) from (select md5(g::text) m from generate_series(1, 3000000) g order by m) s"
-  BOPTS="-c work_mem=64kB -c temp_file_compression=lz4" BAPP=spiller \
-    psql_b -c "$big" -c "select 'memory ' || sum(total_bytes) from pg_backend_memory_contexts where name = 'BufFile compression'" \
+  BOPTS="-c work_mem=64kB $(gucs lz4)" BAPP=spiller \
+    psql_b -c "$big" -c "select 'memory ' || sum(total_bytes) from pg_backend_memory_contexts where name = '$CTX'" \
     -c "\\! echo fds \$(ls -l /proc/\$(cat $out/spiller.pid)/fd | grep -c pgsql_tmp)" > "$out/spill.out" 2>&1 &
   local bg=$! pid="" k
   for k in $(seq 1 100); do
@@ -123,7 +127,7 @@ check_spill_observed() {
   set -- $ws
   if [ -n "$pid" ] && [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && [ "${3:-0}" -gt 0 ] \
      && grep -q '^memory [1-9]' "$out/spill.out" && grep -q '^fds 0$' "$out/spill.out"; then
-    echo "during a lz4 sort: $1 samples of BufFileWrite, $2 of BufFileRead in $4; pg_ls_tmpdir() listed up to $3 of its files; after: $(grep '^memory' "$out/spill.out") bytes in context BufFile compression, no descriptor on a temp file"
+    echo "during a lz4 sort: $1 samples of BufFileWrite, $2 of BufFileRead in $4; pg_ls_tmpdir() listed up to $3 of its files; after: $(grep '^memory' "$out/spill.out") bytes in context $CTX, no descriptor on a temp file"
   else
     echo "spill observation FAILED: samples '$ws' (write read files), pid '$pid'"; cat "$out/spill.out"; bad=$((bad + 1))
   fi
@@ -131,17 +135,21 @@ check_spill_observed() {
 
 check_tmpdir() {
   # pgsql_tmp removed under a live session: re-created, as stock does; a
-  # directory the server may not write: errcode_for_file_access (42501).
+  # directory the server may not write: errcode_for_file_access (42501). The series
+  # creates the file where stock does; pg_buffile first creates a directory of its own
+  # there, with fd.c's PathNameCreateTemporaryDir, whose message is core's for that.
+  local denied='could not create temporary file ".*pgsql_tmp/pgsql_tmp[0-9]*\.[0-9]*"'
+  [ "$PG_FLAVOUR" = hook ] && denied='cannot create temporary subdirectory ".*pgsql_tmp/pgsql_tmp[0-9]*\.buffile"'
   psql_b > "$out/tmpdir.out" 2>&1 <<EOF
 set work_mem = '64kB';
-set temp_file_compression = lz4;
+$(set_sql lz4)
 select 'first-' || count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
 \\! rm -rf $data/base/pgsql_tmp
 select 'again-' || count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
-set temp_file_compression = off;
+$(set_sql off)
 \\! rm -rf $data/base/pgsql_tmp
 select 'stock-' || count(*) from (select g from generate_series(1, 200000) g order by g desc) s;
-set temp_file_compression = lz4;
+$(set_sql lz4)
 \\! chmod 0 $data/base/pgsql_tmp
 \\set ON_ERROR_STOP 0
 \\set VERBOSITY verbose
@@ -150,8 +158,8 @@ select count(*) from (select g from generate_series(1, 200000) g order by g desc
 EOF
   if grep -q '^first-200000$' "$out/tmpdir.out" && grep -q '^again-200000$' "$out/tmpdir.out" \
      && grep -q '^stock-200000$' "$out/tmpdir.out" \
-     && grep -q 'ERROR:  42501: could not create temporary file ".*pgsql_tmp/pgsql_tmp[0-9]*\.[0-9]*": Permission denied' "$out/tmpdir.out"; then
-    echo "pgsql_tmp removed under the session: re-created (lz4 and off); unwritable: $(grep -o 'ERROR:  42501: could not create temporary file' "$out/tmpdir.out")"
+     && grep -q "ERROR:  42501: $denied: Permission denied" "$out/tmpdir.out"; then
+    echo "pgsql_tmp removed under the session: re-created (lz4 and off); unwritable: $(grep -o 'ERROR:  42501: [a-z ]*' "$out/tmpdir.out")"
   else
     echo "pgsql_tmp FAILED:"; cat "$out/tmpdir.out"; bad=$((bad + 1))
   fi
@@ -163,11 +171,11 @@ check_cancelled_joins() {
   # those sessions: its lines are stock's too).
   : > "$out/cancel.log"
   local start; start=$(wc -l < "$log")
-  fileset_files() { find "$data/base/pgsql_tmp" -path '*.fileset/compressed/*' -type f 2>/dev/null | grep -q .; }
+  fileset_files() { find "$data/base/pgsql_tmp" -path "$FILESET_FILE" -type f 2>/dev/null | grep -q .; }
   for k in 1 2 3; do
     # the previous join's files gone first, so that the files awaited are this join's
     for i in $(seq 1 1000); do fileset_files || break; sleep 0.01; done
-    BAPP=cancelled BOPTS="-c work_mem=64kB -c temp_file_compression=lz4 -c enable_mergejoin=off -c log_temp_files=-1" \
+    BAPP=cancelled BOPTS="-c work_mem=64kB $(gucs lz4) -c enable_mergejoin=off -c log_temp_files=-1" \
       psql_b -c "select count(*) from bt a join bt b using (m) join bt c on c.m = b.m join bt d on d.m = a.m" \
       >> "$out/cancel.out" 2>&1 &
     bg=$!
@@ -193,7 +201,7 @@ check_cancelled_joins() {
 check_leftovers() {
   # Leftovers and log lines of the whole part
   local left; left=$(find "$data/base/pgsql_tmp" -mindepth 1 2>/dev/null | wc -l)
-  if [ "$left" -eq 0 ] && ! grep -E 'LOG: .*could not|TRAP|PANIC|WARNING: .*(leak|temporary)' "$log"; then
+  if [ "$left" -eq 0 ] && ! grep -E 'LOG: .*could not|TRAP|PANIC|terminated by signal|WARNING: .*(leak|temporary)' "$log"; then
     echo "nothing left under base/pgsql_tmp; no 'could not' LOG line, no leak warning"
   else
     echo "leftovers: $left entries under base/pgsql_tmp"; find "$data/base/pgsql_tmp" | head; bad=$((bad + 1))

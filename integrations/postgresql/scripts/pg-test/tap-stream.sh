@@ -5,14 +5,24 @@
 # FileSet files reopened read-write, appended, truncated) with TEMP_CONFIG =
 # temp_file_compression = zstd, log_temp_files = 0: the tests pass, their logs show
 # FileSet files through the library, and every temp file written with zstd.
+# PG_FLAVOUR=hook (lib.sh): the same through pg_buffile (pg-hook.sh's part tap-stream),
+# TEMP_CONFIG preloading it; make installcheck, whose TAP clusters run the installed
+# server, the one pg_buffile is installed into (make check's temporary one has no module).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-conf=$RUN/tap.conf out=$RUN/tap-stream rc=0
+conf=$RUN/tap.conf out=$RUN/tap-stream rc=0 target=check
 out_dir tap-stream
-printf 'temp_file_compression = zstd\nlog_temp_files = 0\n' > "$conf"
-tests=$(cd "$PGB/patched-$PG_UPSTREAM/src/test/subscription" && echo t/*stream*.pl)
+if [ "$PG_FLAVOUR" = hook ]; then
+  printf "shared_preload_libraries = 'pg_buffile'\n" > "$conf"
+  target=installcheck
+else
+  : > "$conf"
+fi
+{ conf_lines zstd; echo "log_temp_files = 0"; } >> "$conf"
+chown "$PG_USER": "$conf"
+tests=$(cd "$SRC/src/test/subscription" && echo t/*stream*.pl)
 echo "tests: $tests"
-(cd "$B/src/test/subscription" && as_user env TEMP_CONFIG="$conf" make -s check \
+(cd "$B/src/test/subscription" && as_user env TEMP_CONFIG="$conf" make -s $target \
    PROVE_TESTS="$tests" > "$out/prove.out" 2>&1) || rc=$?
 grep -E '^t/|^All tests|^Result|^Files=' "$out/prove.out"
 cp -r "$B/src/test/subscription/tmp_check/log" "$out/" 2>/dev/null

@@ -8,11 +8,13 @@
 # max_parallel_workers_per_gather 0 and 2 (parallel plans forced cheap), under every
 # value (off, every codec and auto): all answers byte-identical to stock's; the log
 # shows private and FileSet files through the library, and pg_stat_database counts
-# the files and bytes its lines do.
+# the files and bytes its lines do. PG_FLAVOUR=hook (lib.sh): the same against the hook's
+# build with pg_buffile (pg-hook.sh's part tpch), the values the extension has (no pglz).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 # The values TPC-H runs under, each against stock's answers.
-TPCH_VALUES="off none lz4 zstd zlib pglz auto"
+TPCH_VALUES=""
+for v in off none lz4 zstd zlib pglz auto; do has_value $v && TPCH_VALUES+="${TPCH_VALUES:+ }$v"; done
 data=$PGROOT/tpch-sf0.01 out=$RUN/tpch
 q=$(tpch_queries) || { echo "no TPC-H queries found (set TPCH_QUERIES)"; exit 1; }
 bash "$TOP/scripts/install-deps.sh"
@@ -35,6 +37,7 @@ for port in $PORT_PATCHED $PORT_STOCK; do
   psql_at $port -c "set default_statistics_target = 1000" -c "analyze" || exit 1
 done
 echo "loaded SF 0.01 ($(psql_at $PORT_STOCK -At -c 'select count(*) from lineitem') lineitem rows) into both servers"
+[ "$STOCK" = "$PATCHED" ] && echo "stock: $STOCK without pg_buffile (the hook unset)" || echo "stock: $STOCK"
 
 # run_queries PORT LABEL PGOPTIONS: the 22 answers into $out/LABEL/
 run_queries() {
@@ -60,7 +63,7 @@ for w in 0 2; do
   [ -z "$empty" ] || echo "stock, workers $w: empty answers: $empty"
   [ "$(echo $empty | wc -w)" -le 1 ] || exit 1
   for codec in $TPCH_VALUES; do
-    run_queries $PORT_PATCHED "$codec-w$w" "$base $popts -c temp_file_compression=$codec" || exit 1
+    run_queries $PORT_PATCHED "$codec-w$w" "$base $popts $(gucs $codec)" || exit 1
     for n in $(seq 1 22); do
       if ! cmp -s "$out/stock-w$w/q$n.out" "$out/$codec-w$w/q$n.out"; then
         echo "DIFF Q$n $codec workers=$w: diff $out/stock-w$w/q$n.out $out/$codec-w$w/q$n.out"
