@@ -337,6 +337,19 @@ static inline int read_job(const bf_job *j)
     return j->task != NULL;
 }
 
+/* The slot of `f`'s block `blkno` unpacked ahead, or NULL: there is at most one (ra_submit
+   hands a block over only when it has none). */
+static bf_job *ra_find(bf_file *f, uint64_t blkno)
+{
+    bf_workers *w = f->seg.space->workers;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == f && read_job(j) && j->blkno == blkno)
+            return j;
+    }
+    return NULL;
+}
+
 /*
  * Block `blkno` of `f` gets a new extent: a copy of it unpacked ahead is
  * not the block any more. Marked here, where the map moves, not found out
@@ -346,12 +359,9 @@ static inline int read_job(const bf_job *j)
  */
 static void ra_stale(bf_file *f, uint64_t blkno)
 {
-    bf_workers *w = f->seg.space->workers;
-    for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && read_job(j) && j->blkno == blkno)
-            j->rd.stale = 1; /* the caller's field: the task never reads it */
-    }
+    bf_job *j = f->seg.space->workers != NULL ? ra_find(f, blkno) : NULL;
+    if (j != NULL)
+        j->rd.stale = 1; /* the caller's field: the task never reads it */
 }
 
 /* The extent of `blkno` has been written at `off`: point the map at it, release the old one. */
@@ -953,18 +963,6 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * only a guess is never reported by itself.
  */
 enum { RA_DEPTH = 2 };
-
-/* The slot of `f`'s block `blkno` unpacked ahead, or NULL. */
-static bf_job *ra_find(bf_file *f, uint64_t blkno)
-{
-    bf_workers *w = f->seg.space->workers;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && read_job(j) && j->blkno == blkno)
-            return j;
-    }
-    return NULL;
-}
 
 /* A slot's buffer of at least `need` bytes, or -1: best effort, so not reported. */
 static int ra_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need)
