@@ -200,10 +200,17 @@ static void release_extent(bf_file *f, const bf_map_entry *e)
     }
 }
 
-/* `off` rounded up to a multiple of `align` (a power of two; 1: unaligned). */
-static uint64_t align_up(uint64_t off, uint32_t align)
+/*
+ * `off` rounded up to a multiple of `align` (a power of two; 1: unaligned)
+ * counted from the start of its segment file of `seg_size` bytes: the file
+ * system, and its page cache, see offsets in that file. The result may lie
+ * past the segment's end (a segment size is a multiple of a page, not of a
+ * block): the caller checks that the extent fits.
+ */
+static uint64_t seg_align_up(uint64_t off, uint32_t align, uint64_t seg_size)
 {
-    return (off + align - 1) & ~(uint64_t)(align - 1);
+    uint64_t in = off % seg_size;
+    return off - in + ((in + align - 1) & ~(uint64_t)(align - 1));
 }
 
 /*
@@ -217,11 +224,11 @@ static uint32_t bare_align(const bf_extent_info *info)
 }
 
 /*
- * Find room for an extent of `need` bytes at a multiple of `align` (bare
- * blocks: BF_BARE_ALIGN; else 1): a free chunk, else the end (skipping to
- * the next segment when it would straddle; the bytes skipped become free
- * space). *grow is set to the new physical end when the end is used, else
- * to the current one.
+ * Find room for an extent of `need` bytes at a multiple of `align` counted
+ * from its segment's start (bare_align): a free chunk, else the end
+ * (skipping to the next segment when it would straddle; the bytes skipped
+ * become free space, inside the segment the end was in). *grow is set to
+ * the new physical end when the end is used, else to the current one.
  * `rewrite`: the block has an extent already, which is freed only after
  * the new copy is written (the message says so at the temp limit).
  */
@@ -234,10 +241,16 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
                   : bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8,
                                  ch))
         return BF_OK;
-    uint64_t off = align_up(f->phys_end, align);
-    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
+       skipped become one free chunk, and a free chunk must not run past a segment's end
+       (freespace.h). When it did (a 64 KiB alignment in 136 KiB segments), a bare block
+       placed there later was written whole into the first segment's file, past its end,
+       while a patch of its second half went through its offset to the next segment's file,
+       and the read found the old bytes failing the new check. */
+    uint64_t seg_end = (f->phys_end / sp->segment_size + 1) * sp->segment_size;
+    uint64_t off = seg_align_up(f->phys_end, align, sp->segment_size);
     if (off + need > seg_end)
-        off = seg_end;
+        off = seg_end; /* the next segment's start, aligned to anything */
     uint64_t end = off + need;
     if (f->counted && sp->temp_limit != 0 &&
         sp->physical_now + (end - f->phys_end) > sp->temp_limit) {
@@ -794,7 +807,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
            skipped are written as zeros (the batch stays one contiguous write) and become
            free space for later compressed extents. At the batch's start that would leave
            a hole in front of the write: the block goes the ordinary way (block_store). */
-        uint64_t o = align_up(end, bare_align(&info[i]));
+        uint64_t o = seg_align_up(end, bare_align(&info[i]), sp->segment_size);
         if (o != end && i == 0)
             break;
         if (o != end) {
