@@ -596,6 +596,28 @@ static void test_extents_stay_in_their_segment(void **state)
     bf_space_destroy(sp);
 }
 
+/* A write that would run past its segment's end is refused, not spread over two files. */
+static void test_segment_write_past_its_end(void **state)
+{
+    (void)state;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_NONE;
+    o.block_size = 4096;
+    o.segment_size = 4 * 4096;
+    bf_space *sp = t_space_opts(&o);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    unsigned char b[64] = {0};
+    struct iovec v = {b, sizeof(b)};
+    assert_int_equal(bf_seg_write(&f->seg, o.segment_size - 32, &v, 1, sizeof(b)), BF_EINVAL);
+    assert_non_null(strstr(bf_space_errmsg(sp), "past the segment's end"));
+    assert_int_equal(bf_seg_write(&f->seg, o.segment_size - 64, &v, 1, sizeof(b)), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
 static void test_batched_writes(void **state)
 {
     (void)state;
@@ -671,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
         cmocka_unit_test(test_bare_layout),      cmocka_unit_test(test_partial_rewrite_in_place),
         cmocka_unit_test(test_extents_stay_in_their_segment),
+        cmocka_unit_test(test_segment_write_past_its_end),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
