@@ -215,12 +215,25 @@ static uint64_t seg_align_up(uint64_t off, uint32_t align, uint64_t seg_size)
 
 /*
  * The alignment a block's extent needs: a bare block of a page or more
- * starts at a page, as stock's blocks do; shorter ones (a file's tail)
- * and compressed extents are packed.
+ * starts at a multiple of its length's largest power of two up to
+ * BF_BARE_ALIGN_MAX, counted from its segment file's start: a whole block
+ * at a multiple of its size, as stock's blocks are, and a file's tail at
+ * the power of two below its length (not measured apart: a tail is one
+ * block of a file); shorter ones and compressed extents are packed. Only page
+ * alignment is the format's (index.c checks it); the block size's is the
+ * page cache's: a bare block at an odd page after a compressed extent put
+ * every later block of the file across two of its 8 KiB folios, and auto,
+ * whose prior packs a space's first blocks with lz4, cost 13-20% more CPU
+ * than none in ext4's page cache (docs/results/format4.md). An alignment
+ * the segment size is not a multiple of (64 KiB in segments of 136 KiB) is
+ * why extent_place looks at the segment the end is in.
  */
 static uint32_t bare_align(const bf_extent_info *info)
 {
-    return info->bare && info->disk_len >= BF_BARE_ALIGN ? BF_BARE_ALIGN : 1;
+    if (!info->bare || info->disk_len < BF_BARE_ALIGN)
+        return 1;
+    uint32_t n = 1u << (31 - __builtin_clz(info->disk_len));
+    return n < BF_BARE_ALIGN_MAX ? n : BF_BARE_ALIGN_MAX;
 }
 
 /*
@@ -427,7 +440,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
     int from_free = placed && grow == f->phys_end;
     /* An extent that skips to the next segment leaves a gap, made part of the segment
        file (as free space) so that the physical size is what the file system holds; a bare
-       block's skip to the next page is covered by its own write. */
+       block's skip to its alignment is covered by its own write. */
     int gap = placed && !from_free && ch.off > f->phys_end;
     if (gap && ch.off % sp->segment_size == 0)
         rc = bf_seg_resize(&f->seg, ch.off);
@@ -789,7 +802,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         rc = map_room(f, blkno, n, &old_n);
     if (rc != BF_OK)
         return rc;
-    static const unsigned char zeros[BF_BARE_ALIGN];
+    static const unsigned char zeros[BF_BARE_ALIGN_MAX];
     struct iovec iov[2 * BATCH_BLOCKS];
     bf_extent_info info[BATCH_BLOCKS];
     uint64_t at[BATCH_BLOCKS];
@@ -803,7 +816,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
                         &cnt, &info[i], 1);
         if (rc != BF_OK)
             break;
-        /* A bare block after a compressed extent starts at the next page: the bytes
+        /* A bare block after a compressed extent starts at its alignment: the bytes
            skipped are written as zeros (the batch stays one contiguous write) and become
            free space for later compressed extents. At the batch's start that would leave
            a hole in front of the write: the block goes the ordinary way (block_store). */
