@@ -1652,6 +1652,13 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         range_clear(f);
     }
     if (tail != 0) {
+        /* Its copy on a worker goes below: the extent is then older than the buffer outside
+           the range dirtied, so a patch in place (bare_patch) would leave the dropped copy's
+           changes out of it. The block is written whole when flushed. */
+        if (f->buf_rmw && newest_job(f, keep - 1) != NULL) {
+            f->buf_rmw = 0;
+            range_clear(f);
+        }
         memset(f->buf + tail, 0, f->block_size - tail);
         f->buf_dirty = 1;
         if (f->buf_rmw) /* those zeros replace bytes a later write may bring back to length */
