@@ -44,6 +44,8 @@
 #define BF_EXTENT_VERSION 4u
 /* A bare block's offset is a multiple of this: whole pages, as stock's blocks. */
 #define BF_BARE_ALIGN 4096u
+/* A whole bare block is aligned to its size up to this (file.c: the page cache's folios). */
+#define BF_BARE_ALIGN_MAX 65536u
 #define BF_EXTENT_FLAG_RAW 0x01u
 #define BF_EXTENT_FLAG_SEALED 0x02u
 /* The most bytes an extent of a `bs`-byte block takes on disk. */

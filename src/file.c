@@ -200,28 +200,48 @@ static void release_extent(bf_file *f, const bf_map_entry *e)
     }
 }
 
-/* `off` rounded up to a multiple of `align` (a power of two; 1: unaligned). */
-static uint64_t align_up(uint64_t off, uint32_t align)
+/*
+ * `off` rounded up to a multiple of `align` (a power of two; 1: unaligned)
+ * counted from the start of its segment file of `seg_size` bytes: the file
+ * system, and its page cache, see offsets in that file. The result may lie
+ * past the segment's end (a segment size is a multiple of a page, not of a
+ * block): the caller checks that the extent fits.
+ */
+static uint64_t seg_align_up(uint64_t off, uint32_t align, uint64_t seg_size)
 {
-    return (off + align - 1) & ~(uint64_t)(align - 1);
+    uint64_t in = off % seg_size;
+    return off - in + ((in + align - 1) & ~(uint64_t)(align - 1));
 }
 
 /*
  * The alignment a block's extent needs: a bare block of a page or more
- * starts at a page, as stock's blocks do; shorter ones (a file's tail)
- * and compressed extents are packed.
+ * starts at a multiple of its length's largest power of two up to
+ * BF_BARE_ALIGN_MAX, counted from its segment file's start: a whole block
+ * at a multiple of its size, as stock's blocks are, and a file's tail at
+ * the power of two below its length (not measured apart: a tail is one
+ * block of a file); shorter ones and compressed extents are packed. Only page
+ * alignment is the format's (index.c checks it); the block size's is the
+ * page cache's: a bare block at an odd page after a compressed extent put
+ * every later block of the file across two of its 8 KiB folios, and auto,
+ * whose prior packs a space's first blocks with lz4, cost 13-20% more CPU
+ * than none in ext4's page cache (docs/results/format4.md). An alignment
+ * the segment size is not a multiple of (64 KiB in segments of 136 KiB) is
+ * why extent_place looks at the segment the end is in.
  */
 static uint32_t bare_align(const bf_extent_info *info)
 {
-    return info->bare && info->disk_len >= BF_BARE_ALIGN ? BF_BARE_ALIGN : 1;
+    if (!info->bare || info->disk_len < BF_BARE_ALIGN)
+        return 1;
+    uint32_t n = 1u << (31 - __builtin_clz(info->disk_len));
+    return n < BF_BARE_ALIGN_MAX ? n : BF_BARE_ALIGN_MAX;
 }
 
 /*
- * Find room for an extent of `need` bytes at a multiple of `align` (bare
- * blocks: BF_BARE_ALIGN; else 1): a free chunk, else the end (skipping to
- * the next segment when it would straddle; the bytes skipped become free
- * space). *grow is set to the new physical end when the end is used, else
- * to the current one.
+ * Find room for an extent of `need` bytes at a multiple of `align` counted
+ * from its segment's start (bare_align): a free chunk, else the end
+ * (skipping to the next segment when it would straddle; the bytes skipped
+ * become free space, inside the segment the end was in). *grow is set to
+ * the new physical end when the end is used, else to the current one.
  * `rewrite`: the block has an extent already, which is freed only after
  * the new copy is written (the message says so at the temp limit).
  */
@@ -234,10 +254,16 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
                   : bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8,
                                  ch))
         return BF_OK;
-    uint64_t off = align_up(f->phys_end, align);
-    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
+       skipped become one free chunk, and a free chunk must not run past a segment's end
+       (freespace.h). When it did (a 64 KiB alignment in 136 KiB segments), a bare block
+       placed there later was written whole into the first segment's file, past its end,
+       while a patch of its second half went through its offset to the next segment's file,
+       and the read found the old bytes failing the new check. */
+    uint64_t seg_end = (f->phys_end / sp->segment_size + 1) * sp->segment_size;
+    uint64_t off = seg_align_up(f->phys_end, align, sp->segment_size);
     if (off + need > seg_end)
-        off = seg_end;
+        off = seg_end; /* the next segment's start, aligned to anything */
     uint64_t end = off + need;
     if (f->counted && sp->temp_limit != 0 &&
         sp->physical_now + (end - f->phys_end) > sp->temp_limit) {
@@ -414,7 +440,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
     int from_free = placed && grow == f->phys_end;
     /* An extent that skips to the next segment leaves a gap, made part of the segment
        file (as free space) so that the physical size is what the file system holds; a bare
-       block's skip to the next page is covered by its own write. */
+       block's skip to its alignment is covered by its own write. */
     int gap = placed && !from_free && ch.off > f->phys_end;
     if (gap && ch.off % sp->segment_size == 0)
         rc = bf_seg_resize(&f->seg, ch.off);
@@ -776,7 +802,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         rc = map_room(f, blkno, n, &old_n);
     if (rc != BF_OK)
         return rc;
-    static const unsigned char zeros[BF_BARE_ALIGN];
+    static const unsigned char zeros[BF_BARE_ALIGN_MAX];
     struct iovec iov[2 * BATCH_BLOCKS];
     bf_extent_info info[BATCH_BLOCKS];
     uint64_t at[BATCH_BLOCKS];
@@ -790,11 +816,11 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
                         &cnt, &info[i], 1);
         if (rc != BF_OK)
             break;
-        /* A bare block after a compressed extent starts at the next page: the bytes
+        /* A bare block after a compressed extent starts at its alignment: the bytes
            skipped are written as zeros (the batch stays one contiguous write) and become
            free space for later compressed extents. At the batch's start that would leave
            a hole in front of the write: the block goes the ordinary way (block_store). */
-        uint64_t o = align_up(end, bare_align(&info[i]));
+        uint64_t o = seg_align_up(end, bare_align(&info[i]), sp->segment_size);
         if (o != end && i == 0)
             break;
         if (o != end) {
@@ -1626,6 +1652,13 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         range_clear(f);
     }
     if (tail != 0) {
+        /* Its copy on a worker goes below: the extent is then older than the buffer outside
+           the range dirtied, so a patch in place (bare_patch) would leave the dropped copy's
+           changes out of it. The block is written whole when flushed. */
+        if (f->buf_rmw && newest_job(f, keep - 1) != NULL) {
+            f->buf_rmw = 0;
+            range_clear(f);
+        }
         memset(f->buf + tail, 0, f->block_size - tail);
         f->buf_dirty = 1;
         if (f->buf_rmw) /* those zeros replace bytes a later write may bring back to length */

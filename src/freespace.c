@@ -142,7 +142,9 @@ int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t bound
     uint32_t i = by_size_index(fs, need, 0);
     for (uint32_t tries = 0; i < fs->n && tries < 64; i++, tries++) {
         bf_chunk ch = fs->c[i];
-        uint64_t at = (ch.off + align - 1) & ~(uint64_t)(align - 1);
+        /* Aligned within the chunk's segment file (it lies in one): what its page cache sees. */
+        uint64_t in = ch.off % boundary;
+        uint64_t at = ch.off - in + ((in + align - 1) & ~(uint64_t)(align - 1));
         if (at + need > ch.off + ch.cap)
             continue;
         remove_chunk(fs, by_off_index(fs, ch.off));

@@ -39,7 +39,8 @@ static inline bf_chunk *bf_free_by_offset(const bf_freespace *fs)
 
 /*
  * Remember a freed chunk, merged with the free chunks it touches inside the
- * same segment (`boundary` is the segment size).
+ * same segment (`boundary` is the segment size). The chunk itself lies
+ * inside one segment: the caller cuts a range at segment boundaries.
  */
 void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
                  uint32_t cap);
@@ -53,9 +54,10 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
                  uint32_t split_min, bf_chunk *out);
 
 /*
- * Take `need` bytes at a multiple of `align` (a power of two) from the
- * smallest chunk that holds them; what is left of the chunk before and
- * after goes back. Returns 1 and the range in *out (cap == need), or 0.
+ * Take `need` bytes at a multiple of `align` (a power of two) counted from
+ * the start of the segment (`boundary` bytes each) from the smallest chunk
+ * that holds them; what is left of the chunk before and after goes back.
+ * Returns 1 and the range in *out (cap == need), or 0.
  */
 int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t boundary,
                          uint32_t need, uint32_t align, bf_chunk *out);

@@ -233,6 +233,16 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     struct bf_space *sp = seg->space;
     uint32_t segno = (uint32_t)(off / sp->segment_size);
     uint64_t soff = off % sp->segment_size;
+    if (soff + total > sp->segment_size) {
+        /* A caller's bug, refused rather than written: the bytes past the end would go into
+           this segment's file while a later write or read of them by their own offset goes
+           to the next one's (reads would find old bytes failing their check). */
+        char path[4096];
+        bf_seg_path(seg, segno, path, sizeof(path));
+        return bf_fail(sp, BF_EINVAL, "write", path, 0,
+                       "%zu bytes at offset %llu run past the segment's end (%llu bytes)", total,
+                       (unsigned long long)soff, (unsigned long long)sp->segment_size);
+    }
     forget_readahead_over(seg, off, total);
     int rc = seg_open(seg, segno, 1);
     if (rc != BF_OK)

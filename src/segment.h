@@ -58,7 +58,7 @@ void bf_seg_path(const bf_seg *seg, uint32_t segno, char *buf, size_t len);
 /* Most iovecs one bf_seg_write takes (a batch of 32 raw extents needs 64). */
 #define BF_SEG_IOV_MAX 64
 
-/* Write all bytes of `iov` at physical offset `off` (within one segment). */
+/* Write all bytes of `iov` at physical offset `off` (within one segment: else BF_EINVAL). */
 int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total);
 
 /* Read exactly `len` bytes at physical offset `off`; a short read is BF_ECORRUPT. */

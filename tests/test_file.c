@@ -515,6 +515,109 @@ static void test_partial_rewrite_in_place(void **state)
     bf_space_destroy(sp);
 }
 
+/* Whether [off, off + len) lies inside one segment file of `sp`. */
+static int in_one_segment(const bf_space *sp, uint64_t off, uint64_t len)
+{
+    return len == 0 || off / sp->segment_size == (off + len - 1) / sp->segment_size;
+}
+
+/* Every extent of `f` and every free chunk it keeps lies inside one segment file. */
+static void assert_nothing_crosses_a_segment(const bf_file *f)
+{
+    const bf_space *sp = f->seg.space;
+    const bf_map_entry *e;
+    for (uint64_t b = 0; (e = bf_map_next(&f->map, &b)) != NULL; b++)
+        if (!in_one_segment(sp, bf_map_off(e), bf_map_len(e)))
+            fail_msg("block %llu's extent at %llu (%u bytes) crosses a segment's end",
+                     (unsigned long long)b, (unsigned long long)bf_map_off(e), bf_map_len(e));
+    const bf_chunk *c = bf_free_by_offset(&f->free);
+    for (uint32_t i = 0; i < f->free.n; i++)
+        if (!in_one_segment(sp, c[i].off, c[i].cap))
+            fail_msg("free chunk at %llu (%u bytes) crosses a segment's end",
+                     (unsigned long long)c[i].off, c[i].cap);
+}
+
+/*
+ * An extent stays inside one segment file, whatever alignment its block
+ * asks for and whatever the segment size (a multiple of a page, not of a
+ * block). A bare block skipping from a compressed extent near a segment's
+ * end to its alignment must not leave free bytes that run across the
+ * segment's end: a later bare block placed there would be written whole into
+ * the first segment's file, past its end, while a patch of its second half
+ * (bare_patch, through the offset's own segment) went into the next file:
+ * the read saw the old bytes and a check they failed.
+ */
+static void test_extents_stay_in_their_segment(void **state)
+{
+    (void)state;
+    enum { BSZ = 65536 };
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_LZ4;
+    o.block_size = BSZ;
+    o.segment_size = 2 * (BSZ + 4096); /* 136 KiB, the least allowed: 2 blocks and 8 KiB */
+    bf_space *sp = t_space_opts(&o);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char blk[5][BSZ], got[BSZ];
+    t_rng r = {53};
+    for (int b = 0; b < 5; b++)
+        t_fill(&r, T_DATA_RANDOM, blk[b], BSZ);
+    memset(blk[2], 'x', BSZ); /* a few hundred bytes with lz4 */
+    /* Blocks 0 and 1 bare at 0 and 64 KiB, block 2 compressed just past 128 KiB, 8 KiB
+       before segment 0's end; block 3 bare, at an aligned offset beyond. */
+    for (uint64_t b = 0; b < 4; b++)
+        assert_int_equal(bf_file_write_block(f, b, blk[b]), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_false(bf_map_bare(bf_map_get(&f->map, 2)));
+    assert_true(bf_map_bare(bf_map_get(&f->map, 3)));
+    /* Block 2's bytes join the skipped ones; block 4, bare, goes to free space if it fits. */
+    assert_int_equal(bf_file_discard_block(f, 2), BF_OK);
+    memset(blk[2], 0, BSZ);
+    assert_int_equal(bf_file_write_block(f, 4, blk[4]), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_nothing_crosses_a_segment(f);
+    /* Block 4 changed in its last quarter (a patch in place), read back from disk. */
+    memset(blk[4] + 3 * BSZ / 4, 0xa5, 100);
+    assert_int_equal(bf_file_seek(f, 4 * BSZ + 3 * BSZ / 4, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, blk[4] + 3 * BSZ / 4, 100), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, 1), 1); /* the buffer leaves block 4 */
+    for (uint64_t b = 0; b < 5; b++) {
+        int rc = bf_file_read_block(f, b, got);
+        if (rc != BF_OK)
+            fail_msg("block %llu: %s", (unsigned long long)b, bf_space_errmsg(sp));
+        assert_memory_equal(got, blk[b], BSZ);
+    }
+    assert_nothing_crosses_a_segment(f);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/* A write that would run past its segment's end is refused, not spread over two files. */
+static void test_segment_write_past_its_end(void **state)
+{
+    (void)state;
+    bf_space_options o;
+    bf_space_options_init(&o);
+    o.temp_dir = parent;
+    o.codec = BF_CODEC_NONE;
+    o.block_size = 4096;
+    o.segment_size = 4 * 4096;
+    bf_space *sp = t_space_opts(&o);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    unsigned char b[64] = {0};
+    struct iovec v = {b, sizeof(b)};
+    assert_int_equal(bf_seg_write(&f->seg, o.segment_size - 32, &v, 1, sizeof(b)), BF_EINVAL);
+    assert_non_null(strstr(bf_space_errmsg(sp), "past the segment's end"));
+    assert_int_equal(bf_seg_write(&f->seg, o.segment_size - 64, &v, 1, sizeof(b)), BF_OK);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
 static void test_batched_writes(void **state)
 {
     (void)state;
@@ -589,6 +692,8 @@ int main(void)
         cmocka_unit_test(test_readahead_merge),  cmocka_unit_test(test_io_limit),
         cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
         cmocka_unit_test(test_bare_layout),      cmocka_unit_test(test_partial_rewrite_in_place),
+        cmocka_unit_test(test_extents_stay_in_their_segment),
+        cmocka_unit_test(test_segment_write_past_its_end),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

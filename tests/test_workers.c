@@ -588,6 +588,44 @@ static void read_waits_only_for_its_blocks(void **state)
     free(got);
 }
 
+/*
+ * A truncate that ends inside the buffered block drops that block's copy
+ * still on a worker (the buffer holds the same bytes): the block's extent
+ * on disk is then older than the buffer outside the range the truncate
+ * dirtied, so the flush must not patch the extent in place (bare_patch)
+ * but store the block whole. Patched, its first bytes stayed the older
+ * copy's and the read failed the block's check (test_model BF_SEED=539756
+ * with workers).
+ */
+static void truncate_drops_a_copy_of_the_buffered_block(void **state)
+{
+    (void)state;
+    bf_space *sp = space_with(BF_CODEC_NONE, 1, t_runner_inline, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char a[BS], c[BS], got[BS];
+    fill(a, BS, 1);
+    fill(c, BS, 2);
+    assert_int_equal(bf_file_write_block(f, 0, a), BF_OK);
+    assert_int_equal(bf_file_write_block(f, 1, a), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* block 0 stored bare: a */
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, 1), 1);          /* block 0 in the buffer, patchable */
+    assert_int_equal(bf_file_write_block(f, 0, c), BF_OK); /* c: on the worker, and buffered */
+    assert_int_equal(bf_file_truncate(f, 2118), BF_OK);
+    assert_int_equal(bf_file_truncate(f, 2 * BS), BF_OK); /* block 0 whole again */
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    memset(c + 2118, 0, BS - 2118);
+    assert_int_equal(bf_file_seek(f, BS, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, 1), 1); /* the buffer leaves block 0 */
+    int rc = bf_file_read_block(f, 0, got);
+    if (rc != BF_OK)
+        fail_msg("block 0: %s", bf_space_errmsg(sp));
+    assert_memory_equal(got, c, BS);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +636,7 @@ int main(void)
         cmocka_unit_test(commit_at_limit),   cmocka_unit_test(hooks_on_caller_thread),
         cmocka_unit_test(close_in_flight),   cmocka_unit_test(slots_bounded_by_bytes),
         cmocka_unit_test(read_waits_only_for_its_blocks),
+        cmocka_unit_test(truncate_drops_a_copy_of_the_buffered_block),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
