@@ -1,6 +1,6 @@
 /*
  * crc32c.c - CRC-32C with hardware dispatch.
- * Implements: bf_crc32c, bf_crc32c_sw, bf_crc32c_impl, bf_crc32c_impl_name,
+ * Implements: bf_crc32c, bf_crc32c_le64, bf_crc32c_sw, bf_crc32c_impl, bf_crc32c_impl_name,
  * bf_crc32c_selected (crc32c.h).
  *
  * Four implementations, the fastest this CPU runs chosen once:
@@ -30,7 +30,7 @@
 #define POLY 0x82f63b78u /* reflected Castagnoli polynomial */
 
 static uint32_t table[8][256];
-static uint32_t (*crc_impl)(uint32_t, const void *, size_t);
+static bf_crc32c_fn crc_impl; /* set once by crc_init (crc_fn) */
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static uint32_t crc_sw(uint32_t crc, const void *data, size_t len)
@@ -415,13 +415,33 @@ static void crc_init(void)
     for (int k = 0; k < BF_CRC32C_KINDS; k++)
         if (crc_usable & (1u << k))
             crc_selected = k;
-    crc_impl = impl_fn(crc_selected);
+    /* Published last: a thread that sees it set (crc_fn) sees the tables too. */
+    __atomic_store_n(&crc_impl, impl_fn(crc_selected), __ATOMIC_RELEASE);
+}
+
+/* The chosen implementation: once set, one load instead of pthread_once at every call. */
+static inline bf_crc32c_fn crc_fn(void)
+{
+    bf_crc32c_fn fn = __atomic_load_n(&crc_impl, __ATOMIC_ACQUIRE);
+    if (fn == NULL) {
+        pthread_once(&crc_once, crc_init);
+        fn = __atomic_load_n(&crc_impl, __ATOMIC_ACQUIRE);
+    }
+    return fn;
 }
 
 uint32_t bf_crc32c(uint32_t crc, const void *data, size_t len)
 {
-    pthread_once(&crc_once, crc_init);
-    return crc_impl(crc, data, len);
+    return crc_fn()(crc, data, len);
+}
+
+uint32_t bf_crc32c_le64(uint64_t v, const void *data, size_t len)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    bf_crc32c_fn fn = crc_fn();
+    return fn(fn(0, b, sizeof(b)), data, len);
 }
 
 uint32_t bf_crc32c_sw(uint32_t crc, const void *data, size_t len)

@@ -14,6 +14,10 @@
 /* Extend `crc` (0 to start) over `len` bytes of `data`. */
 uint32_t bf_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* CRC-32C (from 0) of `v` as 8 little-endian bytes followed by `len` bytes of `data`: the
+   check of a bare block (extent.h), in one call. */
+uint32_t bf_crc32c_le64(uint64_t v, const void *data, size_t len);
+
 /* The portable implementation, exposed so tests can compare it with the fast one. */
 uint32_t bf_crc32c_sw(uint32_t crc, const void *data, size_t len);
 

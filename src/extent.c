@@ -46,9 +46,7 @@ static uint16_t name_check(uint32_t seed)
 
 uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len)
 {
-    unsigned char b[8];
-    bf_put64(b, blkno);
-    return bf_crc32c(bf_crc32c(0, b, sizeof(b)), data, raw_len);
+    return bf_crc32c_le64(blkno, data, raw_len);
 }
 
 int bf_extent_check_bare(const void *data, uint32_t raw_len, uint64_t blkno, uint32_t crc,

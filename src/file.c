@@ -67,11 +67,45 @@ static void track(const bf_file *f, uint64_t old, uint64_t v, uint64_t *file_pea
         *space_peak = *space_now;
 }
 
-static void logical_set(bf_file *f, uint64_t size)
+/* The size moves to `size`, whose bytes in the buffer (if any) the caller has written. */
+static void logical_move(bf_file *f, uint64_t size)
 {
     bf_space *sp = f->seg.space;
     track(f, f->size, size, &f->c.logical_peak, &sp->logical_now, &sp->c.logical_peak);
     f->size = size;
+}
+
+static uint32_t block_bytes(const bf_file *f, uint64_t blkno);
+
+/*
+ * Make the buffer's bytes past the size zero, as file.h says, if a new
+ * block's were left undefined (buf_lazy): buf_switch does not zero a
+ * block it does not load, because its writes (which start at or below the
+ * size, or zero the gap first) cover what the size comes to cover, and a
+ * flush stores only the bytes below the size. Whatever else moves the size
+ * up (logical_set), reads the whole buffer, or puts the position past the
+ * size (a seek: so that bf_file_write's fast case, which writes at the
+ * position, never leaves a gap of undefined bytes) comes here first.
+ * Only a seek or a truncate puts the position past the size, and a
+ * truncate zeroes the buffer past its new size or drops the block.
+ */
+static void buf_settle(bf_file *f)
+{
+    if (!f->buf_lazy)
+        return;
+    f->buf_lazy = 0;
+    if (f->buf_blk == BF_NO_BLOCK)
+        return;
+    uint32_t n = block_bytes(f, f->buf_blk);
+    memset(f->buf + n, 0, f->block_size - n);
+}
+
+/* The size moves to `size` by other means than a write into the buffer. */
+static void logical_set(bf_file *f, uint64_t size)
+{
+    if (size > f->size)
+        buf_settle(f);
+    logical_move(f, size);
 }
 
 static uint64_t index_bytes(const bf_file *f)
@@ -305,8 +339,12 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
     if (f->fauto.on && prepare)
         bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
     const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
-    void *ctx;
-    int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
+    void *ctx = NULL;
+    /* An unsealed block of codec none goes out bare without asking the codec
+       (bf_extent_pack), and none's context is NULL: nothing to look up at every block. */
+    int rc = f->codec == BF_CODEC_NONE && !f->sealed
+                 ? BF_OK
+                 : bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
     if (rc != BF_OK)
         return rc;
     uint32_t gen = f->named != NULL ? f->named->gen : 0;
@@ -1360,6 +1398,7 @@ static void buf_drop(bf_file *f)
     f->buf_blk = BF_NO_BLOCK;
     f->buf_dirty = 0;
     f->buf_rmw = 0;
+    f->buf_lazy = 0;
     range_clear(f);
 }
 
@@ -1369,8 +1408,8 @@ enum { FILL_ZERO, FILL_LOAD, FILL_STREAM };
 /*
  * Make the buffer hold block `blkno`: flush the current one (an error
  * leaves it in place), then load the block (FILL_STREAM: for the stream
- * reader, which may read ahead), or just zero it when the caller will
- * overwrite all of it (FILL_ZERO).
+ * reader, which may read ahead), or, for a block past the size
+ * (FILL_ZERO), leave its bytes to the writes and buf_settle.
  */
 static int buf_switch(bf_file *f, uint64_t blkno, int fill)
 {
@@ -1392,9 +1431,8 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
         if (rc != BF_OK)
             return rc;
         f->buf_rmw = bf_map_bare(bf_map_get(&f->map, blkno)) != 0;
-    } else {
-        memset(f->buf, 0, f->block_size);
     }
+    f->buf_lazy = fill == FILL_ZERO; /* not zeroed: buf_settle */
     f->buf_blk = (uint32_t)blkno;
     return BF_OK;
 }
@@ -1450,7 +1488,7 @@ int bf_file_write(bf_file *f, const void *data, size_t len)
         f->buf_dirty = 1;
         f->pos += len;
         if (f->pos > f->size)
-            logical_set(f, f->pos);
+            logical_move(f, f->pos);
         COUNT(f, logical_written, len);
         return BF_OK;
     }
@@ -1504,12 +1542,15 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             int load = !covered && (blkno << shift) < f->size;
             rc = buf_switch(f, blkno, load ? FILL_LOAD : FILL_ZERO);
             if (rc == BF_OK) {
+                uint32_t below = block_bytes(f, blkno);
+                if (f->buf_lazy && off > below) /* past the size: the gap reads as zeros */
+                    memset(f->buf + below, 0, off - below);
                 memcpy(f->buf + off, p, n);
                 f->buf_dirty = 1;
                 if (f->buf_rmw)
                     dirty_range(f, off, n);
                 if (f->pos + n > f->size)
-                    logical_set(f, f->pos + n);
+                    logical_move(f, f->pos + n);
             }
         }
         if (rc != BF_OK) {
@@ -1589,6 +1630,8 @@ int bf_file_seek(bf_file *f, int64_t offset, int whence)
                        "offset %lld from %lld is outside the file's range", (long long)offset,
                        (long long)base);
     f->pos = (uint64_t)(base + offset);
+    if (f->pos > f->size)
+        buf_settle(f); /* a write here leaves a gap in the buffer: zeros */
     return BF_OK;
 }
 
@@ -1649,6 +1692,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
         f->buf = nb;
         f->buf_blk = (uint32_t)(keep - 1);
         f->buf_rmw = 0; /* written whole (copy-on-write) when flushed */
+        f->buf_lazy = 0;
         range_clear(f);
     }
     if (tail != 0) {
@@ -1711,6 +1755,8 @@ int bf_file_seek_block(bf_file *f, uint64_t blkno)
         return bf_fail(f->seg.space, BF_EINVAL, "seek", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
     f->pos = blkno << shift_of(f->block_size);
+    if (f->pos > f->size)
+        buf_settle(f); /* a write here leaves a gap in the buffer: zeros */
     return BF_OK;
 }
 
@@ -1720,6 +1766,7 @@ int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
         return bf_fail(f->seg.space, BF_EINVAL, "read", NULL, 0, "block %llu out of range",
                        (unsigned long long)blkno);
     int rc = BF_OK;
+    buf_settle(f);
     if (blkno == f->buf_blk)
         memcpy(buf, f->buf, f->block_size);
     else
@@ -1732,6 +1779,7 @@ int bf_file_read_block(bf_file *f, uint64_t blkno, void *buf)
 int bf_file_peek_block(bf_file *f, uint64_t blkno, unsigned char *dst)
 {
     if (blkno == f->buf_blk) {
+        buf_settle(f);
         memcpy(dst, f->buf, f->block_size);
         return BF_OK;
     }

@@ -3,8 +3,9 @@
  *
  * Invariants:
  *  - buf holds logical block buf_blk (or nothing when buf_blk ==
- *    BF_NO_BLOCK); bytes of it at or past `size` are zero; buf_dirty means
- *    it differs from the block's extent.
+ *    BF_NO_BLOCK); bytes of it at or past `size` are zero (with buf_lazy:
+ *    undefined until logical_set or a reader of the whole buffer zeroes
+ *    them); buf_dirty means it differs from the block's extent.
  *  - map covers at most the blocks below ceil(size / block_size), also
  *    after a failed call; every used entry points at a verified-on-read
  *    extent of exactly that block, in the file's own segments (part 0) or
@@ -96,6 +97,9 @@ struct bf_file {
        take the slow path, which keeps the range they dirtied, so that a block stored bare
        is patched where it changed instead of written whole elsewhere (file.c: bare_patch). */
     uint8_t buf_rmw : 1;
+    /* The buffered block was not loaded and its bytes past `size` were never zeroed (file.c:
+       buf_settle): a new block costs no zeroing of what its writes cover. */
+    uint8_t buf_lazy : 1;
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
     uint16_t wgen;      /* write generation: moves at every call that may change bytes the
                            file reads (cursors compare it); a wrap moves the space's

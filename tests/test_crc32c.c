@@ -256,6 +256,25 @@ static void test_incremental(void **state)
         assert_int_equal(bf_crc32c(bf_crc32c(0, buf, cut), buf + cut, sizeof(buf) - cut), whole);
 }
 
+/* The bare-block check in one call: the 8 bytes of the number, low first, then the data, as
+   the table computes it (the value persisted indexes hold must not change). */
+static void test_le64_prefix(void **state)
+{
+    (void)state;
+    unsigned char buf[9000];
+    t_rng r = {13};
+    t_fill(&r, T_DATA_RANDOM, buf, sizeof(buf));
+    const uint64_t nums[] = {0, 1, 0x0102030405060708ull, UINT64_MAX, 4095};
+    for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+        unsigned char b[8];
+        for (int i = 0; i < 8; i++)
+            b[i] = (unsigned char)(nums[k] >> (8 * i));
+        for (size_t len = 0; len <= sizeof(buf); len += 997)
+            assert_int_equal(bf_crc32c_le64(nums[k], buf, len),
+                             bf_crc32c_sw(bf_crc32c_sw(0, b, 8), buf, len));
+    }
+}
+
 /* The table itself against the bitwise definition (the reference of every test above). */
 static void test_table_is_crc32c(void **state)
 {
@@ -283,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_chaining),
         cmocka_unit_test(test_incremental),
+        cmocka_unit_test(test_le64_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,6 +137,72 @@ static void test_holes_and_eof(void **state)
     bf_space_destroy(sp);
 }
 
+/*
+ * A block the buffer takes past the size is not zeroed when it is taken (its writes cover
+ * it): the bytes of the block before it, still in the buffer, must never show. Each way the
+ * size grows past what the writes into the buffer covered, or a gap opens before a write,
+ * must read zeros there.
+ */
+static void test_new_block_past_size_reads_zeros(void **state)
+{
+    (void)state;
+    enum { BS = 4096, CASES = 6 };
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BS, NULL);
+    static unsigned char junk[BS], buf[4 * BS], blk[BS];
+    memset(junk, 0xAA, sizeof(junk));
+    for (int c = 0; c < CASES; c++) {
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        /* Block 0 written through the buffer in small writes, then 10 bytes of block 1:
+           the buffer held 0xAA where block 1's rest is. */
+        for (int i = 0; i < BS / 64; i++)
+            assert_int_equal(bf_file_write(f, junk, 64), BF_OK);
+        assert_int_equal(bf_file_write(f, "0123456789", 10), BF_OK);
+        uint64_t hole_end; /* block 1 reads zeros from byte 10 up to here */
+        switch (c) {
+        case 0: /* a seek past the size in the buffered block, then a write */
+            assert_int_equal(bf_file_seek(f, BS + 100, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_write(f, "x", 1), BF_OK);
+            hole_end = BS + 100;
+            break;
+        case 1: /* a growing truncate */
+            assert_int_equal(bf_file_truncate(f, 3 * BS), BF_OK);
+            hole_end = 3 * BS;
+            break;
+        case 2: /* a whole block written past it */
+            assert_int_equal(bf_file_write_block(f, 3, junk), BF_OK);
+            hole_end = 3 * BS;
+            break;
+        case 3: /* whole blocks through bf_file_write past it */
+            assert_int_equal(bf_file_seek_block(f, 2), BF_OK);
+            assert_int_equal(bf_file_write(f, junk, BS), BF_OK);
+            hole_end = 2 * BS;
+            break;
+        case 4: /* a write into a later block at an offset: that block's gap too */
+            assert_int_equal(bf_file_seek(f, 2 * BS + 50, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_write(f, "y", 1), BF_OK);
+            hole_end = 2 * BS + 50;
+            break;
+        default: /* the whole buffered block read as a block */
+            assert_int_equal(bf_file_read_block(f, 1, blk), BF_OK);
+            assert_memory_equal(blk, "0123456789", 10);
+            for (int i = 10; i < BS; i++)
+                assert_int_equal(blk[i], 0);
+            hole_end = BS + 10;
+            break;
+        }
+        assert_int_equal(bf_file_seek(f, BS, BF_SEEK_SET), BF_OK);
+        memset(buf, 0x55, sizeof(buf));
+        int64_t got = bf_file_read(f, buf, sizeof(buf));
+        assert_true(got >= (int64_t)(hole_end - BS));
+        assert_memory_equal(buf, "0123456789", 10);
+        for (uint64_t i = 10; i < hole_end - BS; i++)
+            assert_int_equal(buf[i], 0);
+        assert_int_equal(bf_file_close(f), BF_OK);
+    }
+    bf_space_destroy(sp);
+}
+
 static void test_seek_rules(void **state)
 {
     (void)state;
@@ -694,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_bare_layout),      cmocka_unit_test(test_partial_rewrite_in_place),
         cmocka_unit_test(test_extents_stay_in_their_segment),
         cmocka_unit_test(test_segment_write_past_its_end),
+        cmocka_unit_test(test_new_block_past_size_reads_zeros),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
