@@ -2,9 +2,10 @@
 # pg-hook.sh's part aborts, on the hook's build with pg_buffile (lib.sh): a level in
 # pg_buffile.level used; one the method refuses refused when a file is created (the
 # level alone cannot know the method), one out of every method's range (-7..22) by SET
-# and ALTER SYSTEM; auto writes files (it writes no report at exit, which the retired
-# series did, so that only its files are checked); a spilling query cancelled by
-# statement_timeout, one hitting temp_file_limit (PostgreSQL's error text), a backend SIGKILLed mid-spill (the
+# and ALTER SYSTEM; auto reports its choice when its space goes (the end of the
+# transaction), and a later process starts from what the first learned of the device
+# (shared memory); a spilling query cancelled by statement_timeout, one hitting
+# temp_file_limit (PostgreSQL's error text), a backend SIGKILLed mid-spill (the
 # postmaster restarts): no temp file is left after each, and the server keeps
 # answering. Each check says what it saw; the part fails if one fails or the log shows
 # a TRAP or a PANIC.
@@ -47,12 +48,36 @@ EOF
 }
 
 check_auto() {
-  # XXX pg_buffile reports no choice of auto at exit (the retired series' log line), so
-  # that neither the report nor what a later process starts from can be seen from here.
-  if grep -q 'method auto$' "$log"; then
-    echo "auto: files written with auto (no report at exit in pg_buffile: not checked)"
+  # auto, whose choice pg_buffile reports under log_temp_files when the space that used it
+  # goes (the end of the transaction, no file open)
+  for i in $(seq 1 20); do
+    grep -q 'temporary file compression auto: blocks written' "$log" && break
+    sleep 0.5
+  done
+  if grep -q 'method auto$' "$log" && grep -q 'temporary file compression auto: blocks written' "$log"; then
+    echo "auto: $(grep -o 'temporary file compression auto: .*' "$log" | head -1)"
   else
-    echo "auto: FAILED (no file written with auto)"; ok=0
+    echo "auto: FAILED (no file written with auto, or no report)"; ok=0
+  fi
+  # A second process with auto starts from what the first learned of the
+  # device, through shared memory; the first, on a new server, from nothing.
+  psql_at $port -v ON_ERROR_STOP=0 > "$out/auto2.out" 2>&1 <<EOF
+set work_mem = '64kB';
+$(set_sql auto)
+select 'auto2-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
+EOF
+  for i in $(seq 1 20); do
+    [ "$(grep -c 'temporary file compression auto: blocks written' "$log")" -ge 2 ] && break
+    sleep 0.5
+  done
+  local starts
+  starts=$(grep -A1 'temporary file compression auto: blocks written' "$log" \
+             | grep -o 'Started from [a-z ]*' | paste -sd '|')
+  if grep -q 'auto2-100000' "$out/auto2.out" \
+     && [ "$starts" = "Started from nothing learned of the device|Started from the device figures of earlier processes" ]; then
+    echo "auto across processes: the first on this server started from nothing, the second from the first's figures"
+  else
+    echo "auto across processes: FAILED ($starts)"; cat "$out/auto2.out"; ok=0
   fi
 }
 
