@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by every script of this folder (sourced, not run): the paths, the user
 # PostgreSQL builds and runs as, and the helpers.
 #
@@ -24,6 +25,7 @@ PG_JOBS=${PG_JOBS:-2}
 # Debian source package must be of it) and the suites of the machine's Debian archive
 # it comes from (Debian 12 has no PostgreSQL 18). The retired series also had 15.
 export PG_MAJOR=18
+# shellcheck disable=SC2034 # pg-source.sh uses them
 PG_UPSTREAM=18.6 PG_SOURCE_SUITES="forky sid"
 PGB=$PGROOT/$PG_MAJOR
 

@@ -19,7 +19,6 @@ case $MAJOR in
   18|master) ;;
   *) printf 'usage: %s 18|master\n' "$0" >&2; exit 2 ;;
 esac
-export PG_MAJOR=18   # pg-common.sh's user and helpers only
 # shellcheck source=pg-common.sh
 . "$(dirname "$0")/pg-common.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"

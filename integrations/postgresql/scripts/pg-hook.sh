@@ -56,8 +56,7 @@ set -euo pipefail
 MAJOR=${1:-}
 shift || true
 case $MAJOR in
-  18) export PG_MAJOR=18 ;;
-  master) export PG_MAJOR=18 ;;   # pg-common.sh's user and helpers only
+  18|master) ;;
   *) printf 'usage: %s 18|master [--export | PART...]\n' "$0" >&2; exit 2 ;;
 esac
 # shellcheck source=pg-common.sh
