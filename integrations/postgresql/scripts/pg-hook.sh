@@ -45,8 +45,9 @@
 #            headers say what they prove (lib.sh: what they share), against this
 #            install with pg_buffile preloaded; battery builds contrib's
 #            pg_stat_statements into the install first; tpch's stock is the
-#            tree's "pristine" tag built without the hook (pg-hook-pristine.sh,
-#            about 4 minutes the first time, cached in bench/). See ../README.md.
+#            tree's "pristine" tag built without the hook (pg-hook-pristine.sh: a
+#            whole PostgreSQL build the first time, cached in bench/; then a
+#            relink of the hook's postgres). See ../README.md.
 #
 # Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
 # git tree), build/ (VPATH build), inst/ (install). The master tarball is
