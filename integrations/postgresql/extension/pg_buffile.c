@@ -64,8 +64,12 @@
  *   per handle, at its close or drop.  The counters live until the server
  *   stops or pg_buffile_stats_reset().
  *
+ * - Under log_temp_files, a space that used auto logs when it goes what
+ *   auto chose: the blocks written per codec, its last decision, and whether
+ *   it started from the figures of earlier processes (shared memory).
+ *
  * This code was moved here from src/buffile_compress.c, the adapter of the
- * earlier whole-file patch series; that file goes with the series.
+ * whole-file patch series, which is retired (../README.md, "Retired").
  *
  * IDENTIFICATION
  *	  integrations/postgresql/extension/pg_buffile.c
@@ -261,6 +265,7 @@ static uint32 private_file_counter = 0;
 static char space_parent[MAXPGPATH];	/* pgsql_tmp<pid>.buffile */
 static bool exit_registered = false;
 static bool used_auto = false;
+static bool started_shared = false; /* the space started from shared figures */
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -540,6 +545,29 @@ pg_buffile_space_destroy(void)
 {
 	if (space == NULL)
 		return;
+
+	/*
+	 * Under log_temp_files, say what auto chose in this space (the blocks it
+	 * wrote per codec, its last decision, and whether it started from what
+	 * other processes had learned), as the whole-file series said at exit; a
+	 * space here lasts until the end of a transaction with no file open.
+	 */
+	if (used_auto && log_temp_files >= 0)
+	{
+		bf_stats	st;
+
+		bf_space_stats(space, &st);
+		ereport(LOG,
+				(errmsg("temporary file compression auto: blocks written none " UINT64_FORMAT ", lz4 " UINT64_FORMAT ", zstd " UINT64_FORMAT ", zlib " UINT64_FORMAT ", probing %.1f ms",
+						st.blocks_by_codec[0], st.blocks_by_codec[1],
+						st.blocks_by_codec[2], st.blocks_by_codec[3],
+						st.auto_probe_ns / 1e6),
+				 errdetail_internal("Last decision: %s. Started from %s.",
+									bf_space_auto_reason(space),
+									started_shared ?
+									"the device figures of earlier processes" :
+									"nothing learned of the device")));
+	}
 	if (used_auto && shared != NULL)
 	{
 		bf_auto_device device;
@@ -656,6 +684,7 @@ pg_buffile_space(void)
 		SpinLockAcquire(&shared->mutex);
 		device = shared->device;
 		SpinLockRelease(&shared->mutex);
+		started_shared = auto_device_learned(&device);
 		/* files are sealed only when they ask (pg_buffile.encryption) */
 		opts.key = shared->key;
 	}

@@ -1,25 +1,16 @@
-# Shared by every script of this folder: pg-build.sh, pg-test.sh and the
-# PostgreSQL benchmarks (sourced, not run). PG_MAJOR (15, the default, or 18) picks the
-# PostgreSQL major version; each has its own directory, ports and source.
+# shellcheck shell=bash
+# Shared by every script of this folder (sourced, not run): the paths, the user
+# PostgreSQL builds and runs as, and the helpers.
 #
 # Where things live (all under build/pg/, which .gitignore's /build*/ covers):
-#   libbuffile/     libbuffile installed (postgres links its shared library);
-#   lib-build/      its CMake build; both shared by the majors
-#   tpch-build/, tpch-sf0.01/  the TPC-H generator and pg-test.sh's data
-#   <major>/        everything of one major ($PGB):
-#     apt/            private apt configuration and lists for the deb-src entries
-#     dl/             the downloaded Debian source package (cached)
-#     src-<ver>/      pristine PostgreSQL source, as dpkg-source extracts it
-#     patched-<ver>/  the same with the patch series (integrations/postgresql/
-#                     patches/<major>/) applied; only files whose content
-#                     changes are rewritten, so make rebuilds only what changed
-#     build-patched/  VPATH build of patched-<ver>;  inst-patched/ its install
-#     build-stock/    VPATH build of src-<ver> (when Debian's binary of that
-#                     version is not installable);  inst-stock/ its install
-#     run/            data directories and logs of pg-test.sh
-#     pg-version      the Debian version whose source is used
-#     stock-bin       bin directory of the stock reference (Debian's binary of
-#                     that version, or build-stock's install)
+#   libbuffile/     libbuffile installed (pg_buffile links its shared library);
+#   lib-build/      its CMake build
+#   tpch-build/, tpch-sf0.01/  the tree's tools (tpchgen, paired) and the tpch part's data
+#   18/             PostgreSQL 18's source ($PGB): apt/ (private apt configuration and
+#                   lists for the deb-src entries), dl/ (the Debian source package),
+#                   src-18.6/ (pristine, as dpkg-source extracts it), pg-version (the
+#                   Debian version used): pg-source.sh's
+#   hook/<major>/   pg-hook.sh's tree, builds and runs (see there)
 # Invariants: the pristine tree is never modified; everything PostgreSQL runs
 # or builds as the unprivileged user $PG_USER, which owns build/pg/.
 
@@ -30,17 +21,12 @@ TOP=$(cd "$PGS/../../.." && pwd)
 PGROOT=$TOP/build/pg
 PG_USER=${PG_USER:-pgbuf}
 PG_JOBS=${PG_JOBS:-2}
-export PG_MAJOR=${PG_MAJOR:-15}
-# Per major: the upstream release the series is made for (the Debian source
-# package must be of it); the suites of the machine's Debian archive its
-# source comes from ("": the machine's own suites); the first of the ports
-# its servers listen on (patched, stock, +4 the hash join benchmark), so that
-# both majors' tests can run side by side.
-case $PG_MAJOR in
-  15) PG_UPSTREAM=15.18 PG_SOURCE_SUITES="" PG_PORT_BASE=54391 ;;
-  18) PG_UPSTREAM=18.6 PG_SOURCE_SUITES="forky sid" PG_PORT_BASE=54491 ;;
-  *) printf 'error: PG_MAJOR=%s: the series exists for 15 and 18\n' "$PG_MAJOR" >&2; exit 1 ;;
-esac
+# PostgreSQL 18, whose Debian source pg-source.sh fetches: the upstream release (the
+# Debian source package must be of it) and the suites of the machine's Debian archive
+# it comes from (Debian 12 has no PostgreSQL 18). The retired series also had 15.
+export PG_MAJOR=18
+# shellcheck disable=SC2034 # pg-source.sh uses them
+PG_UPSTREAM=18.6 PG_SOURCE_SUITES="forky sid"
 PGB=$PGROOT/$PG_MAJOR
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -96,9 +82,4 @@ tpch_queries() {
   done
   [ -f "$q/1.sql" ] || return 1
   echo "$q"
-}
-
-# Version of Debian's installed postgresql-<major> binary package ("" if none).
-pg_version() {
-  dpkg-query -W -f='${Version}' postgresql-$PG_MAJOR 2>/dev/null || true
 }

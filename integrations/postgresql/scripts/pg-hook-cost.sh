@@ -7,87 +7,26 @@
 #   integrations/postgresql/scripts/pg-hook-cost.sh 18|master
 #
 # Needs pg-hook.sh's tree of that major (build/pg/hook/<major>/src, tag
-# "pristine"). Both builds are without --enable-cassert: the pristine one is
-# a VPATH build of `git archive pristine`; the hook's is that same build with
-# buffile.c compiled from the patched tree (with the pristine build's own
-# compile line) and postgres linked again. The hook changes no other object:
-# struct BufFile is opaque outside buffile.c, and buffile.h only gains
-# declarations. Each query runs in a single-user backend (postgres --single)
-# under cachegrind, which counts every instruction of the process; a "SELECT
-# 1" run gives what start and exit cost, subtracted from the others. Prints,
-# per query, both counts and their ratio (hook / pristine).
+# "pristine"); the two builds, both without --enable-cassert and differing only by
+# buffile.o, are pg-hook-pristine.sh's. Each query runs in a single-user backend
+# (postgres --single) under cachegrind, which counts every instruction of the process;
+# a "SELECT 1" run gives what start and exit cost, subtracted from the others. Prints,
+# per query, both counts and their ratio (hook / pristine). The same queries timed
+# on running servers: pg-hook-wall.sh.
 set -euo pipefail
 MAJOR=${1:-}
 case $MAJOR in
   18|master) ;;
   *) printf 'usage: %s 18|master\n' "$0" >&2; exit 2 ;;
 esac
-export PG_MAJOR=18   # pg-common.sh's user and helpers only
 # shellcheck source=pg-common.sh
 . "$(dirname "$0")/pg-common.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"
-D=${PGHOOK_DIR:-$PGROOT/hook}/$MAJOR
-SRC=$D/src
-export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
-[ -d "$SRC/.git" ] || die "no tree in $SRC: run pg-hook.sh $MAJOR build first"
+built=$(bash "$PGS/pg-hook-pristine.sh" "$MAJOR")
+sed '$d' <<< "$built"
+CB=${built##*$'\n'}
 apt_install valgrind
-ensure_user
-CB=$D/bench
-mkdir -p "$CB"
-chown "$PG_USER": "$CB"
-exec 9> "$CB/.lock"
-flock 9
 t0=$SECONDS
-
-# --- pristine, without assertions -----------------------------------------------
-BP=$CB/build-pristine
-if [ ! -f "$BP/config.status" ] && [ ! -d "$CB/src-pristine" ]; then
-  rm -rf "$CB/src-pristine.tmp"
-  mkdir -p "$CB/src-pristine.tmp"
-  git -C "$SRC" archive pristine | tar -x -C "$CB/src-pristine.tmp"
-  chown -R "$PG_USER": "$CB/src-pristine.tmp"
-  mv "$CB/src-pristine.tmp" "$CB/src-pristine"
-fi
-mkdir -p "$BP"
-chown "$PG_USER": "$BP"
-if [ ! -f "$BP/config.status" ]; then
-  (cd "$BP" && as_user env CC="ccache gcc" CFLAGS="-O2 -g -fno-omit-frame-pointer" \
-     "$CB/src-pristine/configure" --enable-debug --with-lz4 --with-zstd \
-     --with-system-tzdata=/usr/share/zoneinfo "--prefix=$CB/inst-pristine" > configure.log 2>&1) \
-    || die "configure failed in $BP"
-fi
-(cd "$BP" && as_user make -s -j"$PG_JOBS" > make.log 2>&1 && as_user make -s install > install.log 2>&1) \
-  || die "make failed in $BP (see $BP/make.log)"
-log "pristine built without assertions: $((SECONDS - t0)) s"
-
-# --- the hook: buffile.o from the patched tree, postgres linked again -------------
-F=$BP/src/backend/storage/file
-cc_line=$(cd "$F" && as_user make -n -B buffile.o | grep -F -- "-c -o buffile.o" | head -1)
-[ -n "$cc_line" ] || die "no compile line for buffile.o in $F"
-# the patched source, its headers first (the build's generated ones after them)
-hook_line=$(sed -E "s# [^ ]*/storage/file/buffile\.c# $SRC/src/backend/storage/file/buffile.c#
-                    s# -I# -I$SRC/src/include -I#
-                    s# -o buffile\.o # -o $CB/buffile-hook.o #" <<< "$cc_line")
-(cd "$F" && as_user bash -c "$hook_line") || die "the hook's buffile.c does not compile: $hook_line"
-# postgres linked with it in place of pristine's buffile.o, which is put back after
-cp -p "$F/buffile.o" "$CB/buffile-pristine.o"
-cp "$CB/buffile-hook.o" "$F/buffile.o"
-touch "$F/buffile.o"
-(cd "$BP/src/backend" && as_user make -s postgres > "$CB/link.log" 2>&1) || die "postgres does not link with the hook's buffile.o"
-rm -rf "$CB/inst-hook"
-cp -a "$CB/inst-pristine" "$CB/inst-hook"
-cp "$BP/src/backend/postgres" "$CB/inst-hook/bin/postgres"
-cp "$CB/buffile-pristine.o" "$F/buffile.o"
-touch "$F/buffile.o"
-(cd "$BP/src/backend" && as_user make -s postgres >> "$CB/link.log" 2>&1) || die "postgres does not link again"
-cmp -s "$BP/src/backend/postgres" "$CB/inst-pristine/bin/postgres" \
-  || log "(the relinked pristine postgres differs from the installed one only by link order)"
-# (nm's output whole before grep: grep -q quitting early would fail the pipe)
-syms=$(nm "$CB/inst-hook/bin/postgres")
-grep -q buffile_storage_hook <<< "$syms" || die "the hook's postgres has no buffile_storage_hook"
-syms=$(nm "$CB/inst-pristine/bin/postgres")
-if grep -q buffile_storage_hook <<< "$syms"; then die "the pristine postgres has the hook"; fi
-log "hook's postgres linked: $((SECONDS - t0)) s"
 
 # --- the queries, under cachegrind ------------------------------------------------
 DATA=$CB/data

@@ -2,7 +2,7 @@
 # Build and test PostgreSQL with the BufFile storage hook patch
 # (integrations/postgresql/hook/<major>/, see hook/README.md), for a major
 # given as the first argument: 18 (Debian's 18.6 source, fetched by
-# pg-build.sh --source) or master (the shared tarball, its checksum verified).
+# pg-source.sh) or master (the shared tarball, its checksum verified).
 #
 #   integrations/postgresql/scripts/pg-hook.sh 18 [PART...]
 #   integrations/postgresql/scripts/pg-hook.sh master [PART...]
@@ -20,7 +20,7 @@
 #   module   make check of src/test/modules/test_buffile_hook
 #   through  core's make check with test_buffile_hook preloaded: every BufFile
 #            of the regression suite goes through the hook's pass-through
-#   extension libbuffile (CMake, into build/pg/libbuffile as pg-build.sh does),
+#   extension libbuffile (CMake, into build/pg/libbuffile),
 #            pg_buffile (integrations/postgresql/extension/) built with PGXS
 #            against this install and installed (pgindent-clean with its
 #            typedefs.list); then, against a server started with
@@ -30,8 +30,7 @@
 #            extension), and with lz4 core's isolation suite (installcheck); then
 #            core's installcheck-parallel with lz4 and pg_buffile.encryption = on;
 #            after each suite, the temp files its log_temp_files lines show judged
-#            by templog.py as pg-test.sh's regress-* and isolation-* parts judge
-#            the series' (through the library, both kinds, each with the method,
+#            by templog.py (through pg_buffile, both kinds, each with the method,
 #            encrypted in the encrypted pass)
 #   tap      (after extension) pg_buffile's TAP tests (extension/t/, PGXS
 #            installcheck with TAP_TESTS; each test starts servers of its
@@ -42,14 +41,13 @@
 #            of 10,000 bytes (tests/buffile_memory) on the extension's server:
 #            the memory of lz4's files within 1.10 times stock's (off)
 #   battery, tpch, aborts, tap-stream
-#            (after extension) pg-test.sh's parts of those names (pg-test/*.sh,
-#            whose headers say what they prove), run with PG_FLAVOUR=hook: against
-#            this install with pg_buffile preloaded, pg_buffile.method for
-#            temp_file_compression; battery builds contrib's pg_stat_statements
-#            into the install first; tpch's stock is Debian's 18.6 or the stock
-#            build pg-build.sh made (build/pg/18/stock-bin) for 18 when there is
-#            one, else this build without the module (core's code, the hook unset).
-#            See ../README.md, "What the series proves, proven through the hook".
+#            (after extension) the scripts of those names in pg-test/, whose
+#            headers say what they prove (lib.sh: what they share), against this
+#            install with pg_buffile preloaded; battery builds contrib's
+#            pg_stat_statements into the install first; tpch's stock is the
+#            tree's "pristine" tag built without the hook (pg-hook-pristine.sh: a
+#            whole PostgreSQL build the first time, cached in bench/; then a
+#            relink of the hook's postgres). See ../README.md.
 #
 # Directories: build/pg/hook/<major>/ ($PGHOOK_DIR/<major> if set): src/ (the
 # git tree), build/ (VPATH build), inst/ (install). The master tarball is
@@ -59,8 +57,7 @@ set -euo pipefail
 MAJOR=${1:-}
 shift || true
 case $MAJOR in
-  18) export PG_MAJOR=18 ;;
-  master) export PG_MAJOR=18 ;;   # pg-common.sh's user and helpers only
+  18|master) ;;
   *) printf 'usage: %s 18|master [--export | PART...]\n' "$0" >&2; exit 2 ;;
 esac
 # shellcheck source=pg-common.sh
@@ -120,7 +117,7 @@ flock 9
 if [ ! -d "$SRC/.git" ]; then
   rm -rf "$SRC" "$SRC.tmp"
   if [ "$MAJOR" = 18 ]; then
-    pristine=$(bash "$PGS/pg-build.sh" --source | tail -1)
+    pristine=$(bash "$PGS/pg-source.sh" | tail -1)
     cp -a "$pristine" "$SRC.tmp"
   else
     tarball=${PGHOOK_MASTER_TARBALL:-}
@@ -309,8 +306,8 @@ CONF
       die "pg_buffile's installcheck failed with pg_buffile.method = $method"
     fi
     # core's suites against this server: PGHOST/PGPORT as any installcheck; then the
-    # temp-file lines the suite's processes logged, judged by templog.py as pg-test.sh's
-    # parts regress-* and isolation-* judge the series': the regression suite spills
+    # temp-file lines the suite's processes logged, judged by templog.py: the regression
+    # suite spills
     # private and FileSet files (of parallel hash joins and sorts) through pg_buffile,
     # every file with the method (and sealed in the encrypted pass), lz4 and zstd
     # storing fewer bytes than they were given; every file of the isolation suite too.
@@ -432,32 +429,35 @@ if want memory; then
   if [ -n "$ts" ]; then rm -rf "$ts"; fi
   done_part "memory (100,000 files)"
 fi
-# --- pg-test.sh's parts, through the hook ----------------------------------------
-# flavour_part NAME: pg-test/NAME.sh against this install with pg_buffile (its servers
-# on the extension part's port + 2 and + 3, in $D/test-run).
-flavour_part() {
-  local stock=()
-  [ "$MAJOR" = 18 ] && [ -f "$PGROOT/18/stock-bin" ] && stock=("PG_STOCK_BIN=$(cat "$PGROOT/18/stock-bin")")
+# --- the parts of pg-test/, through the hook ----------------------------------------
+# test_part NAME [VAR=VALUE...]: pg-test/NAME.sh against this install with pg_buffile
+# (its servers on the extension part's port + 2 and + 3, in $D/test-run).
+test_part() {
+  local name=$1
+  shift
   [ -f "$INST/lib/postgresql/pg_buffile.so" ] || die "no pg_buffile in $INST: run $0 $MAJOR extension first"
-  env PG_FLAVOUR=hook PGHOOK_INST="$INST" PGHOOK_PORT=$(( $([ "$MAJOR" = 18 ] && echo 54591 || echo 54691) + 2 )) \
-    ${stock[@]+"${stock[@]}"} bash "$PGS/pg-test/$1.sh" || die "pg-test/$1.sh failed through the hook"
+  env PGHOOK_INST="$INST" PGHOOK_PORT=$(( $([ "$MAJOR" = 18 ] && echo 54591 || echo 54691) + 2 )) \
+    "$@" bash "$PGS/pg-test/$name.sh" || die "pg-test/$name.sh failed through the hook"
 }
 if want battery; then
   (cd "$B/contrib/pg_stat_statements" && as_user make -s install > "$B/pgss.log" 2>&1) \
     || { tail -20 "$B/pgss.log"; die "contrib's pg_stat_statements does not build"; }
-  flavour_part battery
+  test_part battery
   done_part "battery (pg-test/battery.sh through pg_buffile)"
 fi
 if want tpch; then
-  flavour_part tpch
+  # stock: the pristine tree (tag "pristine") built without the hook
+  built=$(bash "$PGS/pg-hook-pristine.sh" "$MAJOR") || die "the pristine build failed"
+  sed '$d' <<< "$built"
+  test_part tpch "PG_STOCK_BIN=${built##*$'\n'}/inst-pristine/bin"
   done_part "tpch (pg-test/tpch.sh through pg_buffile)"
 fi
 if want aborts; then
-  flavour_part aborts
+  test_part aborts
   done_part "aborts (pg-test/aborts.sh through pg_buffile)"
 fi
 if want tap-stream; then
-  flavour_part tap-stream
+  test_part tap-stream
   done_part "tap-stream (pg-test/tap-stream.sh through pg_buffile)"
 fi
 log "pg-hook.sh $MAJOR done in $((SECONDS - t0)) s"

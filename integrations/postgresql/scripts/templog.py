@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The temp-file lines of PostgreSQL server logs (log_temp_files = 0), counted and judged:
-read by pg-test.sh's parts and, for one run's lines, by pg_measure.Runner.
+read by pg-hook.sh (its extension part and the parts of pg-test/).
 
 A line is stock's, "temporary file: path "P", size N", or the patched server's,
 "temporary file: path "P", size N, logical size L, compression C[, encrypted]". A file that
@@ -10,7 +10,7 @@ or a library line outside both). Shared files are told apart by the subsystem th
 them: hash (a parallel hash join's sharedtuplestore, i3of8.p0), sort (a parallel sort's
 worker tape, 0), logrep (a streamed transaction, 16394-743.changes) or other.
 
-pg_buffile (the extension over the hook) writes "method C" where the series writes
+pg_buffile (the extension over the hook) writes "method C" where the retired series wrote
 "compression C"; its FileSet files are <fileset>/<name>.bf, beside a marker that stock's
 FileSetCreate() made. When the FileSet is deleted, stock's code logs (and counts in
 pg_stat_database) what it finds in the directory: <name>.bf (size 0) and <name>.bf.0

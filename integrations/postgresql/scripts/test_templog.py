@@ -1,4 +1,4 @@
-"""Tests of templog.py, the temp-file lines of the server logs pg-test.sh's parts judge by:
+"""Tests of templog.py, the temp-file lines of the server logs pg-hook.sh judges by:
 a log with one line of each kind, counted by hand (the same counts the parts' awk gave)."""
 
 import contextlib

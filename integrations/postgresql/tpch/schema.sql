@@ -1,7 +1,7 @@
 -- TPC-H tables for PostgreSQL, as the specification defines them (decimals as
 -- numeric, so every answer is exact and can be compared byte for byte between
--- two servers).  integrations/postgresql/scripts/pg-test.sh loads our generator's .tbl files into it,
--- the same files into stock and patched PostgreSQL.  No indexes beyond the
+-- two servers).  integrations/postgresql/scripts/pg-test/tpch.sh loads our generator's .tbl files
+-- into it, the same files into stock and patched PostgreSQL.  No indexes beyond the
 -- primary keys: plans then lean on hash joins, sorts and aggregates, which is
 -- where temp files come from at work_mem = 64kB.
 create table region (

@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# pg-test.sh's part aborts, on the patched server: a level in temp_file_compression used
-# and, out of the method's range, refused by SET and ALTER SYSTEM; auto reports its
-# choice at process exit, and a later process starts from what the first learned of
-# the device (shared memory); a spilling query cancelled by statement_timeout, one
-# hitting temp_file_limit (PostgreSQL's error text), a backend SIGKILLed mid-spill (the
+# pg-hook.sh's part aborts, on the hook's build with pg_buffile (lib.sh): a level in
+# pg_buffile.level used; one the method refuses refused when a file is created (the
+# level alone cannot know the method), one out of every method's range (-7..22) by SET
+# and ALTER SYSTEM; auto reports its choice when its space goes (the end of the
+# transaction), and a later process starts from what the first learned of the device
+# (shared memory); a spilling query cancelled by statement_timeout, one hitting
+# temp_file_limit (PostgreSQL's error text), a backend SIGKILLed mid-spill (the
 # postmaster restarts): no temp file is left after each, and the server keeps
 # answering. Each check says what it saw; the part fails if one fails or the log shows
 # a TRAP or a PANIC.
-# PG_FLAVOUR=hook (lib.sh): the same on the hook's build with pg_buffile (pg-hook.sh's
-# part aborts), except where the extension differs: a level is pg_buffile.level, which
-# the method refuses when a file is created (the range -7..22 when set); auto writes
-# no report at exit, so that only its files are checked.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 data=$RUN/aborts log=$RUN/aborts.log port=$PORT_PATCHED out=$RUN/aborts-out ok=1
@@ -22,30 +20,6 @@ temp_files_left() {
 }
 
 check_gucs() {
-  [ "$PG_FLAVOUR" = hook ] && { check_gucs_hook; return; }
-  # The GUC: a level is used; one the method refuses is refused when set,
-  # by SET and by ALTER SYSTEM; auto is used (check_auto reads its report).
-  psql_at $port -v ON_ERROR_STOP=0 > "$out/gucs.out" 2>&1 <<EOF
-set work_mem = '64kB';
-set temp_file_compression = 'zstd:level=9';
-select 'zstd9-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
-set temp_file_compression = 'zlib:level=22';
-alter system set temp_file_compression = 'zlib:22';
-show temp_file_compression;
-set temp_file_compression = auto;
-select 'auto-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
-EOF
-  if grep -q 'zstd9-100000' "$out/gucs.out" && grep -q 'auto-100000' "$out/gucs.out" \
-     && [ "$(grep -c 'ERROR:  invalid value for parameter "temp_file_compression": "zlib:\(level=\)\?22"' "$out/gucs.out")" = 2 ] \
-     && grep -q '^ zstd:level=9$' "$out/gucs.out" \
-     && grep -q 'compression zstd$' "$log"; then
-    echo "GUC: zstd:level=9 spills; zlib level 22 refused by SET and ALTER SYSTEM: $(grep -o 'DETAIL:.*' "$out/gucs.out" | head -1)"
-  else
-    echo "GUC: FAILED"; cat "$out/gucs.out"; ok=0
-  fi
-}
-
-check_gucs_hook() {
   # pg_buffile's GUCs: a level is used; one the method refuses is refused when a file
   # is created (the level alone cannot know the method), one out of every method's
   # range when set, by SET and by ALTER SYSTEM; auto is used.
@@ -74,31 +48,22 @@ EOF
 }
 
 check_auto() {
-  if [ "$PG_FLAVOUR" = hook ]; then
-    # XXX pg_buffile reports no choice of auto at exit (the series' log line), so that
-    # neither the report nor what a later process starts from can be seen from here.
-    if grep -q 'method auto$' "$log"; then
-      echo "auto: files written with auto (no report at exit in pg_buffile: not checked)"
-    else
-      echo "auto: FAILED (no file written with auto)"; ok=0
-    fi
-    return
-  fi
-  # auto, whose choice the process reports at exit under log_temp_files
+  # auto, whose choice pg_buffile reports under log_temp_files when the space that used it
+  # goes (the end of the transaction, no file open)
   for i in $(seq 1 20); do
     grep -q 'temporary file compression auto: blocks written' "$log" && break
     sleep 0.5
   done
-  if grep -q 'compression auto$' "$log" && grep -q 'temporary file compression auto: blocks written' "$log"; then
-    echo "auto: $(grep -o 'temporary file compression auto: .*' "$log" | tail -1)"
+  if grep -q 'method auto$' "$log" && grep -q 'temporary file compression auto: blocks written' "$log"; then
+    echo "auto: $(grep -o 'temporary file compression auto: .*' "$log" | head -1)"
   else
-    echo "auto: FAILED (no file written with auto, or no report at exit)"; ok=0
+    echo "auto: FAILED (no file written with auto, or no report)"; ok=0
   fi
   # A second process with auto starts from what the first learned of the
   # device, through shared memory; the first, on a new server, from nothing.
   psql_at $port -v ON_ERROR_STOP=0 > "$out/auto2.out" 2>&1 <<EOF
 set work_mem = '64kB';
-set temp_file_compression = auto;
+$(set_sql auto)
 select 'auto2-' || count(*) from (select g from generate_series(1, 100000) g order by g desc) s;
 EOF
   for i in $(seq 1 20); do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg-test.sh's part battery: every BufFile user (sort, hash join, hash aggregate, CTE,
+# pg-hook.sh's part battery: every BufFile user (sort, hash join, hash aggregate, CTE,
 # window, scroll cursor WITH HOLD, parallel hash join, parallel sort, parallel CREATE
 # INDEX) under every value gives off's answer; EXPLAIN (BUFFERS) temp blocks of the
 # serial ones equal off's for every value; pg_stat_statements temp_blks_* and times
@@ -7,9 +7,8 @@
 # context and no descriptor after it; pgsql_tmp removed (re-created) or unwritable
 # (SQLSTATE 42501); cancelled parallel hash joins log no line of ours; nothing left, no
 # "could not" LOG line. Each check says what it saw and counts what failed in `bad`.
-# PG_FLAVOUR=hook (lib.sh) runs the same checks on the hook's build with pg_buffile
-# (pg-hook.sh's part battery): pg_buffile.method for temp_file_compression, the values
-# the extension has (no pglz).
+# On the hook's build with pg_buffile (lib.sh), the values the extension has (no pglz);
+# "off" is pg_buffile.method = off, PostgreSQL's own BufFile code.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 data=$RUN/battery log=$RUN/battery.log out=$RUN/battery-out bad=0
@@ -135,11 +134,10 @@ check_spill_observed() {
 
 check_tmpdir() {
   # pgsql_tmp removed under a live session: re-created, as stock does; a
-  # directory the server may not write: errcode_for_file_access (42501). The series
-  # creates the file where stock does; pg_buffile first creates a directory of its own
-  # there, with fd.c's PathNameCreateTemporaryDir, whose message is core's for that.
-  local denied='could not create temporary file ".*pgsql_tmp/pgsql_tmp[0-9]*\.[0-9]*"'
-  [ "$PG_FLAVOUR" = hook ] && denied='cannot create temporary subdirectory ".*pgsql_tmp/pgsql_tmp[0-9]*\.buffile"'
+  # directory the server may not write: errcode_for_file_access (42501). pg_buffile
+  # first creates a directory of its own there, with fd.c's PathNameCreateTemporaryDir,
+  # whose message is core's for that.
+  local denied='cannot create temporary subdirectory ".*pgsql_tmp/pgsql_tmp[0-9]*\.buffile"'
   psql_b > "$out/tmpdir.out" 2>&1 <<EOF
 set work_mem = '64kB';
 $(set_sql lz4)

@@ -1,69 +1,49 @@
 # shellcheck shell=bash
-# What the parts of pg-test.sh share, sourced by each part (a part is a script of its
-# own, run by pg-test.sh after the build, or alone once PostgreSQL is built): the
-# builds, the run directory, the ports, the tests' servers and the temp-file counts.
+# What the parts in this folder share, sourced by each part (a part is a script of its
+# own, run by pg-hook.sh's parts battery, tpch, aborts and tap-stream, or alone once
+# pg-hook.sh has built PostgreSQL with the hook and pg_buffile): the builds, the run
+# directory, the ports, the tests' servers and the temp-file counts.
 #
-# The server flavour, PG_FLAVOUR, says which PostgreSQL a part proves, so that the same
-# checks run against both (one piece of code where the logic is the same):
-#   series  (the default) the whole-file series' build of pg-build.sh, its GUC
-#           temp_file_compression
-#   hook    the hook's build of pg-hook.sh (PGHOOK_INST, its install; PGHOOK_PORT, the
-#           first of two ports), its server with shared_preload_libraries =
-#           'pg_buffile' and the GUCs pg_buffile.method and pg_buffile.level; stock is
-#           PG_STOCK_BIN, else the same build without the module (the hook unset, which
-#           is core's code: pg-hook.sh's part check)
+# The server is the hook's build of pg-hook.sh (PGHOOK_INST, its install; PGHOOK_PORT,
+# the first of two ports), started with shared_preload_libraries = 'pg_buffile' and the
+# GUCs pg_buffile.method and pg_buffile.level; stock is PG_STOCK_BIN (pg-hook.sh passes
+# the pristine build of pg-hook-pristine.sh), else the same build without the module
+# (the hook unset, which is core's code: pg-hook.sh's part check). The parts name a
+# setting as the retired series' temp_file_compression spelled it (off, none, lz4,
+# zstd:level=3, zlib, auto, pglz); gucs, set_sql and conf_lines turn it into
+# pg_buffile's settings.
 #
 #   start_server NAME BINDIR PORT [SETTING...]
 #                         a new cluster in $RUN/NAME with the tests' settings and each
-#                         SETTING, its server on PORT, its log $RUN/NAME.log (hook: the
+#                         SETTING, its server on PORT, its log $RUN/NAME.log (the
 #                         patched server preloads pg_buffile, beside any
 #                         shared_preload_libraries a SETTING names, unless NAME ends
 #                         in -stock)
-#   gucs VALUE            the -c options that select VALUE, a value as
-#                         temp_file_compression spells it (off, none, lz4, zstd:level=3,
-#                         zlib, auto, pglz), for PGOPTIONS
+#   gucs VALUE            the -c options that select VALUE, for PGOPTIONS
 #   set_sql VALUE         the same as SQL SET statements
 #   conf_lines VALUE      the same as lines of postgresql.conf
-#   has_value VALUE       whether the flavour has VALUE (the extension has no pglz)
+#   has_value VALUE       whether pg_buffile has VALUE (it has no pglz)
 #   templog ARGS...       templog.py: count and judge the temp-file lines of logs
-# and, per flavour: B and SRC (the build and source trees), GUC (the method's setting's
-# name), CTX (the memory context of the library's allocations), FILESET_FILE (a find -path
-# pattern of a FileSet file of ours).
+# and B and SRC (the build and source trees), GUC (the method's setting's name), CTX
+# (pg_buffile's memory context), FILESET_FILE (a find -path pattern of a FileSet file of
+# pg_buffile's).
 # Every server a part starts is stopped when the part exits.
 . "$(dirname "${BASH_SOURCE[0]}")/../pg-common.sh"
-PG_FLAVOUR=${PG_FLAVOUR:-series}
-case $PG_FLAVOUR in
-  series)
-    # shellcheck disable=SC2034 # the parts use them
-    B=$PGB/build-patched SRC=$PGB/patched-$PG_UPSTREAM
-    PATCHED=$PGB/inst-patched/bin
-    [ -x "$PATCHED/postgres" ] || die "no patched PostgreSQL in $PATCHED: run pg-build.sh (pg-test.sh does)"
-    # shellcheck disable=SC2034
-    STOCK=${PG_STOCK_BIN:-$(cat "$PGB/stock-bin")}  # PG_STOCK_BIN: another stock reference
-    RUN=$PGB/run
-    # shellcheck disable=SC2034
-    PORT_PATCHED=$PG_PORT_BASE PORT_STOCK=$((PG_PORT_BASE + 1))
-    GUC=temp_file_compression CTX="BufFile compression" FILESET_FILE='*.fileset/compressed/*'
-    ;;
-  hook)
-    [ -n "${PGHOOK_INST:-}" ] || die "PG_FLAVOUR=hook needs PGHOOK_INST (pg-hook.sh sets it)"
-    PATCHED=$PGHOOK_INST/bin
-    if [ ! -x "$PATCHED/postgres" ] || [ ! -f "$PGHOOK_INST/lib/postgresql/pg_buffile.so" ]; then
-      die "no PostgreSQL with the hook and pg_buffile in $PGHOOK_INST: run pg-hook.sh's parts build and extension"
-    fi
-    # shellcheck disable=SC2034
-    STOCK=${PG_STOCK_BIN:-$PATCHED}
-    # shellcheck disable=SC2034
-    B=$(dirname "$PGHOOK_INST")/build SRC=$(dirname "$PGHOOK_INST")/src
-    RUN=$(dirname "$PGHOOK_INST")/test-run
-    export PSQL_BIN=$PATCHED/psql
-    # shellcheck disable=SC2034
-    PORT_PATCHED=${PGHOOK_PORT:?} PORT_STOCK=$((PGHOOK_PORT + 1))
-    # shellcheck disable=SC2034
-    GUC=pg_buffile.method CTX=pg_buffile FILESET_FILE='*.fileset/*.bf'
-    ;;
-  *) die "PG_FLAVOUR=$PG_FLAVOUR: series or hook" ;;
-esac
+[ -n "${PGHOOK_INST:-}" ] || die "PGHOOK_INST is not set: the install of pg-hook.sh's build (pg-hook.sh sets it)"
+PATCHED=$PGHOOK_INST/bin
+if [ ! -x "$PATCHED/postgres" ] || [ ! -f "$PGHOOK_INST/lib/postgresql/pg_buffile.so" ]; then
+  die "no PostgreSQL with the hook and pg_buffile in $PGHOOK_INST: run pg-hook.sh's parts build and extension"
+fi
+# shellcheck disable=SC2034 # the parts use them
+STOCK=${PG_STOCK_BIN:-$PATCHED}
+# shellcheck disable=SC2034
+B=$(dirname "$PGHOOK_INST")/build SRC=$(dirname "$PGHOOK_INST")/src
+RUN=$(dirname "$PGHOOK_INST")/test-run
+export PSQL_BIN=$PATCHED/psql
+# shellcheck disable=SC2034
+PORT_PATCHED=${PGHOOK_PORT:?} PORT_STOCK=$((PGHOOK_PORT + 1))
+# shellcheck disable=SC2034
+GUC=pg_buffile.method CTX=pg_buffile FILESET_FILE='*.fileset/*.bf'
 . "$PGS/pg-server.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: PostgreSQL runs as $PG_USER"
 
@@ -84,8 +64,8 @@ start_server() {
       *) settings+=("$a") ;;
     esac
   done
-  # (hook: stock may be this same build, started as NAME-stock without the module)
-  [ "$PG_FLAVOUR" = hook ] && [ "$bin" = "$PATCHED" ] && [[ $name != *-stock ]] \
+  # (stock may be this same build, started as NAME-stock without the module)
+  [ "$bin" = "$PATCHED" ] && [[ $name != *-stock ]] \
     && preload=pg_buffile${preload:+,$preload}
   [ -z "$preload" ] || settings+=("shared_preload_libraries = '$preload'")
   rm -f "$RUN/$name.log"
@@ -106,28 +86,25 @@ hook_value() {
 }
 
 gucs() {
-  if [ "$PG_FLAVOUR" = series ]; then echo "-c temp_file_compression=$1"; return; fi
   local m l
   read -r m l <<< "$(hook_value "$1")"
   echo "-c pg_buffile.method=$m -c pg_buffile.level=$l"
 }
 
 set_sql() {
-  if [ "$PG_FLAVOUR" = series ]; then echo "set temp_file_compression = '$1';"; return; fi
   local m l
   read -r m l <<< "$(hook_value "$1")"
   echo "set pg_buffile.method = $m; set pg_buffile.level = $l;"
 }
 
 conf_lines() {
-  if [ "$PG_FLAVOUR" = series ]; then echo "temp_file_compression = '$1'"; return; fi
   local m l
   read -r m l <<< "$(hook_value "$1")"
   printf 'pg_buffile.method = %s\npg_buffile.level = %s\n' "$m" "$l"
 }
 
 has_value() {
-  [ "$PG_FLAVOUR" = series ] || [ "$1" != pglz ]
+  [ "$1" != pglz ]
 }
 
 templog() {

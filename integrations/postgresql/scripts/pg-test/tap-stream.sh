@@ -1,23 +1,17 @@
 #!/usr/bin/env bash
-# pg-test.sh's part tap-stream:
+# pg-hook.sh's part tap-stream:
 #
 # src/test/subscription/t/*stream*.pl (logical replication of streamed transactions:
-# FileSet files reopened read-write, appended, truncated) with TEMP_CONFIG =
-# temp_file_compression = zstd, log_temp_files = 0: the tests pass, their logs show
-# FileSet files through the library, and every temp file written with zstd.
-# PG_FLAVOUR=hook (lib.sh): the same through pg_buffile (pg-hook.sh's part tap-stream),
-# TEMP_CONFIG preloading it; make installcheck, whose TAP clusters run the installed
-# server, the one pg_buffile is installed into (make check's temporary one has no module).
+# FileSet files reopened read-write, appended, truncated) through pg_buffile, with
+# TEMP_CONFIG preloading it, pg_buffile.method = zstd and log_temp_files = 0: the
+# tests pass, their logs show FileSet files through pg_buffile, and every temp file
+# written with zstd. make installcheck, whose TAP clusters run the installed server,
+# the one pg_buffile is installed into (make check's temporary one has no module).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-conf=$RUN/tap.conf out=$RUN/tap-stream rc=0 target=check
+conf=$RUN/tap.conf out=$RUN/tap-stream rc=0 target=installcheck
 out_dir tap-stream
-if [ "$PG_FLAVOUR" = hook ]; then
-  printf "shared_preload_libraries = 'pg_buffile'\n" > "$conf"
-  target=installcheck
-else
-  : > "$conf"
-fi
+printf "shared_preload_libraries = 'pg_buffile'\n" > "$conf"
 { conf_lines zstd; echo "log_temp_files = 0"; } >> "$conf"
 chown "$PG_USER": "$conf"
 tests=$(cd "$SRC/src/test/subscription" && echo t/*stream*.pl)

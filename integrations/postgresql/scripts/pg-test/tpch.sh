@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# pg-test.sh's part tpch:
+# pg-hook.sh's part tpch:
 #
-# TPC-H SF 0.01 from our generator (tpch/gen) loaded into patched PostgreSQL and into
-# stock PostgreSQL of the same version (Debian's binary of it, or stock built from the
-# same source: see pg-build.sh); the 22 queries of ../shared/tpch/queries (or
-# $TPCH_QUERIES) at work_mem = 64kB (hash_mem_multiplier 1) with
+# TPC-H SF 0.01 from our generator (tpch/gen) loaded into PostgreSQL with the hook and
+# pg_buffile (lib.sh) and into stock PostgreSQL of the same source (PG_STOCK_BIN:
+# pg-hook.sh passes pg-hook-pristine.sh's build of the tree's "pristine" tag; without
+# it, the hook's build without the module); the 22 queries of ../shared/tpch/queries
+# (or $TPCH_QUERIES) at work_mem = 64kB (hash_mem_multiplier 1) with
 # max_parallel_workers_per_gather 0 and 2 (parallel plans forced cheap), under every
-# value (off, every codec and auto): all answers byte-identical to stock's; the log
-# shows private and FileSet files through the library, and pg_stat_database counts
-# the files and bytes its lines do. PG_FLAVOUR=hook (lib.sh): the same against the hook's
-# build with pg_buffile (pg-hook.sh's part tpch), the values the extension has (no pglz).
+# value pg_buffile has (off, none, lz4, zstd, zlib as gzip, auto; no pglz): all answers
+# byte-identical to stock's; the log shows private and FileSet files through
+# pg_buffile, and pg_stat_database counts the files and bytes its lines do.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 # The values TPC-H runs under, each against stock's answers.
@@ -37,7 +37,11 @@ for port in $PORT_PATCHED $PORT_STOCK; do
   psql_at $port -c "set default_statistics_target = 1000" -c "analyze" || exit 1
 done
 echo "loaded SF 0.01 ($(psql_at $PORT_STOCK -At -c 'select count(*) from lineitem') lineitem rows) into both servers"
-[ "$STOCK" = "$PATCHED" ] && echo "stock: $STOCK without pg_buffile (the hook unset)" || echo "stock: $STOCK"
+if [ "$STOCK" = "$PATCHED" ]; then
+  echo "stock: $STOCK without pg_buffile (the hook unset; PG_STOCK_BIN names a pristine build)"
+else
+  echo "stock: $STOCK"
+fi
 
 # run_queries PORT LABEL PGOPTIONS: the 22 answers into $out/LABEL/
 run_queries() {

@@ -1,18 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * buffile_memory.c
- *	  The memory many open BufFiles take, stock's against those of
- *	  temp_file_compression: a helper of integrations/postgresql/scripts/pg-test.sh (part memory).
+ *	  The memory many open BufFiles take, stock's against pg_buffile's: a
+ *	  helper of integrations/postgresql/scripts/pg-hook.sh (part memory).
  *
  * buffile_memory_open(n, bytes) creates n temporary BufFiles, as a hash join
  * creates its batch files, and writes "bytes" bytes into each; they stay
  * open, across statements, until buffile_memory_close().  Their BufFile
  * structs (with stock's BLCKSZ buffer) live in the memory context "BufFile
  * memory test", and what libbuffile holds for the compressed ones in
- * "BufFile compression": pg_backend_memory_contexts shows both while the
- * files are open.
+ * "pg_buffile": pg_backend_memory_contexts shows both while the files are
+ * open.
  *
- * Builds with PGXS against PostgreSQL 15 and 18.
+ * Builds with PGXS against PostgreSQL 18 and master.
  *
  *-------------------------------------------------------------------------
  */
