@@ -21,12 +21,13 @@
  *   database's), named like stock's "pgsql_tmp<pid>.<n>", so pg_ls_tmpdir()
  *   lists it and startup after a crash removes it; it never has an index:
  *   closing it removes it.  A file "name" of a FileSet is the library's
- *   named file "name.bf" in the FileSet's directory for that name, beside
- *   an empty marker file "name.bf" made with FileSetCreate(): the marker is
- *   how any process knows that the file is ours (open_fileset and
- *   delete_fileset look for it), and FilePathName() of it is how we learn
- *   the directory, through fileset.h alone.  Removing the FileSet removes
- *   both.
+ *   named file "name.bf" in the FileSet's directory for that name, stored
+ *   as its segments "name.bf.0", "name.bf.1"...  Segment 0 is the marker:
+ *   FileSetCreate() of that name is how we learn the directory, through
+ *   fileset.h alone (the empty file it makes is removed at once, and the
+ *   library creates the segment in its place), and FileSetOpen() of it how
+ *   any process knows that the file is ours (open_fileset and
+ *   delete_fileset).  Removing the FileSet removes the segments.
  *
  * - One library space per process, created at the first compressed file
  *   and destroyed at the end of the transaction once no file is open, so
@@ -51,9 +52,14 @@
  *   structs live in our memory context, not the caller's: executor memory
  *   is gone before resource owners are released at abort.
  *
- * - A file's usage is reported once per handle that wrote it (at close,
- *   export or drop): pg_stat_database's temp_files and temp_bytes in
- *   physical bytes and, under log_temp_files, a log line.
+ * - A private file's usage is reported once per handle that wrote it (at
+ *   close or drop): pg_stat_database's temp_files and temp_bytes in
+ *   physical bytes and, under log_temp_files, a log line naming its method.
+ *   A FileSet file's usage is reported as stock reports its own, when it is
+ *   deleted, once per segment at its size on disk: by stock's code when the
+ *   FileSet goes (its walk of the directory finds our segments and nothing
+ *   else of ours), by delete_fileset otherwise.  So neither the handles
+ *   that wrote it nor the processes that reopened it count it again.
  *
  * - The cumulative view pg_buffile_stats (the extension's SQL script) reads
  *   counters in shared memory, per database and method: the files written,
@@ -76,6 +82,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <buffile.h>
@@ -119,8 +126,12 @@ PG_MODULE_MAGIC;
 /* Positions are (fileno, offset) over segments of this many bytes. */
 #define SEGMENT_SIZE	((int64) 0x40000000)
 
-/* The suffix of our files (and markers) in a FileSet */
+/*
+ * The suffix of our files in a FileSet, and that of their first segment,
+ * the marker that the file is ours
+ */
 #define FILESET_SUFFIX	".bf"
+#define FILESET_MARKER_SUFFIX	".bf.0"
 
 /* ---- settings ---- */
 
@@ -849,9 +860,10 @@ stats_flush(void)
  * its codec time, a reader's too.  The time is added once, as the handle's
  * total, so that a file's struct keeps no count of it: with a hundred
  * thousand files open, 16 bytes more would take it into allocation
- * chunks twice the size.  For a written file, pg_stat_database's
+ * chunks twice the size.  For a written private file, pg_stat_database's
  * temp_files and temp_bytes and, under log_temp_files, the log line, in
- * physical bytes.
+ * physical bytes; a FileSet file is reported when it is deleted (see the
+ * head of this file).
  */
 static void
 pg_buffile_report_usage(PgBufFile *file, bool last)
@@ -874,6 +886,8 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 	if (!file->wrote)
 		return;
 	file->wrote = false;
+	if (file->named)
+		return;
 	if (!have_stats)
 		bf_file_stats(file->bf, &st);
 	pgstat_report_tempfile((size_t) st.physical_bytes);
@@ -982,9 +996,13 @@ finish_create(int status, bf_file *bf, char *dir, const char *name,
 }
 
 /*
- * The directory of the FileSet for "name", from the marker file of ours:
- * created when "create", else opened.  Returns false when there is no
- * marker to open (the file is not ours).
+ * The directory of the FileSet for "name", from the marker of ours, the
+ * first segment of our file: created when "create", else opened.  Returns
+ * false when there is no marker to open (the file is not ours).
+ *
+ * The empty file FileSetCreate() made is removed here, so that the library
+ * creates its segment in its place (with O_EXCL), and without fd.c's
+ * PathNameDeleteTemporaryFile(), which would count it as a temporary file.
  *
  * fd.c remembers the marker's File in the current resource owner while it
  * is open.  BufFileDeleteFileSet() may be called with none: the apply
@@ -1001,7 +1019,7 @@ fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
 	ResourceOwner saved_owner = CurrentResourceOwner;
 	ResourceOwner owner = NULL;
 
-	snprintf(marker, sizeof(marker), "%s%s", name, FILESET_SUFFIX);
+	snprintf(marker, sizeof(marker), "%s%s", name, FILESET_MARKER_SUFFIX);
 	if (CurrentResourceOwner == NULL)
 	{
 		owner = ResourceOwnerCreate(NULL, "pg_buffile marker");
@@ -1017,6 +1035,10 @@ fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
 		{
 			strlcpy(dir, FilePathName(file), MAXPGPATH);
 			FileClose(file);
+			if (create && unlink(dir) < 0 && errno != ENOENT)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not delete file \"%s\": %m", dir)));
 		}
 	}
 	PG_FINALLY();
@@ -1154,27 +1176,62 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	return file;
 }
 
-/* Delete a file of a FileSet, if it is ours. */
+/*
+ * Delete a file of a FileSet, if it is ours.  Its segments are reported as
+ * stock's BufFileDeleteFileSet() reports its own (fd.c's
+ * ReportTemporaryFileUsage()): each one, at its size on disk, in
+ * pg_stat_database and under log_temp_files with fd.c's message.  Their
+ * sizes are taken before the library deletes them, so that a file it
+ * refuses to delete (one appended onto another) is not counted.
+ */
 static bool
 pg_buffile_delete_fileset(FileSet *fileset, const char *name)
 {
 	bf_space   *sp;
 	char		dir[MAXPGPATH];
 	char		bfname[MAXPGPATH];
+	char		path[MAXPGPATH];
+	off_t	   *sizes;
+	int			nsegments = 0;
+	int			capacity = 4;
 	int			status;
 
 	if (!fileset_directory(fileset, name, dir, false))
 		return false;
 	sp = pg_buffile_space();
 	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
+	sizes = palloc(sizeof(off_t) * capacity);
+	for (;;)
+	{
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s.%d", dir, bfname, nsegments);
+		if (stat(path, &st) < 0)
+			break;
+		if (nsegments == capacity)
+		{
+			capacity *= 2;
+			sizes = repalloc(sizes, sizeof(off_t) * capacity);
+		}
+		sizes[nsegments++] = st.st_size;
+	}
 	status = bf_file_delete_named(sp, dir, bfname);
 	if (status != BF_OK && status != BF_ENOENT)
 	{
-		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", bfname);
-		pg_buffile_failure(status, dir,
+		snprintf(path, sizeof(path), "%s/%s", dir, bfname);
+		pg_buffile_failure(status, path,
 						   gettext_noop("could not delete temporary file \"%s\": %m"));
 	}
-	FileSetDelete(fileset, bfname, true);
+	for (int segment = 0; segment < nsegments; segment++)
+	{
+		snprintf(path, sizeof(path), "%s/%s.%d", dir, bfname, segment);
+		pgstat_report_tempfile(sizes[segment]);
+		if (log_temp_files >= 0 && sizes[segment] / 1024 >= log_temp_files)
+			ereport(LOG,
+					(errmsg("temporary file: path \"%s\", size %lu",
+							path, (unsigned long) sizes[segment])));
+	}
+	pfree(sizes);
 	return true;
 }
 

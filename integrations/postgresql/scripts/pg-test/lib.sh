@@ -60,7 +60,7 @@ case $PG_FLAVOUR in
     # shellcheck disable=SC2034
     PORT_PATCHED=${PGHOOK_PORT:?} PORT_STOCK=$((PGHOOK_PORT + 1))
     # shellcheck disable=SC2034
-    GUC=pg_buffile.method CTX=pg_buffile FILESET_FILE='*.fileset/*.bf'
+    GUC=pg_buffile.method CTX=pg_buffile FILESET_FILE='*.fileset/*.bf.[0-9]*'
     ;;
   *) die "PG_FLAVOUR=$PG_FLAVOUR: series or hook" ;;
 esac
