@@ -96,6 +96,7 @@ struct bf_file {
        take the slow path, which keeps the range they dirtied, so that a block stored bare
        is patched where it changed instead of written whole elsewhere (file.c: bare_patch). */
     uint8_t buf_rmw : 1;
+    uint8_t own_alloc : 1; /* its memory goes through its own allocator: bf_file_alloc */
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
     uint16_t wgen;      /* write generation: moves at every call that may change bytes the
                            file reads (cursors compare it); a wrap moves the space's
@@ -109,6 +110,19 @@ struct bf_file {
     bf_seg seg; /* seg.space is the file's space */
     bf_counters c;
 };
+
+/*
+ * The allocator of the file's own memory (the struct, its buffer, map, free
+ * list and named state): the space's, or, with own_alloc, the space's hooks
+ * with the file's ctx (bf_file_options.alloc_ctx), kept right after the
+ * struct in its allocation (a flag, not a pointer: the struct stays under
+ * 256 bytes). Scratch a call frees before it returns, codec contexts and
+ * the space's buffers are the space's.
+ */
+static inline const bf_allocator *bf_file_alloc(const struct bf_file *f)
+{
+    return f->own_alloc ? (const bf_allocator *)(const void *)(f + 1) : &f->seg.space->alloc;
+}
 
 /*
  * A call that may change what the file reads is under way: cursors holding
