@@ -32,9 +32,13 @@
  * - One library space per process, created at the first compressed file
  *   and destroyed at the end of the transaction once no file is open, so
  *   that nothing of ours stays in memory after a query.  Its temp limit is
- *   temp_file_limit in physical bytes.  Its memory comes from the
- *   "pg_buffile" memory context, never longjmp'ing out of the library: an
- *   allocation that fails is a NULL the library reports.  Its I/O is seen
+ *   temp_file_limit in physical bytes.  Its own memory (codec contexts,
+ *   scratch) comes from the "pg_buffile" memory context; a file's (our
+ *   struct, the library's handle, block buffer and block map) from the
+ *   context that was current when it was created or opened, where stock's
+ *   BufFile would be (a hash join's spill context, say), through the
+ *   library's per-file allocator ctx.  Never longjmp'ing out of the
+ *   library: an allocation that fails is a NULL the library reports.  Its I/O is seen
  *   by PostgreSQL as stock's is: wait events BufFileRead, BufFileWrite and
  *   BufFileTruncate around each system call, track_io_timing's temp read
  *   and write times, temp_blks_read and temp_blks_written counted in
@@ -46,11 +50,14 @@
  *   offsets.  Library blocks are BLCKSZ, so block numbers are stock's.
  *
  * - Every open file is remembered by its resource owner (ResourceOwnerDesc)
- *   and on one list.  At the release of its resource owner a file still
- *   open is dropped without persisting anything; files of no resource owner
- *   (interXact) are dropped before shared memory goes at exit.  The file
- *   structs live in our memory context, not the caller's: executor memory
- *   is gone before resource owners are released at abort.
+ *   and on the list of its memory context (a FileContext, which a reset
+ *   callback of that context owns).  A file still open is dropped, without
+ *   persisting anything, by whichever comes first: the reset or deletion
+ *   of its context (the callback runs before the memory goes; at abort,
+ *   AtAbort_Portals deletes executor memory before resource owners are
+ *   released), or the release of its resource owner; either forgets it in
+ *   the other.  Files of no resource owner (interXact) are dropped before
+ *   shared memory goes at exit.
  *
  * - A private file's usage is reported once per handle that wrote it (at
  *   close or drop): pg_stat_database's temp_files and temp_bytes in
@@ -180,12 +187,14 @@ static bool buffile_encryption = false;
  * A file.  A hash join may hold a hundred thousand: besides the library's
  * block buffer and its own struct, this is all it costs.
  */
+typedef struct FileContext FileContext;
+
 typedef struct PgBufFile
 {
-	dlist_node	node;			/* in open_files, unless appended */
+	dlist_node	node;			/* in its FileContext's files */
 	bf_file    *bf;				/* the library's handle */
 	ResourceOwner resowner;		/* NULL for an interXact file */
-	List	   *appended;		/* files appended onto this one */
+	FileContext *fcxt;			/* the memory context it lives in */
 	bool		named;			/* a FileSet's file (else private) */
 	bool		readOnly;		/* opened read-only, or exported */
 	bool		wrote;			/* report usage when done */
@@ -266,8 +275,26 @@ typedef struct PgBufFileShared
 static PgBufFileShared *shared = NULL;
 
 static bf_space *space = NULL;
+/*
+ * A memory context that holds open files of ours, allocated in it: its
+ * reset callback drops the files still open when the context is reset or
+ * deleted.  Once registered a callback cannot be taken back (18 has no
+ * MemoryContextUnregisterResetCallback), so a context has one for as long
+ * as it lives, not one per file: it stays, with no file, when its last
+ * file is closed, for the next one.
+ */
+struct FileContext
+{
+	MemoryContextCallback callback;
+	MemoryContext cxt;
+	dlist_head	files;			/* its open files */
+	dlist_node	node;			/* in file_contexts */
+};
+
 static MemoryContext PgBufFileContext = NULL;
-static dlist_head open_files = DLIST_STATIC_INIT(open_files);
+static dlist_head file_contexts = DLIST_STATIC_INIT(file_contexts);
+static FileContext *last_fcxt = NULL;	/* the last one used, to find it fast */
+static int64 open_files = 0;
 static uint32 private_file_counter = 0;
 static char space_parent[MAXPGPATH];	/* pgsql_tmp<pid>.buffile */
 static bool exit_registered = false;
@@ -582,13 +609,20 @@ pg_buffile_space_destroy(void)
 static void
 pg_buffile_before_shmem_exit(int code, Datum arg)
 {
-	while (!dlist_is_empty(&open_files))
-	{
-		PgBufFile  *file = dlist_container(PgBufFile, node,
-										   dlist_head_node(&open_files));
+	dlist_iter	iter;
 
-		pg_buffile_forget(file);
-		PgBufFileDrop(file);
+	dlist_foreach(iter, &file_contexts)
+	{
+		FileContext *fcxt = dlist_container(FileContext, node, iter.cur);
+
+		while (!dlist_is_empty(&fcxt->files))
+		{
+			PgBufFile  *file = dlist_container(PgBufFile, node,
+											   dlist_head_node(&fcxt->files));
+
+			pg_buffile_forget(file);
+			PgBufFileDrop(file);
+		}
 	}
 	pg_buffile_space_destroy();
 }
@@ -600,7 +634,7 @@ pg_buffile_xact_callback(XactEvent event, void *arg)
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		 event == XACT_EVENT_PARALLEL_COMMIT ||
 		 event == XACT_EVENT_PARALLEL_ABORT) &&
-		space != NULL && dlist_is_empty(&open_files))
+		space != NULL && open_files == 0)
 		pg_buffile_space_destroy();
 }
 
@@ -739,6 +773,8 @@ pg_buffile_options(bf_file_options *opts)
 	}
 	opts->seal = buffile_encryption ? BF_SEAL_ON : BF_SEAL_OFF;
 	opts->block_size = BLCKSZ;
+	/* the file's memory where stock's would be: see current_file_context */
+	opts->alloc_ctx = CurrentMemoryContext;
 	if (opts->codec == BF_CODEC_AUTO)
 		used_auto = true;
 }
@@ -746,19 +782,80 @@ pg_buffile_options(bf_file_options *opts)
 /* ---- our files ---- */
 
 /*
- * Make the struct of a new library handle, remember it in the current
- * resource owner and put it on the list.  Allocated without raising an
- * error, so that running out of memory cannot strand the handle.
+ * Reset callback of a context that holds files of ours: drop those still
+ * open, before their memory goes, and forget them in their resource owners,
+ * whose release (later, at abort) would drop them again from freed memory.
+ */
+static void
+file_context_reset(void *arg)
+{
+	FileContext *fcxt = (FileContext *) arg;
+
+	dlist_delete(&fcxt->node);
+	if (last_fcxt == fcxt)
+		last_fcxt = NULL;
+	while (!dlist_is_empty(&fcxt->files))
+	{
+		PgBufFile  *file = dlist_container(PgBufFile, node,
+										   dlist_head_node(&fcxt->files));
+
+		pg_buffile_forget(file);
+		PgBufFileDrop(file);
+	}
+}
+
+/*
+ * The FileContext of the current memory context, made (and its callback
+ * registered) at its first file; NULL when that allocation fails.  Contexts
+ * holding files are few (a query's spill contexts, a cursor's portal): the
+ * last one used is found at once, the others by a walk of the list.
+ */
+static FileContext *
+current_file_context(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	FileContext *fcxt;
+	dlist_iter	iter;
+
+	if (last_fcxt != NULL && last_fcxt->cxt == cxt)
+		return last_fcxt;
+	dlist_foreach(iter, &file_contexts)
+	{
+		fcxt = dlist_container(FileContext, node, iter.cur);
+		if (fcxt->cxt == cxt)
+			return last_fcxt = fcxt;
+	}
+	fcxt = MemoryContextAllocExtended(cxt, sizeof(FileContext),
+									  MCXT_ALLOC_NO_OOM);
+	if (fcxt == NULL)
+		return NULL;
+	fcxt->cxt = cxt;
+	dlist_init(&fcxt->files);
+	fcxt->callback.func = file_context_reset;
+	fcxt->callback.arg = fcxt;
+	MemoryContextRegisterResetCallback(cxt, &fcxt->callback);
+	dlist_push_head(&file_contexts, &fcxt->node);
+	return last_fcxt = fcxt;
+}
+
+/*
+ * Make the struct of a new library handle, in the current memory context
+ * (where the handle's memory is: see pg_buffile_options), remember it in
+ * the current resource owner and on its context's list.  Allocated without
+ * raising an error, so that running out of memory cannot strand the handle.
  */
 static PgBufFile *
 pg_buffile_remember(bf_file *bf, bool interXact, bool named)
 {
 	PgBufFile  *file;
+	FileContext *fcxt;
 
 	if (!interXact)
 		ResourceOwnerEnlarge(CurrentResourceOwner);
-	file = MemoryContextAllocExtended(PgBufFileContext, sizeof(PgBufFile),
-									  MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+	fcxt = current_file_context();
+	file = fcxt == NULL ? NULL :
+		MemoryContextAllocExtended(CurrentMemoryContext, sizeof(PgBufFile),
+								   MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
 	if (file == NULL)
 	{
 		(void) bf_file_abort(bf);
@@ -774,7 +871,9 @@ pg_buffile_remember(bf_file *bf, bool interXact, bool named)
 		ResourceOwnerRemember(file->resowner, PointerGetDatum(file),
 							  &pg_buffile_resowner_desc);
 	}
-	dlist_push_head(&open_files, &file->node);
+	file->fcxt = fcxt;
+	dlist_push_head(&fcxt->files, &file->node);
+	open_files++;
 	return file;
 }
 
@@ -795,10 +894,12 @@ file_failure(PgBufFile *file, int status, const char *msg)
 	pg_buffile_failure(status, file_path(file, path), msg);
 }
 
+/* Take a file off its context's list and free it: it is closed or dropped. */
 static void
 pg_buffile_free(PgBufFile *file)
 {
-	list_free(file->appended);
+	dlist_delete(&file->node);
+	open_files--;
 	pfree(file);
 }
 
@@ -907,25 +1008,16 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 }
 
 /*
- * Drop a file without persisting anything, with the files appended onto it:
- * for aborts and exit, where a FileSet's directory may be gone already.
- * Never raises an error.  The caller forgets it in its resource owner.
+ * Drop a file without persisting anything: for aborts, contexts that go
+ * with the file open, and exit, where a FileSet's directory may be gone
+ * already.  Never raises an error.  The caller forgets it in its resource
+ * owner.
  */
 static void
 PgBufFileDrop(PgBufFile *file)
 {
-	ListCell   *lc;
-
 	pg_buffile_report_usage(file, true);
-	dlist_delete(&file->node);
 	(void) bf_file_abort(file->bf);
-	foreach(lc, file->appended)
-	{
-		PgBufFile  *source = (PgBufFile *) lfirst(lc);
-
-		(void) bf_file_abort(source->bf);
-		pg_buffile_free(source);
-	}
 	pg_buffile_free(file);
 }
 
@@ -937,7 +1029,7 @@ static void
 ResOwnerReleasePgBufFile(Datum res)
 {
 	PgBufFileDrop((PgBufFile *) DatumGetPointer(res));
-	if (dlist_is_empty(&open_files))
+	if (open_files == 0)
 		pg_buffile_space_destroy();
 }
 
@@ -1146,6 +1238,7 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	char		dir[MAXPGPATH];
 	char		bfname[MAXPGPATH];
 	bool		readOnly = ((mode & O_ACCMODE) == O_RDONLY);
+	bf_file_options opts;
 	PgBufFile  *file;
 	bf_file    *bf = NULL;
 	int			status;
@@ -1154,9 +1247,11 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 		return NULL;
 	sp = pg_buffile_space();
 	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
-	status = bf_file_open_named(sp, dir, bfname,
-								readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
-								&bf);
+	bf_file_options_init(&opts);
+	opts.alloc_ctx = CurrentMemoryContext;
+	status = bf_file_open_named_opts(sp, dir, bfname,
+									 readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
+									 &opts, &bf);
 	if (status != BF_OK)
 	{
 		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", bfname);
@@ -1269,7 +1364,6 @@ pg_buffile_close(void *state)
 	int			status = BF_OK;
 	char		path[MAXPGPATH];
 	bool		named = file->named;
-	ListCell   *lc;
 
 	if (!file->readOnly)
 		status = bf_file_flush(file->bf);
@@ -1279,19 +1373,11 @@ pg_buffile_close(void *state)
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
 	pg_buffile_report_usage(file, true);
 	pg_buffile_forget(file);
-	dlist_delete(&file->node);
 	file_path(file, path);		/* for a message after the handle is gone */
 	if (named)
 		status = bf_file_close(file->bf);
 	else
 		status = bf_file_abort(file->bf);
-	foreach(lc, file->appended)
-	{
-		PgBufFile  *source = (PgBufFile *) lfirst(lc);
-
-		(void) bf_file_close(source->bf);	/* read-only: nothing to lose */
-		pg_buffile_free(source);
-	}
 	pg_buffile_free(file);
 	if (status != BF_OK)
 	{
@@ -1414,8 +1500,10 @@ pg_buffile_size(void *state)
 /*
  * Append "source", a read-only file of the target's FileSet, without
  * copying: its data start at the first block boundary at or after the
- * target's end, whose block number is returned.  The target takes the
- * source over and closes it.
+ * target's end, whose block number is returned.  The source's handle is
+ * closed at once: the target reads the source's data through its own (the
+ * library's parts), so that nothing of the source is left to outlive its
+ * memory context.
  */
 static int64
 pg_buffile_append(void *target_state, void *source_state)
@@ -1424,7 +1512,6 @@ pg_buffile_append(void *target_state, void *source_state)
 	PgBufFile  *source = source_state;
 	uint64		start;
 	int			status;
-	MemoryContext oldcxt;
 
 	Assert(target->named);
 	Assert(source->named);
@@ -1439,11 +1526,10 @@ pg_buffile_append(void *target_state, void *source_state)
 		file_failure(target, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
 
-	oldcxt = MemoryContextSwitchTo(PgBufFileContext);
-	target->appended = lappend(target->appended, source);
-	MemoryContextSwitchTo(oldcxt);
+	pg_buffile_report_usage(source, true);
 	pg_buffile_forget(source);
-	dlist_delete(&source->node);
+	(void) bf_file_close(source->bf);	/* read-only: nothing to lose */
+	pg_buffile_free(source);
 
 	Assert(start % BLCKSZ == 0);
 	return (int64) (start / BLCKSZ);
