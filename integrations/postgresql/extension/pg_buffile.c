@@ -275,6 +275,7 @@ typedef struct PgBufFileShared
 static PgBufFileShared *shared = NULL;
 
 static bf_space *space = NULL;
+
 /*
  * A memory context that holds open files of ours, allocated in it: its
  * reset callback drops the files still open when the context is reset or
@@ -664,8 +665,9 @@ pg_buffile_space(void)
 	}
 
 	/*
-	 * Blocks of at most 1 MB: with a hundred thousand files open, the context
-	 * then holds at most 1 MB beyond its chunks.
+	 * The space's own memory (codec contexts, scratch), never a file's: see
+	 * current_file_context.  Blocks of at most 1 MB, so that the context
+	 * holds at most 1 MB beyond its chunks.
 	 */
 	if (PgBufFileContext == NULL)
 		PgBufFileContext = AllocSetContextCreate(TopMemoryContext,
