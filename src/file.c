@@ -1755,7 +1755,7 @@ uint64_t bf_file_memory(const bf_file *f)
     uint64_t m = sizeof(*f) + (f->buf ? f->block_size : 0) + bf_map_memory(&f->map) +
                  bf_free_memory(&f->free);
     if (f->own_alloc)
-        m += sizeof(bf_allocator);
+        m += sizeof(void *);
     if (f->named != NULL)
         m += sizeof(*f->named) + (uint64_t)f->named->nparts * sizeof(bf_part);
     return m;
@@ -1866,15 +1866,15 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     if (rc != BF_OK)
         return rc;
     /* The file's own memory goes through the space's hooks with the file's ctx when it has
-       one: its allocator lies right after the struct, in the same allocation. */
+       one: the ctx lies right after the struct, in the same allocation (bf_file_alloc). */
     bf_allocator fa_ctx = sp->alloc;
     fa_ctx.ctx = o.alloc_ctx;
-    bf_file *f = o.alloc_ctx != NULL ? bf_calloc(&fa_ctx, 1, sizeof(*f) + sizeof(bf_allocator))
+    bf_file *f = o.alloc_ctx != NULL ? bf_calloc(&fa_ctx, 1, sizeof(*f) + sizeof(void *))
                                      : bf_calloc(&sp->alloc, 1, sizeof(*f));
     if (f == NULL)
         return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "file struct");
     if (o.alloc_ctx != NULL) {
-        *(bf_allocator *)(void *)(f + 1) = fa_ctx;
+        *(void **)(void *)(f + 1) = o.alloc_ctx;
         f->own_alloc = 1;
     }
     f->buf_blk = BF_NO_BLOCK;

@@ -114,15 +114,19 @@ struct bf_file {
 /*
  * The allocator of the file's own memory (the struct, its buffer, map, free
  * list and named state): the space's, or, with own_alloc, the space's hooks
- * with the file's ctx (bf_file_options.alloc_ctx), kept right after the
- * struct in its allocation (a flag, not a pointer: the struct stays under
- * 256 bytes). Scratch a call frees before it returns, codec contexts and
- * the space's buffers are the space's.
+ * with the file's ctx (bf_file_options.alloc_ctx). The ctx alone is kept,
+ * right after the struct in its allocation: 8 bytes, so that the two fill
+ * a 256-byte chunk of a caller's allocator that rounds to powers of two
+ * (PostgreSQL's AllocSet), where a whole bf_allocator would take a 512-byte
+ * one. A macro, as the allocator it makes is a compound literal that lives
+ * as long as the caller's block.
  */
-static inline const bf_allocator *bf_file_alloc(const struct bf_file *f)
-{
-    return f->own_alloc ? (const bf_allocator *)(const void *)(f + 1) : &f->seg.space->alloc;
-}
+#define bf_file_alloc(f)                                                                           \
+    ((f)->own_alloc                                                                                \
+         ? &(const bf_allocator){(f)->seg.space->alloc.malloc_fn,                                  \
+                                 (f)->seg.space->alloc.realloc_fn, (f)->seg.space->alloc.free_fn,  \
+                                 *(void *const *)(const void *)((f) + 1)}                          \
+         : (const bf_allocator *)&(f)->seg.space->alloc)
 
 /*
  * A call that may change what the file reads is under way: cursors holding

@@ -22,6 +22,9 @@ static void test_struct_size(void **state)
 {
     (void)state;
     assert_true(sizeof(struct bf_file) < 256);
+    /* with its own allocator ctx behind it (bf_file_options.alloc_ctx): still one 256-byte
+       chunk of a power-of-two allocator */
+    assert_true(sizeof(struct bf_file) + sizeof(void *) <= 256);
     assert_int_equal(sizeof(bf_map_entry), 16);
 }
 
