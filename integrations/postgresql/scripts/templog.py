@@ -17,8 +17,8 @@ as stock logs its own FileSet files, when they are deleted, a stock line per seg
 line of segment 0 is a FileSet file of pg_buffile whose codec, logical size and encryption
 the log does not say ("unseen"); a later segment's is counted apart, as stock counts it.
 So is a line of <name>.bf.consumed, the empty marker libbuffile leaves beside a file that
-was appended onto another (a parallel sort's worker tapes), which stock's code finds when
-it deletes the FileSet's directory.
+was appended onto a writable one (PostgreSQL appends onto read-only files only), which
+stock's code would find when it deletes the FileSet's directory.
 
     templog.py count LOG...           what the logs hold, in two lines
     templog.py pgstat LOG...          "FILES BYTES" as pg_stat_database counts them
