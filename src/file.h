@@ -122,11 +122,11 @@ struct bf_file {
  * as long as the caller's block.
  */
 #define bf_file_alloc(f)                                                                           \
-    ((f)->own_alloc                                                                                \
-         ? &(const bf_allocator){(f)->seg.space->alloc.malloc_fn,                                  \
-                                 (f)->seg.space->alloc.realloc_fn, (f)->seg.space->alloc.free_fn,  \
-                                 *(void *const *)(const void *)((f) + 1)}                          \
-         : (const bf_allocator *)&(f)->seg.space->alloc)
+    ((f)->own_alloc ? &(const bf_allocator){.malloc_fn = (f)->seg.space->alloc.malloc_fn,          \
+                                            .realloc_fn = (f)->seg.space->alloc.realloc_fn,        \
+                                            .free_fn = (f)->seg.space->alloc.free_fn,              \
+                                            .ctx = *(void *const *)(const void *)((f) + 1)}        \
+                    : (const bf_allocator *)&(f)->seg.space->alloc)
 
 /*
  * A call that may change what the file reads is under way: cursors holding
