@@ -481,6 +481,16 @@ typedef struct bf_file_options {
     uint32_t block_size;  /* 0: the space's */
     int32_t seal;         /* 0: the space's setting (encrypt); BF_SEAL_ON: seal this file
                              (the space must have a key: else BF_EKEY); BF_SEAL_OFF: do not */
+    void *alloc_ctx;      /* NULL: the file's memory is the space's. Else the file's own
+                             memory (its handle, block buffer, block map, free-extent list,
+                             a named file's state: all of "per open file" above) goes
+                             through the space's allocator hooks with this ctx in place of
+                             bf_allocator.ctx, for as long as the file is open, so that a
+                             caller charges it to the file's owner (PostgreSQL: the memory
+                             context the file was created in). Codec contexts, the scratch
+                             buffer, workers' slots, cursors and what a call frees before it
+                             returns stay the space's. Meaningless with the default
+                             allocator, which has no ctx. 1.1.0 */
 } bf_file_options;
 
 /* bf_file_options.seal: a file sealed or not whatever the space's default. */
@@ -838,6 +848,15 @@ BF_API int bf_file_export(bf_file *file);
  */
 BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name, int mode,
                               bf_file **out);
+
+/*
+ * bf_file_open_named with options: of `opts` (NULL: as bf_file_open_named)
+ * only alloc_ctx is read, the file's memory; codec, level, block size and
+ * sealing are the file's own. Errors: as bf_file_open_named; BF_EINVAL for
+ * a struct_size no header gives. 1.1.0
+ */
+BF_API int bf_file_open_named_opts(bf_space *space, const char *dir, const char *name, int mode,
+                                   const bf_file_options *opts, bf_file **out);
 
 /*
  * Delete the named file's own segments, from the last down (also segments

@@ -25,7 +25,7 @@
     _Static_assert(sizeof(type) == offsetof(type, last) + sizeof(((type *)0)->last),               \
                    #type " must end at its last field, " #last)
 BF_ENDS_AT(bf_space_options, budget);
-BF_ENDS_AT(bf_file_options, seal);
+BF_ENDS_AT(bf_file_options, alloc_ctx);
 BF_ENDS_AT(bf_auto_device, transfer_windows);
 BF_ENDS_AT(bf_stats, readahead_misses);
 

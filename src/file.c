@@ -215,7 +215,7 @@ void bf_file_shrink_tail(bf_file *f)
             return;
         end = left > end ? left : end;
     }
-    bf_free_drop_beyond(&f->free, &sp->alloc, sp->segment_size, end);
+    bf_free_drop_beyond(&f->free, bf_file_alloc(f), sp->segment_size, end);
     physical_set(f, end);
 }
 
@@ -228,7 +228,7 @@ static void release_extent(bf_file *f, const bf_map_entry *e)
 {
     if (bf_map_used(e) && bf_map_part(e) == 0) {
         if ((e->len & BF_MAP_KEPT) == 0)
-            bf_free_put(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, e->off,
+            bf_free_put(&f->free, bf_file_alloc(f), f->seg.space->segment_size, e->off,
                         bf_map_room(e));
         live_add(f, -(int64_t)bf_map_len(e));
     }
@@ -284,9 +284,10 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
 {
     bf_space *sp = f->seg.space;
     *grow = f->phys_end;
-    if (align > 1 ? bf_free_take_aligned(&f->free, &sp->alloc, sp->segment_size, need, align, ch)
-                  : bf_free_take(&f->free, &sp->alloc, sp->segment_size, need, f->block_size / 8,
-                                 ch))
+    if (align > 1
+            ? bf_free_take_aligned(&f->free, bf_file_alloc(f), sp->segment_size, need, align, ch)
+            : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size, need, f->block_size / 8,
+                           ch))
         return BF_OK;
     /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
        skipped become one free chunk, and a free chunk must not run past a segment's end
@@ -432,7 +433,7 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
 /* Give back the room map_room made for blocks first..first+n-1 (the map covered old_n). */
 static void map_unroom(bf_file *f, uint64_t first, uint32_t n, uint32_t old_n)
 {
-    const bf_allocator *a = &f->seg.space->alloc;
+    const bf_allocator *a = bf_file_alloc(f);
     bf_map_shrink(&f->map, a, old_n);
     for (uint64_t b = first; b < first + n && b < old_n; b++)
         if (bf_map_get(&f->map, b) != NULL && !bf_map_used(bf_map_get(&f->map, b)))
@@ -447,7 +448,7 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
 {
     *old_n = f->map.n;
     for (uint32_t i = 0; i < n; i++) {
-        if (bf_map_slot(&f->map, &f->seg.space->alloc, (uint32_t)(first + i)) == NULL) {
+        if (bf_map_slot(&f->map, bf_file_alloc(f), (uint32_t)(first + i)) == NULL) {
             map_unroom(f, first, i, *old_n);
             return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block map for %llu blocks",
                            (unsigned long long)(first + n));
@@ -486,7 +487,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
         rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
     if (rc != BF_OK) {
         if (from_free)
-            bf_free_put(&f->free, &sp->alloc, sp->segment_size, ch.off, ch.cap);
+            bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, ch.off, ch.cap);
         else if (placed)
             bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
         map_unroom(f, blkno, 1, old_n);
@@ -495,7 +496,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
     }
     if (!from_free) {
         if (gap)
-            bf_free_put(&f->free, &sp->alloc, sp->segment_size, f->phys_end,
+            bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, f->phys_end,
                         (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
     }
@@ -897,14 +898,14 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
         block_commit(f, blkno + i, at[i], info[i].disk_len, &info[i]);
         uint64_t prev_end = i == 0 ? at[0] : at[i - 1] + info[i - 1].disk_len;
         if (at[i] > prev_end) {
-            bf_free_put(&f->free, &sp->alloc, sp->segment_size, prev_end,
+            bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, prev_end,
                         (uint32_t)(at[i] - prev_end));
             COUNT(f, physical_written, at[i] - prev_end);
         }
     }
     for (uint64_t b = blkno + n; b < blkno + asked; b++) /* room the batch did not fill */
         if (!bf_map_used(bf_map_get(&f->map, b)))
-            bf_map_clear(&f->map, &sp->alloc, b);
+            bf_map_clear(&f->map, bf_file_alloc(f), b);
     return (int)n;
 }
 
@@ -1421,7 +1422,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
     buf_drop(f);
     if (f->buf == NULL) {
         /* Allocated on first use: files that are created and never written cost no buffer. */
-        f->buf = bf_malloc(&f->seg.space->alloc, f->block_size);
+        f->buf = bf_malloc(bf_file_alloc(f), f->block_size);
         if (f->buf == NULL)
             return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
@@ -1674,7 +1675,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
            new end must be written first. */
         if (f->buf_dirty && f->buf_blk < keep - 1 && (rc = buf_flush(f)) != BF_OK)
             return rc;
-        unsigned char *nb = bf_malloc(&sp->alloc, f->block_size);
+        unsigned char *nb = bf_malloc(bf_file_alloc(f), f->block_size);
         if (nb == NULL)
             return bf_fail(sp, BF_ENOMEM, "truncate", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
@@ -1685,10 +1686,10 @@ int bf_file_truncate(bf_file *f, uint64_t size)
             memcpy(nb, j->data, j->raw_len);
             memset(nb + j->raw_len, 0, f->block_size - j->raw_len);
         } else if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
-            bf_free(&sp->alloc, nb);
+            bf_free(bf_file_alloc(f), nb);
             return rc;
         }
-        bf_free(&sp->alloc, f->buf);
+        bf_free(bf_file_alloc(f), f->buf);
         f->buf = nb;
         f->buf_blk = (uint32_t)(keep - 1);
         f->buf_rmw = 0; /* written whole (copy-on-write) when flushed */
@@ -1716,7 +1717,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
     bf_map_entry *e;
     for (uint64_t b = keep; (e = bf_map_next(&f->map, &b)) != NULL; b++)
         release_extent(f, e);
-    bf_map_shrink(&f->map, &sp->alloc, (uint32_t)(keep < f->map.n ? keep : f->map.n));
+    bf_map_shrink(&f->map, bf_file_alloc(f), (uint32_t)(keep < f->map.n ? keep : f->map.n));
     logical_set(f, size);
     bf_file_shrink_tail(f);
     return BF_OK;
@@ -1824,7 +1825,7 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (e != NULL) {
         release_extent(f, e);
-        bf_map_clear(&f->map, &f->seg.space->alloc, blkno);
+        bf_map_clear(&f->map, bf_file_alloc(f), blkno);
     }
     bf_file_shrink_tail(f);
     return BF_OK;
@@ -1834,6 +1835,8 @@ uint64_t bf_file_memory(const bf_file *f)
 {
     uint64_t m = sizeof(*f) + (f->buf ? f->block_size : 0) + bf_map_memory(&f->map) +
                  bf_free_memory(&f->free);
+    if (f->own_alloc)
+        m += sizeof(void *);
     if (f->named != NULL)
         m += sizeof(*f->named) + (uint64_t)f->named->nparts * sizeof(bf_part);
     return m;
@@ -1864,7 +1867,7 @@ int bf_file_release_buffer(bf_file *f)
     if (rc != BF_OK)
         return rc;
     buf_drop(f);
-    bf_free(&f->seg.space->alloc, f->buf);
+    bf_free(bf_file_alloc(f), f->buf);
     f->buf = NULL;
     return BF_OK;
 }
@@ -1943,9 +1946,18 @@ int bf_file_new(bf_space *sp, const bf_file_options *opts, bf_file **out)
     int rc = bf_space_reserve_scratch(sp, bf_space_extent_room(sp, bs));
     if (rc != BF_OK)
         return rc;
-    bf_file *f = bf_calloc(&sp->alloc, 1, sizeof(*f));
+    /* The file's own memory goes through the space's hooks with the file's ctx when it has
+       one: the ctx lies right after the struct, in the same allocation (bf_file_alloc). */
+    bf_allocator fa_ctx = sp->alloc;
+    fa_ctx.ctx = o.alloc_ctx;
+    bf_file *f = o.alloc_ctx != NULL ? bf_calloc(&fa_ctx, 1, sizeof(*f) + sizeof(void *))
+                                     : bf_calloc(&sp->alloc, 1, sizeof(*f));
     if (f == NULL)
         return bf_fail(sp, BF_ENOMEM, "create", NULL, 0, "file struct");
+    if (o.alloc_ctx != NULL) {
+        *(void **)(void *)(f + 1) = o.alloc_ctx;
+        f->own_alloc = 1;
+    }
     f->buf_blk = BF_NO_BLOCK;
     f->block_size = bs;
     f->codec = (uint8_t)codec;
@@ -1987,10 +1999,11 @@ void bf_file_release(bf_file *f)
     if (f->next)
         f->next->prev = f->prev;
     sp->files_open--;
-    bf_map_free(&f->map, &sp->alloc);
-    bf_free_clear(&f->free, &sp->alloc);
-    bf_free(&sp->alloc, f->buf);
-    bf_free(&sp->alloc, f);
+    const bf_allocator a = *bf_file_alloc(f); /* it may lie in the struct freed last */
+    bf_map_free(&f->map, &a);
+    bf_free_clear(&f->free, &a);
+    bf_free(&a, f->buf);
+    bf_free(&a, f);
 }
 
 int bf_file_discard(bf_file *f)

@@ -100,6 +100,7 @@ struct bf_file {
     /* The buffered block was not loaded and its bytes past `size` were never zeroed (file.c:
        buf_settle): a new block costs no zeroing of what its writes cover. */
     uint8_t buf_lazy : 1;
+    uint8_t own_alloc : 1; /* its memory goes through its own allocator: bf_file_alloc */
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
     uint16_t wgen;      /* write generation: moves at every call that may change bytes the
                            file reads (cursors compare it); a wrap moves the space's
@@ -113,6 +114,23 @@ struct bf_file {
     bf_seg seg; /* seg.space is the file's space */
     bf_counters c;
 };
+
+/*
+ * The allocator of the file's own memory (the struct, its buffer, map, free
+ * list and named state): the space's, or, with own_alloc, the space's hooks
+ * with the file's ctx (bf_file_options.alloc_ctx). The ctx alone is kept,
+ * right after the struct in its allocation: 8 bytes, so that the two fill
+ * a 256-byte chunk of a caller's allocator that rounds to powers of two
+ * (PostgreSQL's AllocSet), where a whole bf_allocator would take a 512-byte
+ * one. A macro, as the allocator it makes is a compound literal that lives
+ * as long as the caller's block.
+ */
+#define bf_file_alloc(f)                                                                           \
+    ((f)->own_alloc ? &(const bf_allocator){.malloc_fn = (f)->seg.space->alloc.malloc_fn,          \
+                                            .realloc_fn = (f)->seg.space->alloc.realloc_fn,        \
+                                            .free_fn = (f)->seg.space->alloc.free_fn,              \
+                                            .ctx = *(void *const *)(const void *)((f) + 1)}        \
+                    : (const bf_allocator *)&(f)->seg.space->alloc)
 
 /*
  * A call that may change what the file reads is under way: cursors holding

@@ -37,6 +37,7 @@
 
 #include "fileset.h"
 
+#include "abi.h"
 #include "alloc.h"
 #include "budget.h"
 #include "buffile.h"
@@ -122,7 +123,7 @@ int bf_fileset_destroy(bf_space *sp, const char *dir)
 /* Give `f` its named state: set dir, name, and the prefix of its segments. */
 static int attach_named(bf_file *f, const char *dir, const char *name)
 {
-    const bf_allocator *a = &f->seg.space->alloc;
+    const bf_allocator *a = bf_file_alloc(f);
     bf_named *nm = bf_calloc(a, 1, sizeof(*nm));
     if (nm == NULL)
         return bf_fail(f->seg.space, BF_ENOMEM, "open", name, 0, "named file state");
@@ -142,7 +143,7 @@ static void named_release(bf_file *f)
     bf_named *nm = f->named;
     if (nm == NULL)
         return;
-    const bf_allocator *a = &f->seg.space->alloc;
+    const bf_allocator *a = bf_file_alloc(f);
     bf_seg_close(&f->seg);
     for (uint32_t i = 0; i < nm->nparts; i++) {
         bf_seg_close(&nm->parts[i].seg);
@@ -469,7 +470,7 @@ static void trim_after_persist(bf_file *f)
     nm->kept_end = 0;
     uint64_t end = nm->idx_off + nm->idx_len;
     if (end < f->phys_end && bf_seg_resize(&f->seg, end) == BF_OK) {
-        bf_free_drop_beyond(&f->free, &f->seg.space->alloc, f->seg.space->segment_size, end);
+        bf_free_drop_beyond(&f->free, bf_file_alloc(f), f->seg.space->segment_size, end);
         bf_file_set_physical(f, end, nm->idx_bytes);
     }
 }
@@ -738,7 +739,7 @@ static int rebuild_free(bf_file *f, uint64_t phys_end)
         while (pos < next) { /* a gap, cut at segment boundaries */
             uint64_t seg_end = (pos / sp->segment_size + 1) * sp->segment_size;
             uint64_t end = next < seg_end ? next : seg_end;
-            bf_free_put(&f->free, &sp->alloc, sp->segment_size, pos, (uint32_t)(end - pos));
+            bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, pos, (uint32_t)(end - pos));
             pos = end;
         }
         if (!more)
@@ -805,7 +806,7 @@ typedef struct loader {
 static int load_entry(void *ctx, uint32_t blkno, const bf_map_entry *e)
 {
     loader *l = ctx;
-    if (bf_map_slot(&l->f->map, &l->f->seg.space->alloc, blkno) == NULL)
+    if (bf_map_slot(&l->f->map, bf_file_alloc(l->f), blkno) == NULL)
         return BF_ENOMEM;
     bf_map_entry v = *e;
     if (bf_map_part(e) == 0)
@@ -820,7 +821,7 @@ static int load_index(bf_file *f, const bf_index *idx, const unsigned char *buf,
 {
     bf_space *sp = f->seg.space;
     bf_named *nm = f->named;
-    const bf_allocator *a = &sp->alloc;
+    const bf_allocator *a = bf_file_alloc(f);
     if (idx->nparts > 0) {
         nm->parts = bf_calloc(a, idx->nparts, sizeof(*nm->parts));
         if (nm->parts == NULL)
@@ -907,10 +908,22 @@ static int check_keys_and_codec(bf_space *sp, const char *prefix, const bf_index
 
 int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode, bf_file **out)
 {
+    return bf_file_open_named_opts(sp, dir, name, mode, NULL, out);
+}
+
+int bf_file_open_named_opts(bf_space *sp, const char *dir, const char *name, int mode,
+                            const bf_file_options *opts, bf_file **out)
+{
     *out = NULL;
     int rc = check_name(sp, "open", dir, name);
     if (rc != BF_OK)
         return rc;
+    /* Only the file's allocator is the caller's to choose: the rest is the index's. */
+    bf_file_options oo;
+    bf_file_options_init(&oo);
+    char owhy[256];
+    if (opts != NULL && bf_abi_read(&oo, &bf_abi_file_options, opts, owhy, sizeof(owhy)) != BF_OK)
+        return bf_fail(sp, BF_EINVAL, "open", name, 0, "%s", owhy);
     if (mode != BF_OPEN_READONLY && mode != BF_OPEN_READWRITE)
         return bf_fail(sp, BF_EINVAL, "open", name, 0, "bad mode %d", mode);
     char prefix[4000];
@@ -962,6 +975,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
         fo.codec = (bf_codec)idx.codec;
         fo.level = idx.codec == BF_CODEC_AUTO ? BF_LEVEL_DEFAULT : idx.level;
         fo.block_size = idx.block_size;
+        fo.alloc_ctx = oo.alloc_ctx;
         rc = bf_file_new(sp, &fo, &f);
     }
     if (rc == BF_OK && (rc = attach_named(f, dir, name)) == BF_OK) {
@@ -979,7 +993,7 @@ int bf_file_open_named(bf_space *sp, const char *dir, const char *name, int mode
     if (rc != BF_OK) {
         if (f != NULL) {
             /* Never persist or account a half-loaded file: it was never adopted. */
-            bf_map_shrink(&f->map, &sp->alloc, 0);
+            bf_map_shrink(&f->map, bf_file_alloc(f), 0);
             f->readonly = 1;
             bf_named_close(f);
         }
@@ -1074,7 +1088,7 @@ static int same_set(bf_space *sp, const char *a, const char *b, int *same)
 int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
 {
     bf_space *sp = target->seg.space;
-    const bf_allocator *a = &sp->alloc;
+    const bf_allocator *a = bf_file_alloc(target);
     bf_named *tn = target->named, *sn = source->named;
     const char *why = NULL;
     int one_set = 0;

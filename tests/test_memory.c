@@ -22,6 +22,9 @@ static void test_struct_size(void **state)
 {
     (void)state;
     assert_true(sizeof(struct bf_file) < 256);
+    /* with its own allocator ctx behind it (bf_file_options.alloc_ctx): still one 256-byte
+       chunk of a power-of-two allocator */
+    assert_true(sizeof(struct bf_file) + sizeof(void *) <= 256);
     assert_int_equal(sizeof(bf_map_entry), 16);
 }
 
@@ -153,6 +156,82 @@ static void test_memory_figure_and_release(void **state)
     t_rm_rf(parent);
 }
 
+/*
+ * bf_file_options.alloc_ctx: a file's own memory (struct, buffer, map,
+ * free list, named state) goes through the space's hooks with the file's
+ * ctx, all of it given back at close; the space's memory does not grow with
+ * such files. Anonymous files, and named ones created and opened.
+ */
+static void test_file_memory_in_its_own_ctx(void **state)
+{
+    (void)state;
+    char parent[512], set[600];
+    t_temp_parent(parent, sizeof(parent), "memory-ctx");
+    t_counting cnt, fc, oc;
+    t_counting_init(&cnt);
+    t_counting_init(&fc);
+    t_counting_init(&oc);
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, &cnt.hooks);
+    static unsigned char data[20000], got[20000];
+    t_rng r = {5};
+    t_fill(&r, T_DATA_TEXT, data, sizeof(data));
+    snprintf(set, sizeof(set), "%s/set", parent);
+    assert_int_equal(bf_fileset_create(sp, set), BF_OK);
+    bf_file *warm; /* the space's contexts and scratch exist before the measure */
+    assert_int_equal(bf_file_create(sp, NULL, &warm), BF_OK);
+    assert_int_equal(bf_file_write(warm, data, sizeof(data)), BF_OK);
+    assert_int_equal(bf_file_close(warm), BF_OK);
+    int64_t space_before = cnt.live_bytes;
+
+    bf_file_options o;
+    bf_file_options_init(&o);
+    o.alloc_ctx = &fc;
+    bf_file *files[20];
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(bf_file_create(sp, &o, &files[i]), BF_OK);
+        assert_int_equal(bf_file_write(files[i], data, sizeof(data)), BF_OK);
+        assert_int_equal(bf_file_flush(files[i]), BF_OK);
+    }
+    bf_file *named;
+    assert_int_equal(bf_file_create_named(sp, set, "n", &o, &named), BF_OK);
+    assert_int_equal(bf_file_write(named, data, sizeof(data)), BF_OK);
+    /* every byte of the files is in their ctx: a buffer, a map, a struct each */
+    assert_true(fc.live_bytes >= 21 * (8192 + (int64_t)sizeof(struct bf_file)));
+    assert_int_equal(cnt.live_bytes, space_before);
+    int64_t sum = 0;
+    for (int i = 0; i < 20; i++) {
+        bf_stats st;
+        bf_file_stats(files[i], &st);
+        sum += (int64_t)st.memory_bytes;
+    }
+    assert_true(sum <= fc.live_bytes);
+    assert_int_equal(bf_file_close(named), BF_OK); /* persists its index */
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(bf_file_close(files[i]), BF_OK);
+    assert_int_equal(fc.live_bytes, 0);
+
+    /* a named file opened with a ctx of its own: read, then closed */
+    bf_file_options oo;
+    bf_file_options_init(&oo);
+    oo.alloc_ctx = &oc;
+    bf_file *rd;
+    assert_int_equal(bf_file_open_named_opts(sp, set, "n", BF_OPEN_READONLY, &oo, &rd), BF_OK);
+    assert_int_equal(bf_file_read(rd, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, data, sizeof(data));
+    assert_true(oc.live_bytes >= 8192 + (int64_t)sizeof(struct bf_file));
+    assert_int_equal(bf_file_close(rd), BF_OK);
+    assert_int_equal(oc.live_bytes, 0);
+    assert_int_equal(fc.live_bytes, 0);
+
+    /* a struct_size no header gives is refused */
+    oo.struct_size = 3;
+    assert_int_equal(bf_file_open_named_opts(sp, set, "n", BF_OPEN_READONLY, &oo, &rd), BF_EINVAL);
+    assert_int_equal(bf_fileset_destroy(sp, set), BF_OK);
+    bf_space_destroy(sp);
+    assert_int_equal(cnt.live_bytes, 0);
+    t_rm_rf(parent);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_ten_thousand_files),
         cmocka_unit_test(test_codec_state_is_per_space),
         cmocka_unit_test(test_memory_figure_and_release),
+        cmocka_unit_test(test_file_memory_in_its_own_ctx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -390,9 +390,15 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * also how to turn it off again). With n workers, a full block of a file
  * that is stored (the buffer leaving a block, a whole block written from
  * the caller's memory, bf_file_write_block) is copied into one of the
- * space's 2n in-flight slots (2n x (block size + the extent's room), in
- * memory_bytes) and compressed and checksummed there by a worker, while
- * the caller goes on; when every slot is busy the call waits for one.
+ * space's in-flight slots and compressed and checksummed there by a
+ * worker, while the caller goes on; when every slot is busy the call waits
+ * for one. A file's blocks use up to 128 KiB of blocks' worth of slots a
+ * worker (at least 2 slots, at most 16: 16 for 8 KiB blocks, 2 for 64 KiB
+ * and up), each a block and the extent's room, in memory_bytes as they
+ * are first used; the space has at most 16n slots. Handing a block over
+ * takes no lock and no system call: a worker with nothing to do sleeps
+ * (after a few microseconds' spin) and is woken when half of its share of
+ * the slots waits, or when the caller needs a slot or a block back.
  * Each slot has codec contexts of its own, made on the caller's thread
  * through the allocator hooks. The allocator hooks are only ever called on
  * the caller's thread: zstd and zlib allocate as they compress, so with
@@ -475,6 +481,16 @@ typedef struct bf_file_options {
     uint32_t block_size;  /* 0: the space's */
     int32_t seal;         /* 0: the space's setting (encrypt); BF_SEAL_ON: seal this file
                              (the space must have a key: else BF_EKEY); BF_SEAL_OFF: do not */
+    void *alloc_ctx;      /* NULL: the file's memory is the space's. Else the file's own
+                             memory (its handle, block buffer, block map, free-extent list,
+                             a named file's state: all of "per open file" above) goes
+                             through the space's allocator hooks with this ctx in place of
+                             bf_allocator.ctx, for as long as the file is open, so that a
+                             caller charges it to the file's owner (PostgreSQL: the memory
+                             context the file was created in). Codec contexts, the scratch
+                             buffer, workers' slots, cursors and what a call frees before it
+                             returns stay the space's. Meaningless with the default
+                             allocator, which has no ctx. 1.1.0 */
 } bf_file_options;
 
 /* bf_file_options.seal: a file sealed or not whatever the space's default. */
@@ -834,6 +850,15 @@ BF_API int bf_file_open_named(bf_space *space, const char *dir, const char *name
                               bf_file **out);
 
 /*
+ * bf_file_open_named with options: of `opts` (NULL: as bf_file_open_named)
+ * only alloc_ctx is read, the file's memory; codec, level, block size and
+ * sealing are the file's own. Errors: as bf_file_open_named; BF_EINVAL for
+ * a struct_size no header gives. 1.1.0
+ */
+BF_API int bf_file_open_named_opts(bf_space *space, const char *dir, const char *name, int mode,
+                                   const bf_file_options *opts, bf_file **out);
+
+/*
  * Delete the named file's own segments, from the last down (also segments
  * without an index, left by a writer that died or whose close failed
  * before its first persist). Segments that other files spliced in with
@@ -1109,7 +1134,9 @@ struct bf_auto_device {
 
 /*
  * The last decision codec=auto made in this space that set a file's codec
- * (a new file's first, or a change) and why: the codec chosen, each
+ * (a change, or a new file's first where it chose otherwise than the
+ * decision before: one that agrees leaves it, figures and all) and why:
+ * the codec chosen, each
  * candidate's expected ns per logical byte moved and ratio,
  * the device's measured ns per byte, the transfers' own and the caller's
  * ("" if no file uses auto). Owned by the space.

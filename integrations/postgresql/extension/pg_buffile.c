@@ -21,19 +21,24 @@
  *   database's), named like stock's "pgsql_tmp<pid>.<n>", so pg_ls_tmpdir()
  *   lists it and startup after a crash removes it; it never has an index:
  *   closing it removes it.  A file "name" of a FileSet is the library's
- *   named file "name.bf" in the FileSet's directory for that name, beside
- *   an empty marker file "name.bf" made with FileSetCreate(): the marker is
- *   how any process knows that the file is ours (open_fileset and
- *   delete_fileset look for it), and FilePathName() of it is how we learn
- *   the directory, through fileset.h alone.  Removing the FileSet removes
- *   both.
+ *   named file "name.bf" in the FileSet's directory for that name, stored
+ *   as its segments "name.bf.0", "name.bf.1"...  Segment 0 is the marker:
+ *   FileSetCreate() of that name is how we learn the directory, through
+ *   fileset.h alone (the empty file it makes is removed at once, and the
+ *   library creates the segment in its place), and FileSetOpen() of it how
+ *   any process knows that the file is ours (open_fileset and
+ *   delete_fileset).  Removing the FileSet removes the segments.
  *
  * - One library space per process, created at the first compressed file
  *   and destroyed at the end of the transaction once no file is open, so
  *   that nothing of ours stays in memory after a query.  Its temp limit is
- *   temp_file_limit in physical bytes.  Its memory comes from the
- *   "pg_buffile" memory context, never longjmp'ing out of the library: an
- *   allocation that fails is a NULL the library reports.  Its I/O is seen
+ *   temp_file_limit in physical bytes.  Its own memory (codec contexts,
+ *   scratch) comes from the "pg_buffile" memory context; a file's (our
+ *   struct, the library's handle, block buffer and block map) from the
+ *   context that was current when it was created or opened, where stock's
+ *   BufFile would be (a hash join's spill context, say), through the
+ *   library's per-file allocator ctx.  Never longjmp'ing out of the
+ *   library: an allocation that fails is a NULL the library reports.  Its I/O is seen
  *   by PostgreSQL as stock's is: wait events BufFileRead, BufFileWrite and
  *   BufFileTruncate around each system call, track_io_timing's temp read
  *   and write times, temp_blks_read and temp_blks_written counted in
@@ -45,15 +50,23 @@
  *   offsets.  Library blocks are BLCKSZ, so block numbers are stock's.
  *
  * - Every open file is remembered by its resource owner (ResourceOwnerDesc)
- *   and on one list.  At the release of its resource owner a file still
- *   open is dropped without persisting anything; files of no resource owner
- *   (interXact) are dropped before shared memory goes at exit.  The file
- *   structs live in our memory context, not the caller's: executor memory
- *   is gone before resource owners are released at abort.
+ *   and on the list of its memory context (a FileContext, which a reset
+ *   callback of that context owns).  A file still open is dropped, without
+ *   persisting anything, by whichever comes first: the reset or deletion
+ *   of its context (the callback runs before the memory goes; at abort,
+ *   AtAbort_Portals deletes executor memory before resource owners are
+ *   released), or the release of its resource owner; either forgets it in
+ *   the other.  Files of no resource owner (interXact) are dropped before
+ *   shared memory goes at exit.
  *
- * - A file's usage is reported once per handle that wrote it (at close,
- *   export or drop): pg_stat_database's temp_files and temp_bytes in
- *   physical bytes and, under log_temp_files, a log line.
+ * - A private file's usage is reported once per handle that wrote it (at
+ *   close or drop): pg_stat_database's temp_files and temp_bytes in
+ *   physical bytes and, under log_temp_files, a log line naming its method.
+ *   A FileSet file's usage is reported as stock reports its own, when it is
+ *   deleted, once per segment at its size on disk: by stock's code when the
+ *   FileSet goes (its walk of the directory finds our segments and nothing
+ *   else of ours), by delete_fileset otherwise.  So neither the handles
+ *   that wrote it nor the processes that reopened it count it again.
  *
  * - The cumulative view pg_buffile_stats (the extension's SQL script) reads
  *   counters in shared memory, per database and method: the files written,
@@ -80,6 +93,7 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <buffile.h>
@@ -123,8 +137,12 @@ PG_MODULE_MAGIC;
 /* Positions are (fileno, offset) over segments of this many bytes. */
 #define SEGMENT_SIZE	((int64) 0x40000000)
 
-/* The suffix of our files (and markers) in a FileSet */
+/*
+ * The suffix of our files in a FileSet, and that of their first segment,
+ * the marker that the file is ours
+ */
 #define FILESET_SUFFIX	".bf"
+#define FILESET_MARKER_SUFFIX	".bf.0"
 
 /* ---- settings ---- */
 
@@ -173,12 +191,14 @@ static bool buffile_encryption = false;
  * A file.  A hash join may hold a hundred thousand: besides the library's
  * block buffer and its own struct, this is all it costs.
  */
+typedef struct FileContext FileContext;
+
 typedef struct PgBufFile
 {
-	dlist_node	node;			/* in open_files, unless appended */
+	dlist_node	node;			/* in its FileContext's files */
 	bf_file    *bf;				/* the library's handle */
 	ResourceOwner resowner;		/* NULL for an interXact file */
-	List	   *appended;		/* files appended onto this one */
+	FileContext *fcxt;			/* the memory context it lives in */
 	bool		named;			/* a FileSet's file (else private) */
 	bool		readOnly;		/* opened read-only, or exported */
 	bool		wrote;			/* report usage when done */
@@ -259,8 +279,27 @@ typedef struct PgBufFileShared
 static PgBufFileShared *shared = NULL;
 
 static bf_space *space = NULL;
+
+/*
+ * A memory context that holds open files of ours, allocated in it: its
+ * reset callback drops the files still open when the context is reset or
+ * deleted.  Once registered a callback cannot be taken back (18 has no
+ * MemoryContextUnregisterResetCallback), so a context has one for as long
+ * as it lives, not one per file: it stays, with no file, when its last
+ * file is closed, for the next one.
+ */
+struct FileContext
+{
+	MemoryContextCallback callback;
+	MemoryContext cxt;
+	dlist_head	files;			/* its open files */
+	dlist_node	node;			/* in file_contexts */
+};
+
 static MemoryContext PgBufFileContext = NULL;
-static dlist_head open_files = DLIST_STATIC_INIT(open_files);
+static dlist_head file_contexts = DLIST_STATIC_INIT(file_contexts);
+static FileContext *last_fcxt = NULL;	/* the last one used, to find it fast */
+static int64 open_files = 0;
 static uint32 private_file_counter = 0;
 static char space_parent[MAXPGPATH];	/* pgsql_tmp<pid>.buffile */
 static bool exit_registered = false;
@@ -599,13 +638,20 @@ pg_buffile_space_destroy(void)
 static void
 pg_buffile_before_shmem_exit(int code, Datum arg)
 {
-	while (!dlist_is_empty(&open_files))
-	{
-		PgBufFile  *file = dlist_container(PgBufFile, node,
-										   dlist_head_node(&open_files));
+	dlist_iter	iter;
 
-		pg_buffile_forget(file);
-		PgBufFileDrop(file);
+	dlist_foreach(iter, &file_contexts)
+	{
+		FileContext *fcxt = dlist_container(FileContext, node, iter.cur);
+
+		while (!dlist_is_empty(&fcxt->files))
+		{
+			PgBufFile  *file = dlist_container(PgBufFile, node,
+											   dlist_head_node(&fcxt->files));
+
+			pg_buffile_forget(file);
+			PgBufFileDrop(file);
+		}
 	}
 	pg_buffile_space_destroy();
 }
@@ -617,7 +663,7 @@ pg_buffile_xact_callback(XactEvent event, void *arg)
 	if ((event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		 event == XACT_EVENT_PARALLEL_COMMIT ||
 		 event == XACT_EVENT_PARALLEL_ABORT) &&
-		space != NULL && dlist_is_empty(&open_files))
+		space != NULL && open_files == 0)
 		pg_buffile_space_destroy();
 }
 
@@ -647,8 +693,9 @@ pg_buffile_space(void)
 	}
 
 	/*
-	 * Blocks of at most 1 MB: with a hundred thousand files open, the context
-	 * then holds at most 1 MB beyond its chunks.
+	 * The space's own memory (codec contexts, scratch), never a file's: see
+	 * current_file_context.  Blocks of at most 1 MB, so that the context
+	 * holds at most 1 MB beyond its chunks.
 	 */
 	if (PgBufFileContext == NULL)
 		PgBufFileContext = AllocSetContextCreate(TopMemoryContext,
@@ -757,6 +804,8 @@ pg_buffile_options(bf_file_options *opts)
 	}
 	opts->seal = buffile_encryption ? BF_SEAL_ON : BF_SEAL_OFF;
 	opts->block_size = BLCKSZ;
+	/* the file's memory where stock's would be: see current_file_context */
+	opts->alloc_ctx = CurrentMemoryContext;
 	if (opts->codec == BF_CODEC_AUTO)
 		used_auto = true;
 }
@@ -764,19 +813,80 @@ pg_buffile_options(bf_file_options *opts)
 /* ---- our files ---- */
 
 /*
- * Make the struct of a new library handle, remember it in the current
- * resource owner and put it on the list.  Allocated without raising an
- * error, so that running out of memory cannot strand the handle.
+ * Reset callback of a context that holds files of ours: drop those still
+ * open, before their memory goes, and forget them in their resource owners,
+ * whose release (later, at abort) would drop them again from freed memory.
+ */
+static void
+file_context_reset(void *arg)
+{
+	FileContext *fcxt = (FileContext *) arg;
+
+	dlist_delete(&fcxt->node);
+	if (last_fcxt == fcxt)
+		last_fcxt = NULL;
+	while (!dlist_is_empty(&fcxt->files))
+	{
+		PgBufFile  *file = dlist_container(PgBufFile, node,
+										   dlist_head_node(&fcxt->files));
+
+		pg_buffile_forget(file);
+		PgBufFileDrop(file);
+	}
+}
+
+/*
+ * The FileContext of the current memory context, made (and its callback
+ * registered) at its first file; NULL when that allocation fails.  Contexts
+ * holding files are few (a query's spill contexts, a cursor's portal): the
+ * last one used is found at once, the others by a walk of the list.
+ */
+static FileContext *
+current_file_context(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	FileContext *fcxt;
+	dlist_iter	iter;
+
+	if (last_fcxt != NULL && last_fcxt->cxt == cxt)
+		return last_fcxt;
+	dlist_foreach(iter, &file_contexts)
+	{
+		fcxt = dlist_container(FileContext, node, iter.cur);
+		if (fcxt->cxt == cxt)
+			return last_fcxt = fcxt;
+	}
+	fcxt = MemoryContextAllocExtended(cxt, sizeof(FileContext),
+									  MCXT_ALLOC_NO_OOM);
+	if (fcxt == NULL)
+		return NULL;
+	fcxt->cxt = cxt;
+	dlist_init(&fcxt->files);
+	fcxt->callback.func = file_context_reset;
+	fcxt->callback.arg = fcxt;
+	MemoryContextRegisterResetCallback(cxt, &fcxt->callback);
+	dlist_push_head(&file_contexts, &fcxt->node);
+	return last_fcxt = fcxt;
+}
+
+/*
+ * Make the struct of a new library handle, in the current memory context
+ * (where the handle's memory is: see pg_buffile_options), remember it in
+ * the current resource owner and on its context's list.  Allocated without
+ * raising an error, so that running out of memory cannot strand the handle.
  */
 static PgBufFile *
 pg_buffile_remember(bf_file *bf, bool interXact, bool named)
 {
 	PgBufFile  *file;
+	FileContext *fcxt;
 
 	if (!interXact)
 		ResourceOwnerEnlarge(CurrentResourceOwner);
-	file = MemoryContextAllocExtended(PgBufFileContext, sizeof(PgBufFile),
-									  MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+	fcxt = current_file_context();
+	file = fcxt == NULL ? NULL :
+		MemoryContextAllocExtended(CurrentMemoryContext, sizeof(PgBufFile),
+								   MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
 	if (file == NULL)
 	{
 		(void) bf_file_abort(bf);
@@ -792,7 +902,9 @@ pg_buffile_remember(bf_file *bf, bool interXact, bool named)
 		ResourceOwnerRemember(file->resowner, PointerGetDatum(file),
 							  &pg_buffile_resowner_desc);
 	}
-	dlist_push_head(&open_files, &file->node);
+	file->fcxt = fcxt;
+	dlist_push_head(&fcxt->files, &file->node);
+	open_files++;
 	return file;
 }
 
@@ -813,10 +925,12 @@ file_failure(PgBufFile *file, int status, const char *msg)
 	pg_buffile_failure(status, file_path(file, path), msg);
 }
 
+/* Take a file off its context's list and free it: it is closed or dropped. */
 static void
 pg_buffile_free(PgBufFile *file)
 {
-	list_free(file->appended);
+	dlist_delete(&file->node);
+	open_files--;
 	pfree(file);
 }
 
@@ -878,9 +992,10 @@ stats_flush(void)
  * its codec time, a reader's too.  The time is added once, as the handle's
  * total, so that a file's struct keeps no count of it: with a hundred
  * thousand files open, 16 bytes more would take it into allocation
- * chunks twice the size.  For a written file, pg_stat_database's
+ * chunks twice the size.  For a written private file, pg_stat_database's
  * temp_files and temp_bytes and, under log_temp_files, the log line, in
- * physical bytes.
+ * physical bytes; a FileSet file is reported when it is deleted (see the
+ * head of this file).
  */
 static void
 pg_buffile_report_usage(PgBufFile *file, bool last)
@@ -903,6 +1018,8 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 	if (!file->wrote)
 		return;
 	file->wrote = false;
+	if (file->named)
+		return;
 	if (!have_stats)
 		bf_file_stats(file->bf, &st);
 	pgstat_report_tempfile((size_t) st.physical_bytes);
@@ -922,25 +1039,16 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 }
 
 /*
- * Drop a file without persisting anything, with the files appended onto it:
- * for aborts and exit, where a FileSet's directory may be gone already.
- * Never raises an error.  The caller forgets it in its resource owner.
+ * Drop a file without persisting anything: for aborts, contexts that go
+ * with the file open, and exit, where a FileSet's directory may be gone
+ * already.  Never raises an error.  The caller forgets it in its resource
+ * owner.
  */
 static void
 PgBufFileDrop(PgBufFile *file)
 {
-	ListCell   *lc;
-
 	pg_buffile_report_usage(file, true);
-	dlist_delete(&file->node);
 	(void) bf_file_abort(file->bf);
-	foreach(lc, file->appended)
-	{
-		PgBufFile  *source = (PgBufFile *) lfirst(lc);
-
-		(void) bf_file_abort(source->bf);
-		pg_buffile_free(source);
-	}
 	pg_buffile_free(file);
 }
 
@@ -952,7 +1060,7 @@ static void
 ResOwnerReleasePgBufFile(Datum res)
 {
 	PgBufFileDrop((PgBufFile *) DatumGetPointer(res));
-	if (dlist_is_empty(&open_files))
+	if (open_files == 0)
 		pg_buffile_space_destroy();
 }
 
@@ -1011,9 +1119,13 @@ finish_create(int status, bf_file *bf, char *dir, const char *name,
 }
 
 /*
- * The directory of the FileSet for "name", from the marker file of ours:
- * created when "create", else opened.  Returns false when there is no
- * marker to open (the file is not ours).
+ * The directory of the FileSet for "name", from the marker of ours, the
+ * first segment of our file: created when "create", else opened.  Returns
+ * false when there is no marker to open (the file is not ours).
+ *
+ * The empty file FileSetCreate() made is removed here, so that the library
+ * creates its segment in its place (with O_EXCL), and without fd.c's
+ * PathNameDeleteTemporaryFile(), which would count it as a temporary file.
  *
  * fd.c remembers the marker's File in the current resource owner while it
  * is open.  BufFileDeleteFileSet() may be called with none: the apply
@@ -1030,7 +1142,7 @@ fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
 	ResourceOwner saved_owner = CurrentResourceOwner;
 	ResourceOwner owner = NULL;
 
-	snprintf(marker, sizeof(marker), "%s%s", name, FILESET_SUFFIX);
+	snprintf(marker, sizeof(marker), "%s%s", name, FILESET_MARKER_SUFFIX);
 	if (CurrentResourceOwner == NULL)
 	{
 		owner = ResourceOwnerCreate(NULL, "pg_buffile marker");
@@ -1046,6 +1158,10 @@ fileset_directory(FileSet *fileset, const char *name, char *dir, bool create)
 		{
 			strlcpy(dir, FilePathName(file), MAXPGPATH);
 			FileClose(file);
+			if (create && unlink(dir) < 0 && errno != ENOENT)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not delete file \"%s\": %m", dir)));
 		}
 	}
 	PG_FINALLY();
@@ -1153,6 +1269,7 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	char		dir[MAXPGPATH];
 	char		bfname[MAXPGPATH];
 	bool		readOnly = ((mode & O_ACCMODE) == O_RDONLY);
+	bf_file_options opts;
 	PgBufFile  *file;
 	bf_file    *bf = NULL;
 	int			status;
@@ -1161,9 +1278,11 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 		return NULL;
 	sp = pg_buffile_space();
 	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
-	status = bf_file_open_named(sp, dir, bfname,
-								readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
-								&bf);
+	bf_file_options_init(&opts);
+	opts.alloc_ctx = CurrentMemoryContext;
+	status = bf_file_open_named_opts(sp, dir, bfname,
+									 readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
+									 &opts, &bf);
 	if (status != BF_OK)
 	{
 		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", bfname);
@@ -1183,27 +1302,62 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	return file;
 }
 
-/* Delete a file of a FileSet, if it is ours. */
+/*
+ * Delete a file of a FileSet, if it is ours.  Its segments are reported as
+ * stock's BufFileDeleteFileSet() reports its own (fd.c's
+ * ReportTemporaryFileUsage()): each one, at its size on disk, in
+ * pg_stat_database and under log_temp_files with fd.c's message.  Their
+ * sizes are taken before the library deletes them, so that a file it
+ * refuses to delete (one appended onto another) is not counted.
+ */
 static bool
 pg_buffile_delete_fileset(FileSet *fileset, const char *name)
 {
 	bf_space   *sp;
 	char		dir[MAXPGPATH];
 	char		bfname[MAXPGPATH];
+	char		path[MAXPGPATH];
+	off_t	   *sizes;
+	int			nsegments = 0;
+	int			capacity = 4;
 	int			status;
 
 	if (!fileset_directory(fileset, name, dir, false))
 		return false;
 	sp = pg_buffile_space();
 	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
+	sizes = palloc(sizeof(off_t) * capacity);
+	for (;;)
+	{
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s.%d", dir, bfname, nsegments);
+		if (stat(path, &st) < 0)
+			break;
+		if (nsegments == capacity)
+		{
+			capacity *= 2;
+			sizes = repalloc(sizes, sizeof(off_t) * capacity);
+		}
+		sizes[nsegments++] = st.st_size;
+	}
 	status = bf_file_delete_named(sp, dir, bfname);
 	if (status != BF_OK && status != BF_ENOENT)
 	{
-		snprintf(dir + strlen(dir), MAXPGPATH - strlen(dir), "/%s", bfname);
-		pg_buffile_failure(status, dir,
+		snprintf(path, sizeof(path), "%s/%s", dir, bfname);
+		pg_buffile_failure(status, path,
 						   gettext_noop("could not delete temporary file \"%s\": %m"));
 	}
-	FileSetDelete(fileset, bfname, true);
+	for (int segment = 0; segment < nsegments; segment++)
+	{
+		snprintf(path, sizeof(path), "%s/%s.%d", dir, bfname, segment);
+		pgstat_report_tempfile(sizes[segment]);
+		if (log_temp_files >= 0 && sizes[segment] / 1024 >= log_temp_files)
+			ereport(LOG,
+					(errmsg("temporary file: path \"%s\", size %lu",
+							path, (unsigned long) sizes[segment])));
+	}
+	pfree(sizes);
 	return true;
 }
 
@@ -1241,7 +1395,6 @@ pg_buffile_close(void *state)
 	int			status = BF_OK;
 	char		path[MAXPGPATH];
 	bool		named = file->named;
-	ListCell   *lc;
 
 	if (!file->readOnly)
 		status = bf_file_flush(file->bf);
@@ -1251,19 +1404,11 @@ pg_buffile_close(void *state)
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
 	pg_buffile_report_usage(file, true);
 	pg_buffile_forget(file);
-	dlist_delete(&file->node);
 	file_path(file, path);		/* for a message after the handle is gone */
 	if (named)
 		status = bf_file_close(file->bf);
 	else
 		status = bf_file_abort(file->bf);
-	foreach(lc, file->appended)
-	{
-		PgBufFile  *source = (PgBufFile *) lfirst(lc);
-
-		(void) bf_file_close(source->bf);	/* read-only: nothing to lose */
-		pg_buffile_free(source);
-	}
 	pg_buffile_free(file);
 	if (status != BF_OK)
 	{
@@ -1386,8 +1531,10 @@ pg_buffile_size(void *state)
 /*
  * Append "source", a read-only file of the target's FileSet, without
  * copying: its data start at the first block boundary at or after the
- * target's end, whose block number is returned.  The target takes the
- * source over and closes it.
+ * target's end, whose block number is returned.  The source's handle is
+ * closed at once: the target reads the source's data through its own (the
+ * library's parts), so that nothing of the source is left to outlive its
+ * memory context.
  */
 static int64
 pg_buffile_append(void *target_state, void *source_state)
@@ -1396,7 +1543,6 @@ pg_buffile_append(void *target_state, void *source_state)
 	PgBufFile  *source = source_state;
 	uint64		start;
 	int			status;
-	MemoryContext oldcxt;
 
 	Assert(target->named);
 	Assert(source->named);
@@ -1411,11 +1557,10 @@ pg_buffile_append(void *target_state, void *source_state)
 		file_failure(target, status,
 					 gettext_noop("could not write to temporary file \"%s\": %m"));
 
-	oldcxt = MemoryContextSwitchTo(PgBufFileContext);
-	target->appended = lappend(target->appended, source);
-	MemoryContextSwitchTo(oldcxt);
+	pg_buffile_report_usage(source, true);
 	pg_buffile_forget(source);
-	dlist_delete(&source->node);
+	(void) bf_file_close(source->bf);	/* read-only: nothing to lose */
+	pg_buffile_free(source);
 
 	Assert(start % BLCKSZ == 0);
 	return (int64) (start / BLCKSZ);

@@ -10,12 +10,15 @@ or a library line outside both). Shared files are told apart by the subsystem th
 them: hash (a parallel hash join's sharedtuplestore, i3of8.p0), sort (a parallel sort's
 worker tape, 0), logrep (a streamed transaction, 16394-743.changes) or other.
 
-pg_buffile (the extension over the hook) writes "method C" where the retired series wrote
-"compression C"; its FileSet files are <fileset>/<name>.bf, beside a marker that stock's
-FileSetCreate() made. When the FileSet is deleted, stock's code logs (and counts in
-pg_stat_database) what it finds in the directory: <name>.bf (size 0) and <name>.bf.0
-(the file's bytes). Those lines are counted apart, as "stock's lines at the FileSet's
-deletion", for pgstat, and not as files that did not go through the library.
+pg_buffile (the extension over the hook) writes "method C" where the retired series
+wrote "compression C", for its private files. Its FileSet files are <fileset>/<name>.bf, stored
+as segments <name>.bf.0, <name>.bf.1...: they are logged (and counted in pg_stat_database)
+as stock logs its own FileSet files, when they are deleted, a stock line per segment. A
+line of segment 0 is a FileSet file of pg_buffile whose codec, logical size and encryption
+the log does not say ("unseen"); a later segment's is counted apart, as stock counts it.
+So is a line of <name>.bf.consumed, the empty marker libbuffile leaves beside a file that
+was appended onto a writable one (PostgreSQL appends onto read-only files only), which
+stock's code would find when it deletes the FileSet's directory.
 
     templog.py count LOG...           what the logs hold, in two lines
     templog.py pgstat LOG...          "FILES BYTES" as pg_stat_database counts them
@@ -34,10 +37,11 @@ from dataclasses import dataclass, field
 TEMP_LINE = re.compile(r'LOG:  temporary file: path "([^"]*)", size (\d+)'
                        r'(?:, logical size (\d+), (?:compression|method) (\w+)(, encrypted)?)?$')
 SHARED = ".fileset/compressed/"
-# pg_buffile's FileSet file, after the FileSet's directory; stock's line of a file of
-# that name or of its segment .N (logical size None) is one of the FileSet's deletion
-HOOK_SHARED = re.compile(r"\.fileset/([^/]+)\.bf$")
-HOOK_DELETED = re.compile(r"\.fileset/[^/]+\.bf(\.\d+)?$")
+# pg_buffile's FileSet file, after the FileSet's directory: stock's line of its segment
+# 0 (logical size None), of a later segment, of libbuffile's marker of an appended file
+HOOK_SHARED = re.compile(r"\.fileset/([^/]+)\.bf\.0$")
+HOOK_SEGMENT = re.compile(r"\.fileset/[^/]+\.bf\.[1-9]\d*$")
+HOOK_CONSUMED = re.compile(r"\.fileset/[^/]+\.bf\.consumed$")
 KINDS = (("hash", re.compile(r"[io]\d+of\d+\.p\d+")),
          ("sort", re.compile(r"\d+")),
          ("logrep", re.compile(r"\d+-\d+\.(changes|subxacts)")))
@@ -81,7 +85,10 @@ class Counts:
     private: int = 0
     shared: int = 0
     other: int = 0            # files that did not go through the library
-    deleted: int = 0          # stock's lines at a pg_buffile FileSet's deletion
+    unseen: int = 0           # pg_buffile's FileSet files (in shared): no codec logged
+    segments: int = 0         # their later segments, each a line of stock's
+    consumed: int = 0         # libbuffile's markers of appended files, each a line
+    unseen_bytes: int = 0     # of those three
     logical: int = 0          # of the library's files
     physical: int = 0
     stock_bytes: int = 0      # of the others
@@ -90,9 +97,18 @@ class Counts:
     kinds: dict = field(default_factory=lambda: {"hash": 0, "sort": 0, "logrep": 0, "other": 0})
 
     def add(self, f):
-        if f.logical is None and HOOK_DELETED.search(f.path):
-            self.deleted += 1
-            self.stock_bytes += f.size
+        if f.logical is None and HOOK_SHARED.search(f.path):
+            self.shared += 1
+            self.unseen += 1
+            self.kinds[kind(f.path)] += 1
+            self.unseen_bytes += f.size
+            return
+        if f.logical is None and (HOOK_SEGMENT.search(f.path) or HOOK_CONSUMED.search(f.path)):
+            if HOOK_SEGMENT.search(f.path):
+                self.segments += 1
+            else:
+                self.consumed += 1
+            self.unseen_bytes += f.size
             return
         if f.logical is None:
             self.other += 1
@@ -119,8 +135,9 @@ class Counts:
         ratio = f"{self.logical / self.physical:.2f}" if self.physical else "-"
         codecs = ", by codec: " + ", ".join(f"{c} {n}" for c, n in self.codecs.items()) \
             if self.codecs else ""
-        deleted = f" (and {self.deleted} lines of stock's at their deletion)" \
-            if self.deleted else ""
+        deleted = f" ({self.unseen} logged by stock's code at their deletion, with " \
+            f"{self.segments} more segments and {self.consumed} markers of appended files)" \
+            if self.unseen or self.segments or self.consumed else ""
         return (f"temp files: {self.private} private, {self.shared} shared (FileSet){deleted}, "
                 f"{self.other} not through libbuffile; logical {self.logical} B, physical "
                 f"{self.physical} B (ratio {ratio}){codecs}")
@@ -155,13 +172,13 @@ def problems(c, a):
     if a.codec:
         if c.other:
             out.append(f"{c.other} temp files did not go through libbuffile")
-        if c.codecs.get(a.codec, 0) != c.through:
+        if c.codecs.get(a.codec, 0) != c.through - c.unseen:
             out.append(f"not every temp file was written with {a.codec}")
     if a.smaller and not c.physical < c.logical:
         out.append(f"{a.codec or 'the codec'} stored more bytes than it was given")
     if a.encrypted:
-        print(f"encrypted: {c.encrypted} of {c.through} files")
-        if c.encrypted != c.through:
+        print(f"encrypted: {c.encrypted} of {c.through - c.unseen} files")
+        if c.encrypted != c.through - c.unseen:
             out.append("not every temp file was encrypted")
     return out
 
@@ -184,7 +201,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     c = count(a.logs)
     if a.cmd == "pgstat":
-        print(c.through + c.other + c.deleted, c.physical + c.stock_bytes)
+        print(c.through + c.other + c.segments + c.consumed,
+              c.physical + c.stock_bytes + c.unseen_bytes)
         return 0
     print(c.describe())
     if c.shared or a.cmd == "count":

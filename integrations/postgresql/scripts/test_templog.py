@@ -30,19 +30,22 @@ LOG = "\n".join([
     "none 1, lz4 2, zstd 0, zlib 0, probing 0.5 ms",
 ]) + "\n"
 
-# pg_buffile's lines: "method", a FileSet file <name>.bf and the two lines stock's code
-# writes when it deletes the FileSet's directory
+# pg_buffile's lines: "method" for a private file; a FileSet file <name>.bf is logged by
+# stock's code when it is deleted, a line per segment <name>.bf.N, beside the marker
+# libbuffile leaves for a file appended onto another
 HOOK_LOG = "\n".join([
     PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp200.0", size 100, '
           'logical size 400, method zstd',
-    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf", '
-          'size 50, logical size 90, method lz4, encrypted',
-    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf", '
-          'size 0',
     PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf.0", '
           'size 70',
-    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp202.0.fileset/0.bf", '
-          'size 20, logical size 30, method auto',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp201.0.fileset/i1of16.p0.bf.1", '
+          'size 30',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp202.0.fileset/0.bf.0", '
+          'size 20',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp202.0.fileset/1.bf.consumed", '
+          'size 0',
+    PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp203.0", size 5, '
+          'logical size 9, method lz4, encrypted',
 ]) + "\n"
 
 
@@ -108,25 +111,33 @@ class TempLog(unittest.TestCase):
     def test_pg_buffile_lines(self):
         files = templog.parse(HOOK_LOG)
         self.assertEqual([(f.logical, f.codec) for f in files],
-                         [(400, "zstd"), (90, "lz4"), (None, None), (None, None), (30, "auto")])
+                         [(400, "zstd"), (None, None), (None, None), (None, None), (None, None),
+                          (9, "lz4")])
         c = templog.Counts()
         for f in files:
             c.add(f)
-        # stock's lines at the deletion are neither files of ours nor ones that missed
+        # segment 0 of a FileSet file is a file of ours whose codec the log does not say;
+        # a later segment and the marker are neither files of ours nor ones that missed
         # the library
-        self.assertEqual((c.private, c.shared, c.other, c.deleted), (1, 2, 0, 2))
+        self.assertEqual((c.private, c.shared, c.other), (2, 2, 0))
+        self.assertEqual((c.unseen, c.segments, c.consumed), (2, 1, 1))
         self.assertEqual(c.kinds, {"hash": 1, "sort": 1, "logrep": 0, "other": 0})
-        self.assertEqual(c.encrypted, 1)
+        self.assertEqual(c.codecs, {"zstd": 1, "lz4": 1})
         fd, path = tempfile.mkstemp(suffix=".log")
         with os.fdopen(fd, "w") as f:
             f.write(HOOK_LOG)
         self.addCleanup(os.unlink, path)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            # pg_stat_database counts stock's lines too, as stock's code reports them
+            # pg_stat_database counts every line, as stock's code reports them
             self.assertEqual(templog.main(["pgstat", path]), 0)
             self.assertEqual(templog.main(["check", "--both", "--kinds=hash,sort", path]), 0)
-        self.assertEqual(out.getvalue().splitlines()[0], "5 240")
+            # the files whose codec is logged must have it; encryption likewise
+            self.assertEqual(templog.main(["check", "--codec=zstd", path]), 1)
+            self.assertEqual(templog.main(["check", "--encrypted", path]), 1)
+        self.assertEqual(out.getvalue().splitlines()[0], "6 225")
+        self.assertIn("not every temp file was written with zstd", out.getvalue())
+        self.assertIn("encrypted: 1 of 2 files", out.getvalue())
 
 
 if __name__ == "__main__":

@@ -202,6 +202,61 @@ DROP TABLE stats_lz4;
 RESET pg_buffile.method;
 RESET max_parallel_workers_per_gather;
 
+-- Memory: a file's memory is in the context stock's BufFile would be in,
+-- not ours.  A hash join in batches under a cursor, its files open between
+-- fetches: its spill context holds them with the server's method as it
+-- holds stock's (off); the pg_buffile context (the space's codec contexts
+-- and scratch) grows by no file's memory from a sort's single file to the
+-- join's many (ORDER BY b, c: the index on c must not spare the sort).
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+SET max_parallel_workers_per_gather = 0;
+CREATE TEMP TABLE mem (method text, spill bigint, ours_one bigint, ours_many bigint);
+CREATE FUNCTION context_bytes(context text) RETURNS bigint
+LANGUAGE sql AS $$
+  SELECT coalesce(sum(total_bytes), 0)::bigint FROM pg_backend_memory_contexts
+    WHERE name = context
+$$;
+BEGIN;
+DECLARE one CURSOR FOR SELECT c FROM spill ORDER BY b, c;
+MOVE 1 IN one;
+INSERT INTO mem (method, ours_one) VALUES
+  (current_setting('pg_buffile.method'), context_bytes('pg_buffile'));
+DECLARE many CURSOR FOR SELECT s1.a, s2.c FROM spill s1 JOIN spill s2 ON s1.a = s2.a;
+MOVE 1 IN many;
+UPDATE mem SET spill = context_bytes('HashSpillContext'),
+  ours_many = context_bytes('pg_buffile');
+COMMIT;
+SET pg_buffile.method = 'off';
+BEGIN;
+DECLARE many CURSOR FOR SELECT s1.a, s2.c FROM spill s1 JOIN spill s2 ON s1.a = s2.a;
+MOVE 1 IN many;
+INSERT INTO mem (method, spill) VALUES ('off', context_bytes('HashSpillContext'));
+COMMIT;
+RESET pg_buffile.method;
+SELECT o.spill > 100000 AS stock_spills,
+       m.spill >= 0.9 * o.spill AS spill_context_holds_ours,
+       m.ours_many - m.ours_one < 0.1 * m.spill AS ours_holds_no_file
+  FROM mem m, mem o WHERE m.method <> 'off' AND o.method = 'off';
+-- an error in the middle of a spill: the files go with the executor's
+-- memory (AtAbort_Portals deletes it before the resource owners are
+-- released), none is left behind
+SELECT count(*) FROM spill s1 JOIN spill s2 ON s1.a = s2.a
+  WHERE s1.a / (s2.a - 40000) IS NOT NULL;
+SELECT count(*) AS files_left_after_error FROM pg_ls_tmpdir()
+  WHERE name ~ ('^pgsql_tmp' || pg_backend_pid() || '\.');
+-- a cancel in the middle of a spill, likewise
+SET statement_timeout = '500ms';
+SELECT count(*) FROM (SELECT c FROM spill ORDER BY c) s WHERE pg_sleep(0.001) IS NULL;
+RESET statement_timeout;
+SELECT count(*) AS files_left_after_cancel FROM pg_ls_tmpdir()
+  WHERE name ~ ('^pgsql_tmp' || pg_backend_pid() || '\.');
+DROP TABLE mem;
+DROP FUNCTION context_bytes(text);
+RESET enable_mergejoin;
+RESET enable_nestloop;
+RESET max_parallel_workers_per_gather;
+
 -- nothing of ours stays in memory after the queries: the context is back
 -- to its first block
 SELECT coalesce(max(total_bytes), 0) <= 8192 AS nothing_left

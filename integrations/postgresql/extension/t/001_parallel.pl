@@ -2,8 +2,10 @@
 # FileSet files the leader and its workers share) and a parallel sort whose
 # workers spill (Gather Merge over their sorts), with pg_buffile.method =
 # lz4, give the answers they give with PostgreSQL's own files (off); the
-# workers' files are ours (their log_temp_files lines say "method lz4"); no
-# temporary file stays behind once the queries are done.
+# workers' files are ours (their private files' log_temp_files lines say
+# "method lz4"; the FileSet's are logged as stock logs its own, at their
+# deletion, once each: segment 0 of our file "<name>.bf"); pg_buffile_stats
+# counts them all; no temporary file stays behind once the queries are done.
 
 use strict;
 use warnings FATAL => 'all';
@@ -81,21 +83,37 @@ foreach my $q (@queries)
 		"$parallel SET pg_buffile.method = off; $digest");
 	is($lz4_digest, $off_digest, "$name: lz4's answer is off's");
 
-	# the lines of the lz4 run only: off's files are logged without a method
+	# the lines of the lz4 run: off's private files are logged without a
+	# method, its FileSet files as "<name>.<segment>"
 	my $log = slurp_file($node->logfile, $logpos);
-	my %pids;
-	while ($log =~ /\[(\d+)\] LOG:  temporary file: path "[^"]*", size \d+, logical size \d+, method lz4/g)
+	my (%pids, $fileset_files);
+	while ($log =~
+		/\[(\d+)\] LOG:  temporary file: path "([^"]*)", size \d+(, logical size \d+, method lz4)?$/mg
+	  )
 	{
-		$pids{$1}++ if $1 != $leader;
+		my ($pid, $path, $ours) = ($1, $2, $3);
+
+		if (defined $ours)
+		{
+			$pids{$pid}++ if $pid != $leader;
+		}
+		elsif ($path =~ /\.fileset\/[^\/]+\.p[1-9]\d*\.bf\.0$/)
+		{
+			# a FileSet file a worker (participant 1 and up) wrote
+			$fileset_files++;
+		}
 	}
-	cmp_ok(scalar(keys %pids), '>=', 1,
-		"$name: parallel workers wrote files of ours with lz4");
+	cmp_ok(scalar(keys %pids) + ($fileset_files // 0),
+		'>=', 1, "$name: parallel workers wrote files of ours with lz4");
 }
 
 # The view counts every process's files, the workers' too: as many as
-# log_temp_files logged with lz4 since the reset (both count once per
-# handle that wrote a file).
-my $logged = () = slurp_file($node->logfile, $startpos) =~ /temporary file: [^\n]*, method lz4/g;
+# log_temp_files logged with lz4 since the reset, the private files with
+# their method and the FileSet files by stock's code at their deletion,
+# one line each (no file here is written twice, nor reaches a second
+# segment).
+my $since = slurp_file($node->logfile, $startpos);
+my $logged = () = $since =~ /temporary file: [^\n]*, method lz4|temporary file: path "[^"]*\.bf\.0", size \d+$/mg;
 my $files = $node->safe_psql('postgres',
 	"SELECT files FROM pg_buffile_stats WHERE database = 'postgres' AND method = 'lz4'");
 cmp_ok($logged, '>', 0, 'files of ours were logged');

@@ -2,8 +2,9 @@
 # publisher's logical_decoding_work_mem: the subscriber's apply worker
 # writes the streamed changes into FileSet files until the commit arrives.
 # With pg_buffile loaded on the subscriber and pg_buffile.method = lz4 those
-# files are ours (log_temp_files says "method lz4", pg_buffile_stats counts
-# them), and the subscriber ends with the publisher's rows.
+# files are ours (log_temp_files names our file "<name>.bf" when the worker
+# deletes it, pg_buffile_stats counts them), and the subscriber ends with
+# the publisher's rows.
 
 use strict;
 use warnings FATAL => 'all';
@@ -66,11 +67,16 @@ ok( $publisher->safe_psql(
 	  ) eq 't',
 	'the publisher streamed the transaction');
 
-# The apply worker's changes file, in its FileSet, was ours.
+# The apply worker's changes file, in its FileSet, was ours: deleted by the
+# worker after the commit, it is logged as stock logs its own, a line for
+# its segment 0 (and none for anything else of ours).
 ok( $subscriber->log_contains(
-		qr/temporary file: path "[^"]*\.fileset\/\d+-\d+\.changes\.bf", size \d+, logical size \d+, method lz4/,
+		qr/temporary file: path "[^"]*\.fileset\/\d+-\d+\.changes\.bf\.0", size \d+$/m,
 		$logpos),
 	'the streamed changes were spilled through pg_buffile (log_temp_files)');
+ok( !$subscriber->log_contains(
+		qr/temporary file: path "[^"]*\.fileset\/[^"]*\.bf", size/, $logpos),
+	'no marker of ours is logged as a temporary file');
 my $stats = $subscriber->safe_psql('postgres',
 	"SELECT files > 0, stored_bytes > 0 AND stored_bytes < logical_bytes FROM pg_buffile_stats WHERE database = 'postgres' AND method = 'lz4'"
 );

@@ -5,7 +5,8 @@
 # serial ones equal off's for every value; pg_stat_statements temp_blks_* and times
 # under off and lz4; wait events and pg_ls_tmpdir() during a spill, the library's memory
 # context and no descriptor after it; pgsql_tmp removed (re-created) or unwritable
-# (SQLSTATE 42501); cancelled parallel hash joins log no line of ours; nothing left, no
+# (SQLSTATE 42501); pg_stat_database.temp_files of every user equal to off's (a FileSet
+# file counted once); cancelled parallel hash joins log no line of ours; nothing left, no
 # "could not" LOG line. Each check says what it saw and counts what failed in `bad`.
 # On the hook's build with pg_buffile (lib.sh), the values the extension has (no pglz);
 # "off" is pg_buffile.method = off, PostgreSQL's own BufFile code.
@@ -74,6 +75,47 @@ check_explain_blocks() {
       cat "$out/${names[$i]}.blocks"; bad=$((bad + 1))
     fi
   done
+}
+
+# temp_files_of: "FILES BYTES", pg_stat_database's temp_files and temp_bytes of the
+# battery's database, once no session but this one runs (a session's counts reach the
+# view when its process exits)
+temp_files_of() {
+  local k
+  for k in $(seq 1 200); do
+    [ "$(psql_b -c "select count(*) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()")" = 0 ] && break
+    sleep 0.05
+  done
+  psql_b -F ' ' -c "select temp_files, temp_bytes from pg_stat_database where datname = current_database()"
+}
+
+check_temp_files_counted() {
+  # pg_stat_database.temp_files (log_temp_files alike: they are reported together) counts
+  # each file once, as off does: every user's files under lz4 as many as under off. A
+  # FileSet file is counted when the FileSet goes, once per segment as stock counts its
+  # own (the users' files stay under 1 GB).
+  local i m before after n
+  : > "$out/temp_files.txt"
+  for i in "${!names[@]}"; do
+    for m in off lz4; do
+      before=$(temp_files_of)
+      BOPTS="-c work_mem=64kB $(gucs $m)" BAPP=counted psql_b -c "${sqls[$i]}" > /dev/null \
+        || bad=$((bad + 1))
+      after=$(temp_files_of)
+      set -- $before $after
+      echo "${names[$i]} $m $(($3 - $1)) $(($4 - $2))" >> "$out/temp_files.txt"
+    done
+  done
+  # per user: the files of off, those of lz4, both non-zero and equal
+  n=$(awk '$2 == "off" { off[$1] = $3 } $2 == "lz4" { lz4[$1] = $3 }
+           END { for (u in off) if (off[u] == 0 || lz4[u] != off[u]) bad++; print bad + 0 }' \
+        "$out/temp_files.txt")
+  if [ "$n" = 0 ]; then
+    echo "pg_stat_database.temp_files: every user's files counted as off counts them ($(awk '$2 == "lz4" { printf "%s%s %d", sep, $1, $3; sep = ", " }' "$out/temp_files.txt"))"
+  else
+    echo "pg_stat_database.temp_files differ from off's in $n users (user method files bytes):"
+    cat "$out/temp_files.txt"; bad=$((bad + 1))
+  fi
 }
 
 check_pgss() {
@@ -218,6 +260,7 @@ psql_b -c "create extension pg_stat_statements" \
 check_answers
 check_explain_blocks
 check_pgss
+check_temp_files_counted
 check_spill_observed
 check_tmpdir
 check_cancelled_joins

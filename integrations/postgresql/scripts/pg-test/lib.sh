@@ -43,7 +43,7 @@ export PSQL_BIN=$PATCHED/psql
 # shellcheck disable=SC2034
 PORT_PATCHED=${PGHOOK_PORT:?} PORT_STOCK=$((PGHOOK_PORT + 1))
 # shellcheck disable=SC2034
-GUC=pg_buffile.method CTX=pg_buffile FILESET_FILE='*.fileset/*.bf'
+GUC=pg_buffile.method CTX=pg_buffile FILESET_FILE='*.fileset/*.bf.[0-9]*'
 . "$PGS/pg-server.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: PostgreSQL runs as $PG_USER"
 
