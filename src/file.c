@@ -1391,18 +1391,20 @@ static int bare_patch(bf_file *f, uint32_t n)
 
 /*
  * The most bytes the buffered block's new extent should take before it is
- * better stored bare: a block that had an extent and changed in part only
- * (a page written into a larger block) is stored bare when its packed
- * extent is larger than the bytes that changed, so that this write costs
- * what a bare block costs and later ones patch it (bare_patch) instead of
- * rewriting a compressed block whole each time. 0: no bound (the block is
- * new or written whole, or the file is sealed: its raw blocks keep their
- * header).
+ * better stored bare: a block that had an extent and whose bytes changed
+ * in part (a page rewritten in a larger block) is stored bare when its
+ * packed extent is larger than the bytes that changed, so that later
+ * rewrites patch it (bare_patch) instead of writing a compressed block
+ * whole each time. 0: no bound (the block is new or written whole, the
+ * file is sealed, whose raw blocks keep their header, or it was only
+ * appended to: a tail growing between reads elsewhere, a tuplestore's,
+ * stays compressed, or such a file would hold its bytes bare; its whole
+ * compressed block is then written again at each flush, XXX).
  */
 static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
 {
     uint32_t lo, hi;
-    if (f->sealed || f->codec == BF_CODEC_NONE || !dirty_bytes(f, n, &lo, &hi))
+    if (f->sealed || f->codec == BF_CODEC_NONE || !f->dirty_old || !dirty_bytes(f, n, &lo, &hi))
         return 0;
     return hi - lo < n ? hi - lo : 0;
 }
