@@ -506,16 +506,24 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
 
 /*
  * Compress and write `raw_len` bytes of block `blkno` from `data` on this
- * thread (`prepare`: codec=auto has not yet seen the block).
+ * thread (`prepare`: codec=auto has not yet seen the block). `bound`: when
+ * not 0, an extent packed larger than this goes out bare instead (the file
+ * is not sealed; buf_flush's sub_block_bound).
  */
 static int block_store_now(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
-                           int prepare)
+                           int prepare, uint32_t bound)
 {
     struct iovec iov[2];
     int iovcnt;
     bf_extent_info info;
-    int rc = block_pack(f, blkno, data, raw_len, f->seg.space->scratch, iov, &iovcnt, &info,
-                        prepare);
+    bf_space *sp = f->seg.space;
+    int rc = block_pack(f, blkno, data, raw_len, sp->scratch, iov, &iovcnt, &info, prepare);
+    if (rc == BF_OK && bound != 0 && !info.bare && info.disk_len > bound) {
+        uint32_t gen = f->named != NULL ? f->named->gen : 0;
+        rc = bf_extent_pack(bf_space_codec_ops(sp, BF_CODEC_NONE), NULL, 0, blkno, gen, data,
+                            raw_len, NULL, sp->scratch, iov, &iovcnt, &info);
+        info.codec = (bf_codec)f->codec; /* counted as the file's codec's raw block */
+    }
     return rc != BF_OK ? rc : extent_store(f, blkno, iov, iovcnt, &info);
 }
 
@@ -560,7 +568,7 @@ static int job_commit(bf_file *f, bf_job *j)
                            "at the file's next call)",
                            j->ops->name, (unsigned long long)j->blkno, bf_strerror(j->rc));
         }
-        rc = block_store_now(f, j->blkno, j->data, j->raw_len, 0);
+        rc = block_store_now(f, j->blkno, j->data, j->raw_len, 0, 0);
     } else {
         if (!j->noted) { /* once, however many times the write is tried */
             j->noted = 1;
@@ -790,19 +798,27 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
  * file allows it, else here, after the file's blocks already handed over
  * (a later copy of a block must not be overwritten by an earlier one).
  */
-static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+static int block_store_bounded(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                               uint32_t bound)
 {
     bf_space *sp = f->seg.space;
     if (sp->workers == NULL)
-        return block_store_now(f, blkno, data, raw_len, 1);
+        return block_store_now(f, blkno, data, raw_len, 1, bound);
     if (f->fauto.on)
         bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
-    int rc = job_store(f, blkno, data, raw_len);
+    /* A bounded block is packed here: the choice between its extent and a bare block is made
+       when it is packed. */
+    int rc = bound == 0 ? job_store(f, blkno, data, raw_len) : 1;
     if (rc <= 0)
         return rc;
     if ((rc = jobs_settle(f, 1)) != BF_OK)
         return rc;
-    return block_store_now(f, blkno, data, raw_len, 0);
+    return block_store_now(f, blkno, data, raw_len, 0, bound);
+}
+
+static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+{
+    return block_store_bounded(f, blkno, data, raw_len, 0);
 }
 
 int bf_file_settle(bf_file *f)
@@ -1322,7 +1338,11 @@ static uint32_t block_bytes(const bf_file *f, uint64_t blkno)
     return f->size - start < f->block_size ? (uint32_t)(f->size - start) : f->block_size;
 }
 
-/* Note that the buffer's bytes [off, off + n) changed (n >= 1), for bare_patch. */
+/*
+ * Note that the buffer's bytes [off, off + n) changed (n >= 1), for bare_patch; and
+ * whether bytes below the size changed (else the write only appended: bare_patch then
+ * writes from where the extent ends, not from the start of the first unit).
+ */
 static inline void dirty_range(bf_file *f, uint32_t off, size_t n)
 {
     unsigned shift = shift_of(f->block_size) - 8; /* a unit: 1/256 of the block */
@@ -1331,51 +1351,127 @@ static inline void dirty_range(bf_file *f, uint32_t off, size_t n)
         f->dlo = lo;
     if (hi > f->dhi)
         f->dhi = hi;
+    if (((uint64_t)f->buf_blk << shift_of(f->block_size)) + off < f->size)
+        f->dirty_old = 1;
 }
 
 static void range_clear(bf_file *f)
 {
     f->dlo = UINT8_MAX;
     f->dhi = 0;
+    f->dirty_old = 0;
+}
+
+/* The buffer's dirtied units as bytes [*lo, *hi) of its `n` bytes; 0 when none are known. */
+static int dirty_bytes(const bf_file *f, uint32_t n, uint32_t *lo, uint32_t *hi)
+{
+    if (!f->buf_rmw || f->dlo > f->dhi)
+        return 0;
+    unsigned shift = shift_of(f->block_size) - 8;
+    *lo = (uint32_t)f->dlo << shift;
+    *hi = ((uint32_t)f->dhi + 1) << shift;
+    if (*hi > n)
+        *hi = n;
+    return *lo < *hi;
+}
+
+/*
+ * Whether a bare extent of `old` bytes at `off`, the last bytes of the
+ * file, may grow to `n` where it is: it stays in its segment, a named
+ * file's bare block of a page or more stays page-aligned (docs/format.md:
+ * its index says so; an anonymous file's is read where it is, straddling
+ * pages, rather than written again elsewhere), and the temp limit and the
+ * budget have room for the bytes it adds (else the ordinary way decides,
+ * which may find free space, and says why it fails).
+ */
+static int tail_grows(bf_file *f, uint64_t off, uint32_t old, uint32_t n)
+{
+    bf_space *sp = f->seg.space;
+    uint64_t end = off + n;
+    if (off + old != f->phys_end ||
+        (f->named != NULL && n >= BF_BARE_ALIGN && off % BF_BARE_ALIGN != 0) ||
+        off / sp->segment_size != (end - 1) / sp->segment_size)
+        return 0;
+    if (f->counted && sp->temp_limit != 0 && sp->physical_now + (n - old) > sp->temp_limit)
+        return 0;
+    return !f->counted || sp->budget == NULL ||
+           bf_budget_reserve(sp, n - old, "write", NULL) == BF_OK;
 }
 
 /*
  * Store the buffered block's changes in place when its extent is a bare
- * block of the same length that no persisted index needs (not kept, not a
- * spliced part's): the dirtied units alone are written over it and the
- * map's check updated; a write into part of a block costs what it changed,
- * not a whole block elsewhere (SQLite's pages smaller than a block, a
- * tuplestore's reads and writes taking turns). Returns 1 when it does not
- * apply (the block is stored the ordinary way), else a status. A failure
- * leaves the buffer dirty and holding the block: the slot may be torn, but
- * the buffer is what reads see, and a later flush writes it again.
+ * block that no persisted index needs (not kept, not a spliced part's), of
+ * the same length or, when it is the file's last extent, shorter (a tail
+ * growing by small appends): the dirtied units (and the bytes the block
+ * grew by) alone are written over it and the map's check (and length)
+ * updated; a write into part of a block costs what it changed, not a whole
+ * block elsewhere (SQLite's pages smaller than a block, a tuplestore's
+ * reads and writes taking turns, a journal appended between reads).
+ * Returns 1 when it does not apply (the block is stored the ordinary way),
+ * else a status. A failure leaves the buffer dirty and holding the block:
+ * the slot may be torn, but the buffer is what reads see, and a later flush
+ * writes it again; bytes written past the physical end are given back.
  */
 static int bare_patch(bf_file *f, uint32_t n)
 {
-    if (!f->buf_rmw || f->dlo > f->dhi)
+    uint32_t lo, hi;
+    if (!dirty_bytes(f, n, &lo, &hi))
         return 1;
     /* A copy of the block still on a worker would land over the patch: it goes first. */
     int rc = jobs_settle_block(f, f->buf_blk);
     if (rc != BF_OK)
         return rc;
     bf_map_entry *e = bf_map_get(&f->map, f->buf_blk);
-    if (!bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 || bf_map_part(e) != 0 ||
-        bf_map_len(e) != n)
+    if (!bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 || bf_map_part(e) != 0)
         return 1;
-    unsigned shift = shift_of(f->block_size) - 8;
-    uint32_t lo = (uint32_t)f->dlo << shift, hi = ((uint32_t)f->dhi + 1) << shift;
-    if (hi > n)
+    uint32_t old = bf_map_len(e);
+    uint64_t off = bf_map_off(e);
+    if (n < old || (n > old && !tail_grows(f, off, old, n)))
+        return 1;
+    if (n > old) { /* the new bytes too, zeros of a hole included */
+        lo = f->dirty_old && lo < old ? lo : old;
         hi = n;
-    if (lo >= hi)
-        return 1;
+    }
     struct iovec iov = {f->buf + lo, hi - lo};
-    rc = bf_seg_write(&f->seg, bf_map_off(e) + lo, &iov, 1, hi - lo);
-    if (rc != BF_OK)
+    rc = bf_seg_write(&f->seg, off + lo, &iov, 1, hi - lo);
+    if (rc != BF_OK) {
+        if (n > old) {
+            bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+            bf_budget_sync(f->seg.space);        /* what the budget reserved for it */
+        }
         return rc;
-    e->cap = bf_extent_bare_crc(f->buf_blk, f->buf, n);
+    }
+    bf_map_entry ne = {e->off, (e->len & BF_MAP_FLAGS) | n,
+                       bf_extent_bare_crc(f->buf_blk, f->buf, n)};
+    bf_map_put(&f->map, f->buf_blk, &ne);
+    ra_stale(f, f->buf_blk); /* a copy unpacked ahead holds the old bytes */
+    if (n > old) {
+        live_add(f, (int64_t)(n - old));
+        physical_set(f, off + n);
+    }
     COUNT(f, physical_written, hi - lo);
     count_stored(f, (bf_codec)f->codec, 1, 0);
     return BF_OK;
+}
+
+/*
+ * The most bytes the buffered block's new extent should take before it is
+ * better stored bare: a block that had an extent and whose bytes changed
+ * in part (a page rewritten in a larger block) is stored bare when its
+ * packed extent is larger than the bytes that changed, so that later
+ * rewrites patch it (bare_patch) instead of writing a compressed block
+ * whole each time. 0: no bound (the block is new or written whole, the
+ * file is sealed, whose raw blocks keep their header, or it was only
+ * appended to: a tail growing between reads elsewhere, a tuplestore's,
+ * stays compressed, or such a file would hold its bytes bare; its whole
+ * compressed block is then written again at each flush, XXX).
+ */
+static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
+{
+    uint32_t lo, hi;
+    if (f->sealed || f->codec == BF_CODEC_NONE || !f->dirty_old || !dirty_bytes(f, n, &lo, &hi))
+        return 0;
+    return hi - lo < n ? hi - lo : 0;
 }
 
 static int buf_flush(bf_file *f)
@@ -1385,10 +1481,10 @@ static int buf_flush(bf_file *f)
     uint32_t n = block_bytes(f, f->buf_blk);
     int rc = BF_OK;
     if (n > 0 && (rc = bare_patch(f, n)) == 1)
-        rc = block_store(f, f->buf_blk, f->buf, n);
+        rc = block_store_bounded(f, f->buf_blk, f->buf, n, sub_block_bound(f, n));
     if (rc == BF_OK) {
         f->buf_dirty = 0;
-        f->buf_rmw = n > 0 && bf_map_bare(bf_map_get(&f->map, f->buf_blk)); /* stored bare */
+        f->buf_rmw = n > 0; /* it has an extent now */
         range_clear(f);
     }
     return rc;
@@ -1431,7 +1527,8 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
         rc = block_load(f, blkno, fill == FILL_STREAM, f->buf);
         if (rc != BF_OK)
             return rc;
-        f->buf_rmw = bf_map_bare(bf_map_get(&f->map, blkno)) != 0;
+        const bf_map_entry *e = bf_map_get(&f->map, blkno);
+        f->buf_rmw = e != NULL && bf_map_used(e);
     }
     f->buf_lazy = fill == FILL_ZERO; /* not zeroed: buf_settle */
     f->buf_blk = (uint32_t)blkno;

@@ -95,12 +95,15 @@ struct bf_file {
     uint8_t sealed : 1; /* its extents are sealed (the space that created it encrypts) */
     /* The buffered block has bytes on disk (it was loaded, or stored since): writes into it
        take the slow path, which keeps the range they dirtied, so that a block stored bare
-       is patched where it changed instead of written whole elsewhere (file.c: bare_patch). */
+       is patched where it changed instead of written whole elsewhere (file.c: bare_patch),
+       and a compressed one changed in part goes bare when that costs less (sub_block_bound). */
     uint8_t buf_rmw : 1;
     /* The buffered block was not loaded and its bytes past `size` were never zeroed (file.c:
        buf_settle): a new block costs no zeroing of what its writes cover. */
     uint8_t buf_lazy : 1;
     uint8_t own_alloc : 1; /* its memory goes through its own allocator: bf_file_alloc */
+    uint8_t dirty_old : 1; /* with buf_rmw: a write changed bytes below the size (not only
+                              appended) since the block was loaded or stored */
     bf_file_auto fauto; /* codec=auto: the file's choice (fauto.on) */
     uint16_t wgen;      /* write generation: moves at every call that may change bytes the
                            file reads (cursors compare it); a wrap moves the space's

@@ -10,6 +10,7 @@
 #       50,000 temp files: half the groups' time), and the rest of SQLite's veryquick suite
 #   SQLITE_TEST_JOBS=N   test files run at once (default 2)
 #   SQLITE_TEST_MODES="lz4 lz4+w2"   only these modes beside stock (default: all)
+#   SQLITE_TEST_GROUPS="temptable sort"   only these groups (default: all)
 #
 # Source: `apt-get source sqlite3` of the version of Debian's installed
 # libsqlite3-dev (the shim is built against its header), through deb-src
@@ -89,7 +90,11 @@ RUN=$SQB/run
 rm -rf "$RUN"
 mkdir -p "$RUN"
 GROUPS_FILE=$RUN/groups.txt
-for g in sort temptable tempdb vacuum index with window; do
+for g in ${SQLITE_TEST_GROUPS:-sort temptable tempdb vacuum index with window}; do
+  case " sort temptable tempdb vacuum index with window " in
+    *" $g "*) ;;
+    *) die "SQLITE_TEST_GROUPS: unknown group '$g' (sort temptable tempdb vacuum index with window)" ;;
+  esac
   for f in "$SRC"/test/"$g"*.test; do
     t=$(basename "$f")
     if [ "$FULL" = 1 ] || [ "$t" != sortfault.test ]; then echo "$g $t"; fi
