@@ -25,8 +25,13 @@
  *   `waiting` is not zero. Each pair is a store then a load on both sides
  *   (all sequentially consistent), so one of them sees the other: no
  *   wakeup is lost; the sleeper takes the mutex before it counts itself
- *   and the waker takes it to signal, so the signal cannot fall between
- *   the count and the wait.
+ *   and the waker takes and releases it before it signals, so the signal
+ *   cannot fall between the count and the wait (a sleeper counted is in
+ *   its wait once the waker holds the mutex). The signal is made after the
+ *   mutex is released: signalled under it, the woken thread blocks on the
+ *   mutex the waker still holds, and the waker's unlock then costs a second
+ *   futex call (issue 49: ~2% of the spilling thread's CPU time in
+ *   __lll_lock_wake, with one worker).
  * - A slot's state is atomic: the caller's stores before QUEUED are seen by
  *   the worker that takes the slot from the ring, the worker's results
  *   before DONE by the caller that sees DONE.
@@ -38,7 +43,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -101,6 +105,22 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Wake one (`all`: every) thread asleep on `cv`. The mutex is taken and
+ * released first: a sleeper that counted itself under it is then in its
+ * wait (the signal cannot fall before it); the signal follows the unlock,
+ * so the woken thread does not find the mutex held (header comment).
+ */
+static void wake(bf_workers *w, pthread_cond_t *cv, int all)
+{
+    pthread_mutex_lock(&w->mu);
+    pthread_mutex_unlock(&w->mu);
+    if (all)
+        pthread_cond_broadcast(cv);
+    else
+        pthread_cond_signal(cv);
 }
 
 /* Spin until done(w, arg) or `spin_ns` have passed; whether it is done. */
@@ -181,11 +201,8 @@ static void job_finish(bf_workers *w, bf_job *j)
 {
     j->state = BF_JOB_DONE;
     w->finished++;
-    if (w->waiting > 0) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_broadcast(&w->done);
-        pthread_mutex_unlock(&w->mu);
-    }
+    if (w->waiting > 0)
+        wake(w, &w->done, 1);
 }
 
 /* The runner's task: one slot. */
@@ -247,11 +264,8 @@ static void *worker_main(void *arg)
 /* The caller is about to wait: a worker asleep with slots queued is woken first. */
 static void wake_for_wait(bf_workers *w)
 {
-    if (w->idle > 0 && w->head != w->tail) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_broadcast(&w->work);
-        pthread_mutex_unlock(&w->mu);
-    }
+    if (w->idle > 0 && w->head != w->tail)
+        wake(w, &w->work, 1);
 }
 
 /* Wait (spinning, then asleep) until done(w, arg). */
@@ -355,11 +369,8 @@ int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window)
        it packs a batch while the caller fills the other half. Fewer wait only until the
        caller needs a slot or a block back (wake_for_wait). */
     uint32_t wake_at = window / w->n / 2;
-    if (w->idle > 0 && t + 1 - w->head >= (wake_at > 0 ? wake_at : 1)) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_signal(&w->work);
-        pthread_mutex_unlock(&w->mu);
-    }
+    if (w->idle > 0 && t + 1 - w->head >= (wake_at > 0 ? wake_at : 1))
+        wake(w, &w->work, 0);
     return BF_OK;
 }
 
