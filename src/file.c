@@ -923,6 +923,8 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * one (job_slot): reads never starve writes. The slots' buffers are the
  * memory; nothing else is allocated but, for a sealed file, a slot's
  * extent buffer grown to hold the opened payload after the extent.
+ * Only blocks whose unpacking costs more than the handoff go: not bare
+ * blocks, raw extents or unsealed lz4 ones (ra_submit says why).
  *
  * Where the bytes come from. Only extents already in the space's read-ahead
  * buffer (bf_seg_cached: a sequential pass reads the next extents with one
@@ -995,6 +997,15 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     int raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
     bf_codec codec = (bf_codec)ext[4];
     const bf_codec_ops *ops = NULL;
+    /* Only unpacking that costs more than handing it over: the caller's copies of the
+       extent in and of the block out, the slot scans and a wake of the worker (a futex call
+       when it sleeps, as it does between a reader's blocks) cost the caller about what lz4
+       decompressing 8 KiB costs it (~2 us), and a raw extent is a copy and a CRC. With one
+       worker on 2 cores the caller's CPU is the wall (issue 49): its waits and wakes for lz4
+       blocks ahead cost it more than decompressing them. A sealed extent (AES-GCM) is
+       opened ahead whatever its codec. */
+    if (!f->sealed && (raw || codec == BF_CODEC_LZ4))
+        return;
     if (!raw) {
         if (codec >= BF_JOB_CODECS || (ops = bf_space_codec_ops(sp, codec)) == NULL)
             return;
