@@ -2,11 +2,11 @@
  * test_readahead.c - sequential reads unpacked ahead on the space's workers
  * (readahead.c, file.c's ra_*): a sequential pass reads back exactly the
  * data and takes blocks from the workers (zstd, sealed lz4; 1..4 workers
- * and a caller's runner), unsealed lz4 blocks are not handed over; blocks stored again, truncated or discarded after
- * they were unpacked ahead are never taken; a corrupt extent ahead is
- * reported by the read of its block with the message it has without
- * workers, and the file stays usable; a worker failing on a read job costs
- * nothing but the block's work.
+ * and a caller's runner), unsealed lz4 blocks are not handed over; blocks
+ * stored again, truncated or discarded after they were unpacked ahead are
+ * never taken; a corrupt extent ahead is reported by the read of its block
+ * with the message it has without workers, and the file stays usable; a
+ * worker failing on a read job costs nothing but the block's work.
  */
 #include <fcntl.h>
 #include <setjmp.h>
