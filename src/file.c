@@ -665,8 +665,13 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
  * choice made) to a worker: BF_OK when it was, 1 when it must be stored on
  * this thread (a sealed file, a caller's codec, no slot, no thread), or a
  * failure to get the slot's buffers or codec context (BF_ENOMEM).
+ * `swap`, if not NULL, is where `data` is held (the file's buffer, about to
+ * be refilled): the slot's block buffer is exchanged with it instead of
+ * copied when both are a block long (issue 49: the copy was ~7% of the
+ * library's CPU on the spilling thread with one worker).
  */
-static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                     unsigned char **swap)
 {
     bf_space *sp = f->seg.space;
     /* A caller's codec is the space's, one call at a time (a slot seals with a clone of the
@@ -701,7 +706,14 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->sealed = f->sealed;
     if (f->sealed)
         file_identity(f, 0, j->id);
-    memcpy(j->data, data, raw_len);
+    int swapped = swap != NULL && *swap == data && j->data_size == f->block_size;
+    if (swapped) {
+        unsigned char *mine = j->data; /* a free slot's: no worker holds it */
+        j->data = *swap;
+        *swap = mine;
+    } else {
+        memcpy(j->data, data, raw_len);
+    }
     j->ops = ops;
     j->ctx = j->ctxs[f->codec];
     j->level = f->level;
@@ -714,6 +726,11 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->rc = BF_OK;
     j->owner = f;
     if (bf_workers_submit(sp->workers, j, window) != BF_OK) {
+        if (swapped) { /* nothing published: the buffer goes back */
+            unsigned char *mine = *swap;
+            *swap = j->data;
+            j->data = mine;
+        }
         j->owner = NULL;
         return 1;
     }
@@ -724,15 +741,18 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
  * Store block `blkno` of `f`: on a worker when the space has them and the
  * file allows it, else here, after the file's blocks already handed over
  * (a later copy of a block must not be overwritten by an earlier one).
+ * `swap`: job_store's (the buffer may come back another of the same size,
+ * its bytes not the block's).
  */
-static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                       unsigned char **swap)
 {
     bf_space *sp = f->seg.space;
     if (sp->workers == NULL)
         return block_store_now(f, blkno, data, raw_len, 1);
     if (f->fauto.on)
         bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
-    int rc = job_store(f, blkno, data, raw_len);
+    int rc = job_store(f, blkno, data, raw_len, swap);
     if (rc <= 0)
         return rc;
     if ((rc = jobs_settle(f, 1)) != BF_OK)
@@ -1324,14 +1344,19 @@ static int bare_patch(bf_file *f, uint32_t n)
     return BF_OK;
 }
 
-static int buf_flush(bf_file *f)
+/*
+ * Store the buffered block if it changed. `dropping`: the caller drops the
+ * block from the buffer next, so its bytes may go to a worker's slot with
+ * the buffer itself (block_store's swap), the buffer coming back unfilled.
+ */
+static int buf_flush(bf_file *f, int dropping)
 {
     if (!f->buf_dirty)
         return BF_OK;
     uint32_t n = block_bytes(f, f->buf_blk);
     int rc = BF_OK;
     if (n > 0 && (rc = bare_patch(f, n)) == 1)
-        rc = block_store(f, f->buf_blk, f->buf, n);
+        rc = block_store(f, f->buf_blk, f->buf, n, dropping ? &f->buf : NULL);
     if (rc == BF_OK) {
         f->buf_dirty = 0;
         f->buf_rmw = n > 0 && bf_map_bare(bf_map_get(&f->map, f->buf_blk)); /* stored bare */
@@ -1361,7 +1386,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
 {
     if (f->buf_blk == blkno)
         return BF_OK;
-    int rc = buf_flush(f);
+    int rc = buf_flush(f, 1);
     if (rc != BF_OK)
         return rc;
     buf_drop(f);
@@ -1475,7 +1500,7 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             rc = f->seg.space->workers == NULL ? blocks_store_batch(f, blkno, p, (uint32_t)whole)
                                                : 0;
             if (rc == 0) {
-                rc = block_store(f, blkno, p, bs);
+                rc = block_store(f, blkno, p, bs, NULL);
                 stored = rc == BF_OK;
             } else if (rc > 0) {
                 stored = (uint64_t)rc;
@@ -1589,7 +1614,7 @@ uint64_t bf_file_size(const bf_file *f)
 
 int bf_file_flush(bf_file *f)
 {
-    int rc = buf_flush(f);
+    int rc = buf_flush(f, 0);
     return rc != BF_OK ? rc : jobs_settle(f, 1);
 }
 
@@ -1614,7 +1639,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
            buffer. It is loaded into a new one: if that fails, the current buffer (perhaps
            a dirty block past the new end) is still there. Only a dirty block before the
            new end must be written first. */
-        if (f->buf_dirty && f->buf_blk < keep - 1 && (rc = buf_flush(f)) != BF_OK)
+        if (f->buf_dirty && f->buf_blk < keep - 1 && (rc = buf_flush(f, 0)) != BF_OK)
             return rc;
         unsigned char *nb = bf_malloc(&sp->alloc, f->block_size);
         if (nb == NULL)
@@ -1728,7 +1753,7 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
         return rc;
     bf_file_modified(f);
     /* The whole block is stored, so the file covers it once the store succeeded. */
-    rc = block_store(f, blkno, buf, f->block_size);
+    rc = block_store(f, blkno, buf, f->block_size, NULL);
     if (rc != BF_OK)
         return rc; /* the previous contents (on disk, or in a dirty buffer) stay */
     uint64_t end = (blkno + 1) << shift_of(f->block_size);
@@ -1790,7 +1815,7 @@ void bf_file_written(const bf_file *f, uint64_t *logical, uint64_t *physical)
 
 int bf_file_release_buffer(bf_file *f)
 {
-    int rc = buf_flush(f);
+    int rc = buf_flush(f, 1);
     if (rc != BF_OK)
         return rc;
     buf_drop(f);
