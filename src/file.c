@@ -322,11 +322,27 @@ static inline int read_job(const bf_job *j)
     return j->task != NULL;
 }
 
+/* Slot `j` (its task set) now holds a block of `f`: counted in f->njobs. */
+static inline void job_own(bf_file *f, bf_job *j)
+{
+    j->owner = f;
+    f->njobs[read_job(j)]++;
+}
+
+/* Slot `j` is freed: its file counts one fewer (every release of a slot goes through here). */
+static inline void job_free(bf_workers *w, bf_job *j)
+{
+    ((bf_file *)j->owner)->njobs[read_job(j)]--;
+    bf_workers_release(w, j);
+}
+
 /* The slot of `f`'s block `blkno` unpacked ahead, or NULL: there is at most one (ra_submit
    hands a block over only when it has none). */
 static bf_job *ra_find(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
+    if (f->njobs[1] == 0)
+        return NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && read_job(j) && j->blkno == blkno)
@@ -474,6 +490,8 @@ static bf_job *oldest_job(bf_file *f)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
+    if (f->njobs[0] == 0)
+        return NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && !read_job(j) && (best == NULL || j->seq < best->seq))
@@ -508,7 +526,7 @@ static int job_commit(bf_file *f, bf_job *j)
     }
     j->stuck = rc != BF_OK;
     if (rc == BF_OK)
-        bf_workers_release(sp->workers, j);
+        job_free(sp->workers, j);
     return rc;
 }
 
@@ -540,7 +558,7 @@ static bf_job *newest_job(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
-    for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+    for (uint32_t i = 0; w != NULL && f->njobs[0] != 0 && i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && !read_job(j) && j->blkno == blkno &&
             (best == NULL || j->seq > best->seq))
@@ -559,7 +577,7 @@ static int jobs_settle_range(bf_file *f, uint64_t first, uint64_t last)
     bf_workers *w = f->seg.space->workers;
     for (;;) {
         bf_job *j = NULL;
-        for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+        for (uint32_t i = 0; w != NULL && f->njobs[0] != 0 && i < bf_workers_nslots(w); i++) {
             bf_job *c = bf_workers_slot(w, i);
             if (c->owner == f && !read_job(c) && c->blkno >= first && c->blkno <= last &&
                 (j == NULL || c->seq < j->seq))
@@ -619,14 +637,14 @@ static int jobs_poll(bf_file *f)
 static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
 {
     bf_workers *w = f->seg.space->workers;
-    if (w == NULL)
+    if (w == NULL || f->njobs[0] + f->njobs[1] == 0)
         return;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && j->blkno >= first && j->blkno <= last) {
             f->seg.space->ra_misses += read_job(j);
             bf_workers_wait(w, j);
-            bf_workers_release(w, j);
+            job_free(w, j);
         }
     }
 }
@@ -650,7 +668,7 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
             bf_job *j = bf_workers_slot(w, i);
             if (read_job(j) && bf_workers_state(w, j) == BF_JOB_DONE) {
                 sp->ra_misses++;
-                bf_workers_release(w, j);
+                job_free(w, j);
                 return j;
             }
         }
@@ -724,13 +742,14 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->fault = bf_workers_next_fault(sp->workers);
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
-    j->owner = f;
+    job_own(f, j);
     if (bf_workers_submit(sp->workers, j, window) != BF_OK) {
         if (swapped) { /* nothing published: the buffer goes back */
             unsigned char *mine = *swap;
             *swap = j->data;
             j->data = mine;
         }
+        f->njobs[0]--;
         j->owner = NULL;
         return 1;
     }
@@ -1076,12 +1095,14 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     j->fault = bf_workers_next_fault(w);
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
-    j->owner = f;
+    job_own(f, j);
     /* XXX: a read job is waited for soon, so a sleeping worker must wake for it alone, not
        for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
        of the submission would say it better. */
-    if (bf_workers_submit(w, j, 1) != BF_OK)
+    if (bf_workers_submit(w, j, 1) != BF_OK) {
+        f->njobs[1]--;
         j->owner = NULL;
+    }
 }
 
 /*
@@ -1093,12 +1114,12 @@ static void ra_ahead(bf_file *f, uint64_t blkno)
 {
     bf_space *sp = f->seg.space;
     bf_workers *w = sp->workers;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+    for (uint32_t i = 0; f->njobs[1] != 0 && i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && read_job(j) && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
             bf_workers_state(w, j) == BF_JOB_DONE) {
             sp->ra_misses++;
-            bf_workers_release(w, j);
+            job_free(w, j);
         }
     }
     for (uint64_t b = blkno + 1; b <= blkno + RA_DEPTH; b++)
@@ -1141,7 +1162,7 @@ static int ra_take(bf_file *f, uint64_t blkno, unsigned char *dst)
         sp->ra_hits++;
     else
         sp->ra_misses++;
-    bf_workers_release(w, j);
+    job_free(w, j);
     return ok;
 }
 
