@@ -322,17 +322,17 @@ static inline int read_job(const bf_job *j)
     return j->task != NULL;
 }
 
-/* Slot `j` (its task set) now holds a block of `f`: counted in f->njobs. */
+/* Slot `j` (its task set) now holds a block of `f`: counted in the space's njobs. */
 static inline void job_own(bf_file *f, bf_job *j)
 {
     j->owner = f;
-    f->njobs[read_job(j)]++;
+    f->seg.space->njobs[read_job(j)]++;
 }
 
-/* Slot `j` is freed: its file counts one fewer (every release of a slot goes through here). */
+/* Slot `j` is freed: counted one fewer (every release of a file's slot goes through here). */
 static inline void job_free(bf_workers *w, bf_job *j)
 {
-    ((bf_file *)j->owner)->njobs[read_job(j)]--;
+    ((bf_file *)j->owner)->seg.space->njobs[read_job(j)]--;
     bf_workers_release(w, j);
 }
 
@@ -341,7 +341,7 @@ static inline void job_free(bf_workers *w, bf_job *j)
 static bf_job *ra_find(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
-    if (f->njobs[1] == 0)
+    if (f->seg.space->njobs[1] == 0)
         return NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
@@ -490,7 +490,7 @@ static bf_job *oldest_job(bf_file *f)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
-    if (f->njobs[0] == 0)
+    if (f->seg.space->njobs[0] == 0)
         return NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
@@ -558,7 +558,9 @@ static bf_job *newest_job(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
-    for (uint32_t i = 0; w != NULL && f->njobs[0] != 0 && i < bf_workers_nslots(w); i++) {
+    if (w == NULL || f->seg.space->njobs[0] == 0)
+        return NULL;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && !read_job(j) && j->blkno == blkno &&
             (best == NULL || j->seq > best->seq))
@@ -575,9 +577,11 @@ static bf_job *newest_job(bf_file *f, uint64_t blkno)
 static int jobs_settle_range(bf_file *f, uint64_t first, uint64_t last)
 {
     bf_workers *w = f->seg.space->workers;
+    if (w == NULL || f->seg.space->njobs[0] == 0)
+        return BF_OK;
     for (;;) {
         bf_job *j = NULL;
-        for (uint32_t i = 0; w != NULL && f->njobs[0] != 0 && i < bf_workers_nslots(w); i++) {
+        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
             bf_job *c = bf_workers_slot(w, i);
             if (c->owner == f && !read_job(c) && c->blkno >= first && c->blkno <= last &&
                 (j == NULL || c->seq < j->seq))
@@ -637,7 +641,7 @@ static int jobs_poll(bf_file *f)
 static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
 {
     bf_workers *w = f->seg.space->workers;
-    if (w == NULL || f->njobs[0] + f->njobs[1] == 0)
+    if (w == NULL || f->seg.space->njobs[0] + f->seg.space->njobs[1] == 0)
         return;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
@@ -749,7 +753,7 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
             *swap = j->data;
             j->data = mine;
         }
-        f->njobs[0]--;
+        f->seg.space->njobs[0]--;
         j->owner = NULL;
         return 1;
     }
@@ -1100,7 +1104,7 @@ static void ra_submit(bf_file *f, uint64_t blkno)
        for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
        of the submission would say it better. */
     if (bf_workers_submit(w, j, 1) != BF_OK) {
-        f->njobs[1]--;
+        f->seg.space->njobs[1]--;
         j->owner = NULL;
     }
 }
@@ -1114,7 +1118,7 @@ static void ra_ahead(bf_file *f, uint64_t blkno)
 {
     bf_space *sp = f->seg.space;
     bf_workers *w = sp->workers;
-    for (uint32_t i = 0; f->njobs[1] != 0 && i < bf_workers_nslots(w); i++) {
+    for (uint32_t i = 0; f->seg.space->njobs[1] != 0 && i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && read_job(j) && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
             bf_workers_state(w, j) == BF_JOB_DONE) {

@@ -108,10 +108,6 @@ struct bf_file {
     bf_freespace free;
     bf_seg seg; /* seg.space is the file's space */
     bf_counters c;
-    /* With workers: the space's slots this file owns, holding blocks to store [0] and
-       blocks unpacked ahead [1] (file.c's job_own, job_free); its scans of the slots skip
-       a file with none of the kind they look for. */
-    uint32_t njobs[2];
 };
 
 /*
