@@ -447,7 +447,8 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * then loaded on the caller's thread: a corrupt extent or an I/O error is
  * reported by the read of that block, with the message it has without
  * workers. bf_stats' readahead_hits and readahead_misses count them.
- * Blocks stored bare (not compressed, format 4), blocks of caller codecs
+ * Blocks stored bare (not compressed, format 4) or raw, unsealed lz4
+ * blocks (cheaper to decompress than to hand over), blocks of caller codecs
  * and, with the caller's allocator hooks, zstd's and zlib's are read on the
  * caller's thread. The block calls and cursors do not read ahead.
  *

@@ -387,11 +387,27 @@ static inline int read_job(const bf_job *j)
     return j->task != NULL;
 }
 
+/* Slot `j` (its task set) now holds a block of `f`: counted in the space's njobs. */
+static inline void job_own(bf_file *f, bf_job *j)
+{
+    j->owner = f;
+    f->seg.space->njobs[read_job(j)]++;
+}
+
+/* Slot `j` is freed: counted one fewer (every release of a file's slot goes through here). */
+static inline void job_free(bf_workers *w, bf_job *j)
+{
+    ((bf_file *)j->owner)->seg.space->njobs[read_job(j)]--;
+    bf_workers_release(w, j);
+}
+
 /* The slot of `f`'s block `blkno` unpacked ahead, or NULL: there is at most one (ra_submit
    hands a block over only when it has none). */
 static bf_job *ra_find(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
+    if (f->seg.space->njobs[1] == 0)
+        return NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && read_job(j) && j->blkno == blkno)
@@ -547,6 +563,8 @@ static bf_job *oldest_job(bf_file *f)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
+    if (f->seg.space->njobs[0] == 0)
+        return NULL;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && !read_job(j) && (best == NULL || j->seq < best->seq))
@@ -581,7 +599,7 @@ static int job_commit(bf_file *f, bf_job *j)
     }
     j->stuck = rc != BF_OK;
     if (rc == BF_OK)
-        bf_workers_release(sp->workers, j);
+        job_free(sp->workers, j);
     return rc;
 }
 
@@ -613,7 +631,9 @@ static bf_job *newest_job(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
     bf_job *best = NULL;
-    for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+    if (w == NULL || f->seg.space->njobs[0] == 0)
+        return NULL;
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && !read_job(j) && j->blkno == blkno &&
             (best == NULL || j->seq > best->seq))
@@ -630,9 +650,11 @@ static bf_job *newest_job(bf_file *f, uint64_t blkno)
 static int jobs_settle_range(bf_file *f, uint64_t first, uint64_t last)
 {
     bf_workers *w = f->seg.space->workers;
+    if (w == NULL || f->seg.space->njobs[0] == 0)
+        return BF_OK;
     for (;;) {
         bf_job *j = NULL;
-        for (uint32_t i = 0; w != NULL && i < bf_workers_nslots(w); i++) {
+        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
             bf_job *c = bf_workers_slot(w, i);
             if (c->owner == f && !read_job(c) && c->blkno >= first && c->blkno <= last &&
                 (j == NULL || c->seq < j->seq))
@@ -692,14 +714,14 @@ static int jobs_poll(bf_file *f)
 static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
 {
     bf_workers *w = f->seg.space->workers;
-    if (w == NULL)
+    if (w == NULL || f->seg.space->njobs[0] + f->seg.space->njobs[1] == 0)
         return;
     for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && j->blkno >= first && j->blkno <= last) {
             f->seg.space->ra_misses += read_job(j);
             bf_workers_wait(w, j);
-            bf_workers_release(w, j);
+            job_free(w, j);
         }
     }
 }
@@ -723,7 +745,7 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
             bf_job *j = bf_workers_slot(w, i);
             if (read_job(j) && bf_workers_state(w, j) == BF_JOB_DONE) {
                 sp->ra_misses++;
-                bf_workers_release(w, j);
+                job_free(w, j);
                 return j;
             }
         }
@@ -738,8 +760,13 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
  * choice made) to a worker: BF_OK when it was, 1 when it must be stored on
  * this thread (a sealed file, a caller's codec, no slot, no thread), or a
  * failure to get the slot's buffers or codec context (BF_ENOMEM).
+ * `swap`, if not NULL, is where `data` is held (the file's buffer, about to
+ * be refilled): the slot's block buffer is exchanged with it instead of
+ * copied when both are a block long (issue 49: the copy was ~7% of the
+ * library's CPU on the spilling thread with one worker).
  */
-static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                     unsigned char **swap)
 {
     bf_space *sp = f->seg.space;
     /* A caller's codec is the space's, one call at a time (a slot seals with a clone of the
@@ -774,7 +801,14 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->sealed = f->sealed;
     if (f->sealed)
         file_identity(f, 0, j->id);
-    memcpy(j->data, data, raw_len);
+    int swapped = swap != NULL && *swap == data && j->data_size == f->block_size;
+    if (swapped) {
+        unsigned char *mine = j->data; /* a free slot's: no worker holds it */
+        j->data = *swap;
+        *swap = mine;
+    } else {
+        memcpy(j->data, data, raw_len);
+    }
     j->ops = ops;
     j->ctx = j->ctxs[f->codec];
     j->level = f->level;
@@ -785,8 +819,14 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->fault = bf_workers_next_fault(sp->workers);
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
-    j->owner = f;
+    job_own(f, j);
     if (bf_workers_submit(sp->workers, j, window) != BF_OK) {
+        if (swapped) { /* nothing published: the buffer goes back */
+            unsigned char *mine = *swap;
+            *swap = j->data;
+            j->data = mine;
+        }
+        f->seg.space->njobs[0]--;
         j->owner = NULL;
         return 1;
     }
@@ -797,9 +837,11 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
  * Store block `blkno` of `f`: on a worker when the space has them and the
  * file allows it, else here, after the file's blocks already handed over
  * (a later copy of a block must not be overwritten by an earlier one).
+ * `swap`: job_store's (the buffer may come back another of the same size,
+ * its bytes not the block's).
  */
 static int block_store_bounded(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
-                               uint32_t bound)
+                               uint32_t bound, unsigned char **swap)
 {
     bf_space *sp = f->seg.space;
     if (sp->workers == NULL)
@@ -808,7 +850,7 @@ static int block_store_bounded(bf_file *f, uint64_t blkno, const void *data, uin
         bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
     /* A bounded block is packed here: the choice between its extent and a bare block is made
        when it is packed. */
-    int rc = bound == 0 ? job_store(f, blkno, data, raw_len) : 1;
+    int rc = bound == 0 ? job_store(f, blkno, data, raw_len, swap) : 1;
     if (rc <= 0)
         return rc;
     if ((rc = jobs_settle(f, 1)) != BF_OK)
@@ -816,9 +858,10 @@ static int block_store_bounded(bf_file *f, uint64_t blkno, const void *data, uin
     return block_store_now(f, blkno, data, raw_len, 0, bound);
 }
 
-static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len)
+static int block_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_len,
+                       unsigned char **swap)
 {
-    return block_store_bounded(f, blkno, data, raw_len, 0);
+    return block_store_bounded(f, blkno, data, raw_len, 0, swap);
 }
 
 int bf_file_settle(bf_file *f)
@@ -1004,6 +1047,8 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * one (job_slot): reads never starve writes. The slots' buffers are the
  * memory; nothing else is allocated but, for a sealed file, a slot's
  * extent buffer grown to hold the opened payload after the extent.
+ * Only blocks whose unpacking costs more than the handoff go: not bare
+ * blocks, raw extents or unsealed lz4 ones (ra_submit says why).
  *
  * Where the bytes come from. Only extents already in the space's read-ahead
  * buffer (bf_seg_cached: a sequential pass reads the next extents with one
@@ -1076,6 +1121,15 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     int raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
     bf_codec codec = (bf_codec)ext[4];
     const bf_codec_ops *ops = NULL;
+    /* Only unpacking that costs more than handing it over: the caller's copies of the
+       extent in and of the block out, the slot scans and a wake of the worker (a futex call
+       when it sleeps, as it does between a reader's blocks) cost the caller about what lz4
+       decompressing 8 KiB costs it (~2 us), and a raw extent is a copy and a CRC. With one
+       worker on 2 cores the caller's CPU is the wall (issue 49): its waits and wakes for lz4
+       blocks ahead cost it more than decompressing them. A sealed extent (AES-GCM) is
+       opened ahead whatever its codec. */
+    if (!f->sealed && (raw || codec == BF_CODEC_LZ4))
+        return;
     if (!raw) {
         if (codec >= BF_JOB_CODECS || (ops = bf_space_codec_ops(sp, codec)) == NULL)
             return;
@@ -1126,12 +1180,14 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     j->fault = bf_workers_next_fault(w);
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
-    j->owner = f;
+    job_own(f, j);
     /* XXX: a read job is waited for soon, so a sleeping worker must wake for it alone, not
        for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
        of the submission would say it better. */
-    if (bf_workers_submit(w, j, 1) != BF_OK)
+    if (bf_workers_submit(w, j, 1) != BF_OK) {
+        f->seg.space->njobs[1]--;
         j->owner = NULL;
+    }
 }
 
 /*
@@ -1143,12 +1199,12 @@ static void ra_ahead(bf_file *f, uint64_t blkno)
 {
     bf_space *sp = f->seg.space;
     bf_workers *w = sp->workers;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+    for (uint32_t i = 0; f->seg.space->njobs[1] != 0 && i < bf_workers_nslots(w); i++) {
         bf_job *j = bf_workers_slot(w, i);
         if (j->owner == f && read_job(j) && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
             bf_workers_state(w, j) == BF_JOB_DONE) {
             sp->ra_misses++;
-            bf_workers_release(w, j);
+            job_free(w, j);
         }
     }
     for (uint64_t b = blkno + 1; b <= blkno + RA_DEPTH; b++)
@@ -1191,7 +1247,7 @@ static int ra_take(bf_file *f, uint64_t blkno, unsigned char *dst)
         sp->ra_hits++;
     else
         sp->ra_misses++;
-    bf_workers_release(w, j);
+    job_free(w, j);
     return ok;
 }
 
@@ -1474,14 +1530,20 @@ static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
     return hi - lo < n ? hi - lo : 0;
 }
 
-static int buf_flush(bf_file *f)
+/*
+ * Store the buffered block if it changed. `dropping`: the caller drops the
+ * block from the buffer next, so its bytes may go to a worker's slot with
+ * the buffer itself (block_store's swap), the buffer coming back unfilled.
+ */
+static int buf_flush(bf_file *f, int dropping)
 {
     if (!f->buf_dirty)
         return BF_OK;
     uint32_t n = block_bytes(f, f->buf_blk);
     int rc = BF_OK;
     if (n > 0 && (rc = bare_patch(f, n)) == 1)
-        rc = block_store_bounded(f, f->buf_blk, f->buf, n, sub_block_bound(f, n));
+        rc = block_store_bounded(f, f->buf_blk, f->buf, n, sub_block_bound(f, n),
+                                 dropping ? &f->buf : NULL);
     if (rc == BF_OK) {
         f->buf_dirty = 0;
         f->buf_rmw = n > 0; /* it has an extent now */
@@ -1512,7 +1574,7 @@ static int buf_switch(bf_file *f, uint64_t blkno, int fill)
 {
     if (f->buf_blk == blkno)
         return BF_OK;
-    int rc = buf_flush(f);
+    int rc = buf_flush(f, 1);
     if (rc != BF_OK)
         return rc;
     buf_drop(f);
@@ -1626,7 +1688,7 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             rc = f->seg.space->workers == NULL ? blocks_store_batch(f, blkno, p, (uint32_t)whole)
                                                : 0;
             if (rc == 0) {
-                rc = block_store(f, blkno, p, bs);
+                rc = block_store(f, blkno, p, bs, NULL);
                 stored = rc == BF_OK;
             } else if (rc > 0) {
                 stored = (uint64_t)rc;
@@ -1745,7 +1807,7 @@ uint64_t bf_file_size(const bf_file *f)
 
 int bf_file_flush(bf_file *f)
 {
-    int rc = buf_flush(f);
+    int rc = buf_flush(f, 0);
     return rc != BF_OK ? rc : jobs_settle(f, 1);
 }
 
@@ -1770,7 +1832,7 @@ int bf_file_truncate(bf_file *f, uint64_t size)
            buffer. It is loaded into a new one: if that fails, the current buffer (perhaps
            a dirty block past the new end) is still there. Only a dirty block before the
            new end must be written first. */
-        if (f->buf_dirty && f->buf_blk < keep - 1 && (rc = buf_flush(f)) != BF_OK)
+        if (f->buf_dirty && f->buf_blk < keep - 1 && (rc = buf_flush(f, 0)) != BF_OK)
             return rc;
         unsigned char *nb = bf_malloc(bf_file_alloc(f), f->block_size);
         if (nb == NULL)
@@ -1896,7 +1958,7 @@ int bf_file_write_block(bf_file *f, uint64_t blkno, const void *buf)
         return rc;
     bf_file_modified(f);
     /* The whole block is stored, so the file covers it once the store succeeded. */
-    rc = block_store(f, blkno, buf, f->block_size);
+    rc = block_store(f, blkno, buf, f->block_size, NULL);
     if (rc != BF_OK)
         return rc; /* the previous contents (on disk, or in a dirty buffer) stay */
     uint64_t end = (blkno + 1) << shift_of(f->block_size);
@@ -1960,7 +2022,7 @@ void bf_file_written(const bf_file *f, uint64_t *logical, uint64_t *physical)
 
 int bf_file_release_buffer(bf_file *f)
 {
-    int rc = buf_flush(f);
+    int rc = buf_flush(f, 1);
     if (rc != BF_OK)
         return rc;
     buf_drop(f);

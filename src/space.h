@@ -92,6 +92,11 @@ struct bf_space {
     uint64_t blocks_user;            /* extents written with the caller's codecs */
     uint64_t blocks_sealed;          /* extents written sealed */
     bf_workers *workers;             /* NULL: blocks are packed on the caller's thread */
+    /* With workers: the slots files own, holding blocks to store [0] and blocks unpacked
+       ahead [1] (file.c's job_own, job_free); file.c's scans of the slots for a file's
+       jobs of a kind skip when there are none (in bf_space, not bf_file: the file's struct
+       stays under 256 bytes). */
+    uint32_t njobs[2];
     uint64_t ra_hits, ra_misses;     /* blocks unpacked ahead on workers: taken by a read,
                                         thrown away (file.c) */
     bf_errstate err; /* the last failure (error.c) */

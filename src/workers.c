@@ -22,11 +22,18 @@
  *   wait), so a sleeping worker is woken once per few blocks, not once per
  *   block. The caller sleeps on `done` only after it counted itself in
  *   `waiting` and saw its condition unmet; a worker signals only when
- *   `waiting` is not zero. Each pair is a store then a load on both sides
+ *   `waiting` is not zero and `finished` reached the caller's `wake_at`
+ *   (a caller waiting for a free slot sleeps until half of what is in
+ *   flight is done, woken once for the batch). Each pair is a store then a load on both sides
  *   (all sequentially consistent), so one of them sees the other: no
  *   wakeup is lost; the sleeper takes the mutex before it counts itself
- *   and the waker takes it to signal, so the signal cannot fall between
- *   the count and the wait.
+ *   and the waker takes and releases it before it signals, so the signal
+ *   cannot fall between the count and the wait (a sleeper counted is in
+ *   its wait once the waker holds the mutex). The signal is made after the
+ *   mutex is released: signalled under it, the woken thread blocks on the
+ *   mutex the waker still holds, and the waker's unlock then costs a second
+ *   futex call (issue 49: ~2% of the spilling thread's CPU time in
+ *   __lll_lock_wake, with one worker).
  * - A slot's state is atomic: the caller's stores before QUEUED are seen by
  *   the worker that takes the slot from the ring, the worker's results
  *   before DONE by the caller that sees DONE.
@@ -38,7 +45,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -83,6 +89,7 @@ struct bf_workers {
     _Atomic uint32_t tasks;      /* a runner's tasks not yet returned */
     _Atomic uint32_t idle;       /* threads asleep on `work`, or about to be */
     _Atomic uint32_t waiting;    /* the caller asleep on `done`, or about to be */
+    _Atomic uint64_t wake_at;    /* ... for `finished` at least this (0: any slot done) */
     uint64_t fault_in;           /* tests: submissions until the faulty one (0: none) */
     int fault_status;
 };
@@ -101,6 +108,22 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Wake one (`all`: every) thread asleep on `cv`. The mutex is taken and
+ * released first: a sleeper that counted itself under it is then in its
+ * wait (the signal cannot fall before it); the signal follows the unlock,
+ * so the woken thread does not find the mutex held (header comment).
+ */
+static void wake(bf_workers *w, pthread_cond_t *cv, int all)
+{
+    pthread_mutex_lock(&w->mu);
+    pthread_mutex_unlock(&w->mu);
+    if (all)
+        pthread_cond_broadcast(cv);
+    else
+        pthread_cond_signal(cv);
 }
 
 /* Spin until done(w, arg) or `spin_ns` have passed; whether it is done. */
@@ -180,12 +203,9 @@ static void job_run(bf_job *j)
 static void job_finish(bf_workers *w, bf_job *j)
 {
     j->state = BF_JOB_DONE;
-    w->finished++;
-    if (w->waiting > 0) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_broadcast(&w->done);
-        pthread_mutex_unlock(&w->mu);
-    }
+    uint64_t finished = ++w->finished;
+    if (w->waiting > 0 && finished >= w->wake_at)
+        wake(w, &w->done, 1);
 }
 
 /* The runner's task: one slot. */
@@ -247,20 +267,24 @@ static void *worker_main(void *arg)
 /* The caller is about to wait: a worker asleep with slots queued is woken first. */
 static void wake_for_wait(bf_workers *w)
 {
-    if (w->idle > 0 && w->head != w->tail) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_broadcast(&w->work);
-        pthread_mutex_unlock(&w->mu);
-    }
+    if (w->idle > 0 && w->head != w->tail)
+        wake(w, &w->work, 1);
 }
 
-/* Wait (spinning, then asleep) until done(w, arg). */
-static void wait_until(bf_workers *w, int (*done)(bf_workers *, const void *), const void *arg)
+/*
+ * Wait until done(w, arg): spinning first if `spin`, then asleep, woken by
+ * a slot made DONE once `finished` reaches `wake_at` (0: at every slot).
+ * wake_at is stored before `waiting` is counted, and job_finish reads it
+ * after `waiting`: a worker that sees the caller counted sees its target.
+ */
+static void wait_until(bf_workers *w, int (*done)(bf_workers *, const void *), const void *arg,
+                       uint64_t wake_at, int spin)
 {
     wake_for_wait(w);
-    if (spin_until(w, done, arg, CALLER_SPIN_NS))
+    if (spin && spin_until(w, done, arg, CALLER_SPIN_NS))
         return;
     pthread_mutex_lock(&w->mu);
+    w->wake_at = wake_at;
     w->waiting++;
     while (!done(w, arg))
         pthread_cond_wait(&w->done, &w->mu);
@@ -280,7 +304,7 @@ void bf_workers_free(const bf_allocator *a, bf_workers *w)
         return;
     /* A runner's tasks, or threads' slots, use the slots; a task past its slot's DONE is
        about to return (a moment). */
-    wait_until(w, all_finished, NULL);
+    wait_until(w, all_finished, NULL, 0, 1);
     while (w->tasks > 0)
         sched_yield();
     pthread_mutex_lock(&w->mu);
@@ -355,11 +379,8 @@ int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window)
        it packs a batch while the caller fills the other half. Fewer wait only until the
        caller needs a slot or a block back (wake_for_wait). */
     uint32_t wake_at = window / w->n / 2;
-    if (w->idle > 0 && t + 1 - w->head >= (wake_at > 0 ? wake_at : 1)) {
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_signal(&w->work);
-        pthread_mutex_unlock(&w->mu);
-    }
+    if (w->idle > 0 && t + 1 - w->head >= (wake_at > 0 ? wake_at : 1))
+        wake(w, &w->work, 0);
     return BF_OK;
 }
 
@@ -372,12 +393,12 @@ static int job_done(bf_workers *w, const void *j)
 void bf_workers_wait(bf_workers *w, const bf_job *j)
 {
     if (!job_done(w, j))
-        wait_until(w, job_done, j);
+        wait_until(w, job_done, j, 0, 1);
 }
 
-static int finished_since(bf_workers *w, const void *was)
+static int finished_reach(bf_workers *w, const void *want)
 {
-    return w->finished > *(const uint64_t *)was;
+    return w->finished >= *(const uint64_t *)want;
 }
 
 int bf_workers_wait_any(bf_workers *w)
@@ -385,7 +406,13 @@ int bf_workers_wait_any(bf_workers *w)
     uint64_t was = w->finished;
     if (was == w->next_seq)
         return 0; /* nothing queued or running */
-    wait_until(w, finished_since, &was);
+    /* The window is full: the caller outruns the workers. It sleeps until half of what is
+       in flight is done, woken once for that batch, and does not spin: spinning for each
+       slot cost the caller what the worker spent packing the block (issue 49: SQLite's
+       sorter writes its runs in bursts; with one worker ~3.5% of its thread's CPU was this
+       spin). The workers keep packing the other half while it refills. */
+    uint64_t want = was + (w->next_seq - was + 1) / 2;
+    wait_until(w, finished_reach, &want, want, 0);
     return 1;
 }
 

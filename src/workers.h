@@ -133,7 +133,8 @@ int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window);
 /* Wait until `j` is DONE. */
 void bf_workers_wait(bf_workers *w, const bf_job *j);
 
-/* Wait until some QUEUED or RUNNING slot is DONE; 0 at once when there is none. */
+/* Wait, asleep, until half of the QUEUED or RUNNING slots (at least one) are DONE; 0 at once
+   when there is none. */
 int bf_workers_wait_any(bf_workers *w);
 
 /* Give a DONE slot back (its buffers and contexts stay for the next block). */
