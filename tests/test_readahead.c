@@ -175,81 +175,101 @@ static void no_workers_no_readahead(void **state)
  * whole (bf_file_write_block), discarded, the file truncated short of it
  * and grown again, every change repeated so that a new extent may land
  * where an old one of the same block was. Each read must see the change.
+ * Returns the blocks taken from workers (the pass and a clean one after).
+ */
+static uint64_t changes_ahead_pass(bf_space *sp, unsigned sealed, uint64_t seed)
+{
+    size_t len = 96 * BS;
+    unsigned char *model = data_of(len, 77), *fresh = data_of(len, 78);
+    unsigned char *got = malloc(2 * BS);
+    bf_file *f = file_of(sp, model, len);
+    t_rng r = {seed};
+    uint64_t b = 0;
+    while (b * BS < len) {
+        size_t n = BS / 2 + t_below(&r, BS);
+        uint64_t pos = b * BS;
+        if (pos + n > len)
+            n = len - pos;
+        assert_int_equal(bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, n), (int64_t)n);
+        if (memcmp(got, model + pos, n) != 0)
+            fail_msg("sealed %u: block %llu differs", sealed, (unsigned long long)b);
+        /* Read on into the next block to make the pass sequential, then change one
+           just ahead of it. */
+        uint64_t ahead = b + 1 + t_below(&r, 2);
+        uint64_t at = ahead * BS;
+        switch (t_below(&r, 4)) {
+        case 0: { /* through the stream: a few bytes in the middle of the block */
+            if (at >= len)
+                break;
+            size_t k = 100;
+            memcpy(model + at + 1000, fresh + at, k);
+            assert_int_equal(bf_file_seek(f, (int64_t)at + 1000, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_write(f, model + at + 1000, k), BF_OK);
+            break;
+        }
+        case 1: /* whole */
+            if (at + 2 * BS > len)
+                break;
+            memcpy(model + at, fresh + at + BS / 3, BS);
+            memmove(fresh + at, fresh + at + 1, BS); /* another copy next time */
+            assert_int_equal(bf_file_write_block(f, ahead, model + at), BF_OK);
+            break;
+        case 2: /* discarded: reads zeros */
+            if (at >= len)
+                break;
+            memset(model + at, 0, BS);
+            assert_int_equal(bf_file_discard_block(f, ahead), BF_OK);
+            break;
+        default: /* truncated short of it, then grown back with new bytes */
+            if (at >= len)
+                break;
+            assert_int_equal(bf_file_truncate(f, at + 10), BF_OK);
+            memcpy(model + at + 10, fresh + at, len - at - 10);
+            assert_int_equal(bf_file_seek(f, (int64_t)at + 10, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_write(f, model + at + 10, len - at - 10), BF_OK);
+            break;
+        }
+        b++;
+    }
+    /* And a clean pass over the result. */
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    read_all(f, model, len, 3000);
+    bf_stats st = space_stats(sp);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    free(model);
+    free(fresh);
+    free(got);
+    return st.readahead_hits;
+}
+
+/*
+ * changes_ahead_pass, sealed and not, until a run of it took blocks from
+ * workers (a run without is no test of what it checks). Only extents in
+ * the read-ahead buffer are handed over, and where the changes put a
+ * block's new extent depends on when workers finished the earlier ones
+ * (blocks from workers are placed one by one as they are committed): in
+ * about 1 run of 40 on a loaded machine no block read next lay in the
+ * window of the one read. Every run checks every read.
  */
 static void changes_ahead_are_seen(void **state)
 {
     (void)state;
     if (!bf_codec_available(BF_CODEC_ZSTD))
         return;
-    unsigned sealed[] = {0, 1};
-    for (size_t s = 0; s < 2; s++) {
-        bf_space *sp = space_with(BF_CODEC_ZSTD, 2, (int)sealed[s], NULL);
-        if (sp == NULL)
-            continue;
-        size_t len = 96 * BS;
-        unsigned char *model = data_of(len, 77), *fresh = data_of(len, 78);
-        unsigned char *got = malloc(2 * BS);
-        bf_file *f = file_of(sp, model, len);
-        t_rng r = {s + 5};
-        uint64_t b = 0;
-        while (b * BS < len) {
-            size_t n = BS / 2 + t_below(&r, BS);
-            uint64_t pos = b * BS;
-            if (pos + n > len)
-                n = len - pos;
-            assert_int_equal(bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), BF_OK);
-            assert_int_equal(bf_file_read(f, got, n), (int64_t)n);
-            if (memcmp(got, model + pos, n) != 0)
-                fail_msg("sealed %u: block %llu differs", sealed[s], (unsigned long long)b);
-            /* Read on into the next block to make the pass sequential, then change one
-               just ahead of it. */
-            uint64_t ahead = b + 1 + t_below(&r, 2);
-            uint64_t at = ahead * BS;
-            switch (t_below(&r, 4)) {
-            case 0: { /* through the stream: a few bytes in the middle of the block */
-                if (at >= len)
-                    break;
-                size_t k = 100;
-                memcpy(model + at + 1000, fresh + at, k);
-                assert_int_equal(bf_file_seek(f, (int64_t)at + 1000, BF_SEEK_SET), BF_OK);
-                assert_int_equal(bf_file_write(f, model + at + 1000, k), BF_OK);
-                break;
-            }
-            case 1: /* whole */
-                if (at + 2 * BS > len)
-                    break;
-                memcpy(model + at, fresh + at + BS / 3, BS);
-                memmove(fresh + at, fresh + at + 1, BS); /* another copy next time */
-                assert_int_equal(bf_file_write_block(f, ahead, model + at), BF_OK);
-                break;
-            case 2: /* discarded: reads zeros */
-                if (at >= len)
-                    break;
-                memset(model + at, 0, BS);
-                assert_int_equal(bf_file_discard_block(f, ahead), BF_OK);
-                break;
-            default: /* truncated short of it, then grown back with new bytes */
-                if (at >= len)
-                    break;
-                assert_int_equal(bf_file_truncate(f, at + 10), BF_OK);
-                memcpy(model + at + 10, fresh + at, len - at - 10);
-                assert_int_equal(bf_file_seek(f, (int64_t)at + 10, BF_SEEK_SET), BF_OK);
-                assert_int_equal(bf_file_write(f, model + at + 10, len - at - 10), BF_OK);
-                break;
-            }
-            b++;
+    for (unsigned sealed = 0; sealed <= 1; sealed++) {
+        uint64_t hits = 0;
+        int runs = 0;
+        for (uint64_t seed = 5; seed < 15 && hits == 0; seed++) {
+            bf_space *sp = space_with(BF_CODEC_ZSTD, 2, (int)sealed, NULL);
+            if (sp == NULL)
+                break; /* built without libcrypto */
+            hits = changes_ahead_pass(sp, sealed, seed + sealed);
+            bf_space_destroy(sp);
+            runs++;
         }
-        /* And one clean pass over the result. */
-        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-        read_all(f, model, len, 3000);
-        bf_stats st = space_stats(sp);
-        if (st.readahead_hits == 0)
-            fail_msg("sealed %u: no block taken from a worker", sealed[s]);
-        assert_int_equal(bf_file_close(f), BF_OK);
-        bf_space_destroy(sp);
-        free(model);
-        free(fresh);
-        free(got);
+        if (runs > 0 && hits == 0)
+            fail_msg("sealed %u: no block taken from a worker in 10 runs", sealed);
     }
 }
 
@@ -274,8 +294,13 @@ static void corrupt_pass(unsigned n, int encrypt, uint64_t bad, char *msg, size_
     strcat(path, ".0");
     int fd = open(path, O_RDWR);
     assert_true(fd >= 0);
-    unsigned char junk = 0x5a;
-    assert_int_equal(pwrite(fd, &junk, 1, (off_t)(bf_map_off(e) + bf_map_len(e) / 2)), 1);
+    /* The byte flipped, not set: a sealed extent's bytes differ at every run (a nonce of its
+       own), and a fixed junk byte was already there in 1 of 256 passes. */
+    off_t junk_at = (off_t)(bf_map_off(e) + bf_map_len(e) / 2);
+    unsigned char junk;
+    assert_int_equal(pread(fd, &junk, 1, junk_at), 1);
+    junk ^= 0xff;
+    assert_int_equal(pwrite(fd, &junk, 1, junk_at), 1);
     close(fd);
     for (uint64_t b = 0; b < bad; b++) {
         assert_int_equal(bf_file_read(f, got, BS), BS);
