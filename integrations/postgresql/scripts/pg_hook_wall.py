@@ -36,7 +36,8 @@ QUERIES = [
 ]
 BASE = "-c work_mem=64kB -c max_parallel_workers_per_gather=0 -c jit=off"
 TARGET = 1.01
-TIME = re.compile(r"^Time: ([0-9.]+) ms", re.M)
+# psql adds the duration as (mm:ss.fff) from one second up: "Time: 1679.123 ms (00:01.679)"
+TIME = re.compile(r"^Time: ([0-9.]+) ms(?: \([0-9:.]+\))?$", re.M)
 
 
 def psql(a, port, sql, opts=""):
