@@ -518,6 +518,29 @@ static void test_bare_layout(void **state)
 }
 
 /*
+ * Rewrite `n` random pages of `page_size` bytes of `f` (filled with `kind`), keeping `img`
+ * (`pages` pages) the file's image, then flush: the logical and physical bytes it wrote.
+ */
+static void rewrite_random_pages(bf_file *f, t_rng *r, t_data kind, unsigned char *img,
+                                 unsigned char *page, uint64_t pages, uint32_t page_size, int n,
+                                 uint64_t *logical, uint64_t *physical)
+{
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    for (int i = 0; i < n; i++) {
+        uint64_t p = t_below(r, pages);
+        t_fill(r, kind, page, page_size);
+        memcpy(img + p * page_size, page, page_size);
+        assert_int_equal(bf_file_seek(f, (int64_t)(p * page_size), BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, page, page_size), BF_OK);
+    }
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    bf_file_stats(f, &after);
+    *logical = after.logical_written - before.logical_written;
+    *physical = after.physical_written - before.physical_written;
+}
+
+/*
  * A write into part of a block stored bare costs what it changed: SQLite's 1 KiB pages in
  * 4 KiB blocks, rewritten at random, write their own bytes, not a block each. A patch that
  * fails leaves the dirty block in the buffer (reads see it) and the next flush writes it.
@@ -539,17 +562,9 @@ static void test_partial_rewrite_in_place(void **state)
     assert_int_equal(bf_file_flush(f), BF_OK);
     bf_stats before, after;
     bf_file_stats(f, &before);
-    for (int i = 0; i < 2000; i++) {
-        uint64_t p = t_below(&r, PAGES);
-        t_fill(&r, T_DATA_RANDOM, page, PAGE);
-        memcpy(img + p * PAGE, page, PAGE);
-        assert_int_equal(bf_file_seek(f, (int64_t)(p * PAGE), BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_write(f, page, PAGE), BF_OK);
-    }
-    assert_int_equal(bf_file_flush(f), BF_OK);
+    uint64_t logical, physical;
+    rewrite_random_pages(f, &r, T_DATA_RANDOM, img, page, PAGES, PAGE, 2000, &logical, &physical);
     bf_file_stats(f, &after);
-    uint64_t logical = after.logical_written - before.logical_written;
-    uint64_t physical = after.physical_written - before.physical_written;
     assert_int_equal(logical, 2000 * PAGE);
     /* A patch per flush, of the units changed: the page, or when two pages of one block were
        written in a row, the span between them (here 11 pages' worth in 2000). */
@@ -734,19 +749,9 @@ static void test_sub_block_writes_cost_their_bytes(void **state)
         t_fill(&r, T_DATA_MIXED, dbimg, sizeof(dbimg));
         assert_int_equal(bf_file_write(f, dbimg, sizeof(dbimg)), BF_OK);
         assert_int_equal(bf_file_flush(f), BF_OK);
-        bf_stats before;
-        bf_file_stats(f, &before);
-        for (int i = 0; i < 2000; i++) {
-            uint64_t p = t_below(&r, PAGES);
-            t_fill(&r, T_DATA_MIXED, page, PAGE);
-            memcpy(dbimg + p * PAGE, page, PAGE);
-            assert_int_equal(bf_file_seek(f, (int64_t)(p * PAGE), BF_SEEK_SET), BF_OK);
-            assert_int_equal(bf_file_write(f, page, PAGE), BF_OK);
-        }
-        assert_int_equal(bf_file_flush(f), BF_OK);
-        bf_file_stats(f, &st);
-        uint64_t logical = st.logical_written - before.logical_written;
-        uint64_t physical = st.physical_written - before.physical_written;
+        uint64_t logical, physical;
+        rewrite_random_pages(f, &r, T_DATA_MIXED, dbimg, page, PAGES, PAGE, 2000, &logical,
+                             &physical);
         print_message("  %s, page rewrites: %llu bytes written, %llu physical\n",
                       bf_codec_name(codecs[c]), (unsigned long long)logical,
                       (unsigned long long)physical);
