@@ -13,7 +13,7 @@
 # have it), installed in bench/inst-pristine; the hook's is that same build with
 # buffile.c compiled from the patched tree (with the pristine build's own compile
 # line) and postgres linked again, installed in bench/inst-hook (a copy of
-# inst-pristine with that postgres). The hook changes no other object: struct BufFile
+# inst-pristine with that postgres and the patched storage/buffile.h). The hook changes no other object: struct BufFile
 # is opaque outside buffile.c, and buffile.h only gains declarations. Invariant:
 # bench/build-pristine's objects and bench/inst-pristine stay pristine (the hook's
 # buffile.o goes into the build only for the one link, then pristine's is put back).
@@ -73,14 +73,21 @@ hook_line=$(sed -E "s# [^ ]*/storage/file/buffile\.c# $SRC/src/backend/storage/f
 (cd "$F" && as_user bash -c "$hook_line") || die "the hook's buffile.c does not compile: $hook_line"
 # postgres linked with it in place of pristine's buffile.o, which is put back after
 cp -p "$F/buffile.o" "$CB/buffile-pristine.o"
+# pristine's object goes back whatever happens from here (the invariant above: a run
+# stopped in between would otherwise leave the hook in the next pristine install)
+trap 'cp -p "$CB/buffile-pristine.o" "$F/buffile.o"; touch "$F/buffile.o"' EXIT
 cp "$CB/buffile-hook.o" "$F/buffile.o"
 touch "$F/buffile.o"
 (cd "$BP/src/backend" && as_user make -s postgres > "$CB/link.log" 2>&1) || die "postgres does not link with the hook's buffile.o"
 rm -rf "$CB/inst-hook"
 cp -a "$CB/inst-pristine" "$CB/inst-hook"
 cp "$BP/src/backend/postgres" "$CB/inst-hook/bin/postgres"
-cp "$CB/buffile-pristine.o" "$F/buffile.o"
+# and the hook's header, so that a module built against inst-hook (pg-hook-wall.sh's
+# --method: pg_buffile) sees the hook's declarations
+cp "$SRC/src/include/storage/buffile.h" "$("$CB/inst-hook/bin/pg_config" --includedir-server)/storage/buffile.h"
+cp -p "$CB/buffile-pristine.o" "$F/buffile.o"
 touch "$F/buffile.o"
+trap - EXIT
 (cd "$BP/src/backend" && as_user make -s postgres >> "$CB/link.log" 2>&1) || die "postgres does not link again"
 cmp -s "$BP/src/backend/postgres" "$CB/inst-pristine/bin/postgres" \
   || log "(the relinked pristine postgres differs from the installed one only by link order)"
