@@ -83,3 +83,21 @@ tpch_queries() {
   [ -f "$q/1.sql" ] || return 1
   echo "$q"
 }
+
+# pg_buffile_install PG_CONFIG DIR: libbuffile (Release, tests and tools off) built
+# into build/pg/libbuffile, then pg_buffile built with PGXS in DIR (a fresh copy of
+# extension/: PGXS builds where its Makefile is) against PG_CONFIG's server and
+# installed into it. Its make output is DIR/make.log; returns 1 if it does not build.
+pg_buffile_install() {
+  local pgc=$1 e=$2 lib=$PGROOT/libbuffile
+  cmake -S "$TOP" -B "$PGROOT/lib-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TPCH=OFF \
+    -DBF_BUILD_TESTS=OFF -DBF_BUILD_SQLITE=OFF > /dev/null || return 1
+  cmake --build "$PGROOT/lib-build" -j"$PG_JOBS" > /dev/null || return 1
+  cmake --install "$PGROOT/lib-build" --prefix "$lib" > /dev/null || return 1
+  chown -R "$PG_USER": "$lib"
+  rm -rf "$e"
+  cp -r "$TOP/integrations/postgresql/extension" "$e"
+  chown -R "$PG_USER": "$e"
+  local mk=(env "PKG_CONFIG_PATH=$lib/lib/pkgconfig" make -s -C "$e" "PG_CONFIG=$pgc")
+  as_user "${mk[@]}" > "$e/make.log" 2>&1 && as_user "${mk[@]}" install >> "$e/make.log" 2>&1
+}
