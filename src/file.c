@@ -1361,6 +1361,8 @@ static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->seg.space;
+    if (sp->workers == NULL) /* nothing below but the load: no calls at every block */
+        return block_load_here(f, blkno, stream, dst);
     /* The map is right for this block once its copies on workers are committed, and for
        the stream reader, which reads ahead, for the blocks it hands to workers too. Not the
        rest of the file's: a reader of one region while another is being written (SQLite's
