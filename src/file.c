@@ -1644,7 +1644,8 @@ static int write_blocks(bf_file *f, const void *data, size_t len);
 int bf_file_write(bf_file *f, const void *data, size_t len)
 {
     uint32_t off;
-    if (in_buffer(f, len, &off) && !(f->readonly | f->buf_rmw)) {
+    /* Two bit-field tests joined by && are one test of the byte's mask; `|` made it six. */
+    if (in_buffer(f, len, &off) && !f->readonly && !f->buf_rmw) {
         bf_file_modified(f);
         memcpy(f->buf + off, data, len);
         f->buf_dirty = 1;
