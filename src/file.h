@@ -119,7 +119,8 @@ struct bf_file {
        bytes. */
     uint8_t dlo, dhi;
     bf_seg seg;    /* seg.space is the file's space */
-    bf_counters c; /* its logical figures first: the common case's */
+    bf_counters c; /* its logical figures first: the common case's; c.logical_peak may
+                      lag `size`, the peak being the larger (file.c: logical_append) */
     bf_blockmap map;
     bf_freespace free;
     struct bf_file *prev, *next; /* the space's list of open files */
