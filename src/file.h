@@ -79,12 +79,13 @@ typedef struct bf_named {
 
 /*
  * The fields bf_file_write's and bf_file_read's common case touch come first,
- * in two cache lines (the struct is allocated on a 256-byte boundary by
- * allocators that round to powers of two): pos to dhi and seg.space in the
- * first, the counters' logical figures in the second. A hash join's writes
- * go to a file picked by hash among hundreds: with the list pointers first
- * and the counters last, each call touched three lines of a struct that was
- * no longer in the L1 cache (docs/results/none-path-profile.md).
+ * in two cache lines where the struct starts on a 64-byte boundary (jemalloc's
+ * 256-byte size class; behind an allocator's chunk header, as PostgreSQL's,
+ * they may take three): pos to dhi and seg.space in the first, the counters'
+ * logical figures in the second. A hash join's writes go to a file picked
+ * by hash among hundreds: with the list pointers first and the counters
+ * last, each call touched three lines of a struct that was no longer in the
+ * L1 cache (docs/results/none-path-profile.md).
  */
 struct bf_file {
     uint64_t pos;
