@@ -67,11 +67,34 @@ static void track(const bf_file *f, uint64_t old, uint64_t v, uint64_t *file_pea
         *space_peak = *space_now;
 }
 
-/* The size moves to `size`, whose bytes in the buffer (if any) the caller has written. */
+/*
+ * The size moves to `size`, whose bytes in the buffer (if any) the caller has written.
+ * The logical peaks may lag the figures they are the peaks of (logical_append): the
+ * figures this leaves count first.
+ */
 static void logical_move(bf_file *f, uint64_t size)
 {
     bf_space *sp = f->seg.space;
+    if (f->size > f->c.logical_peak)
+        f->c.logical_peak = f->size;
+    if (f->counted && sp->logical_now > sp->c.logical_peak)
+        sp->c.logical_peak = sp->logical_now;
     track(f, f->size, size, &f->c.logical_peak, &sp->logical_now, &sp->c.logical_peak);
+    f->size = size;
+}
+
+/*
+ * bf_file_write's common case: the size grows to `size` within the buffered block.
+ * The space's sum moves; the file's and the space's logical peaks are left to lag
+ * their figures, which only grow here: whatever moves a size otherwise
+ * (logical_move) lifts them first, and bf_stats_fill reports the larger of a peak
+ * and its figure. Stock's BufFileWrite keeps no peak at all; a call here keeps no
+ * compare and store of one either.
+ */
+static inline void logical_append(bf_file *f, uint64_t size)
+{
+    if (f->counted)
+        f->seg.space->logical_now += size - f->size;
     f->size = size;
 }
 
@@ -1361,6 +1384,8 @@ static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->seg.space;
+    if (sp->workers == NULL) /* nothing below but the load: no calls at every block */
+        return block_load_here(f, blkno, stream, dst);
     /* The map is right for this block once its copies on workers are committed, and for
        the stream reader, which reads ahead, for the blocks it hands to workers too. Not the
        rest of the file's: a reader of one region while another is being written (SQLite's
@@ -1642,13 +1667,14 @@ static int write_blocks(bf_file *f, const void *data, size_t len);
 int bf_file_write(bf_file *f, const void *data, size_t len)
 {
     uint32_t off;
-    if (in_buffer(f, len, &off) && !(f->readonly | f->buf_rmw)) {
+    /* Two bit-field tests joined by && are one test of the byte's mask; `|` made it six. */
+    if (in_buffer(f, len, &off) && !f->readonly && !f->buf_rmw) {
         bf_file_modified(f);
         memcpy(f->buf + off, data, len);
         f->buf_dirty = 1;
         f->pos += len;
         if (f->pos > f->size)
-            logical_move(f, f->pos);
+            logical_append(f, f->pos);
         COUNT(f, logical_written, len);
         return BF_OK;
     }

@@ -77,13 +77,20 @@ typedef struct bf_named {
                               spliced in since, and their sources' consumption is this session's */
 } bf_named;
 
+/*
+ * The fields bf_file_write's and bf_file_read's common case touch come first,
+ * in two cache lines where the struct starts on a 64-byte boundary (jemalloc's
+ * 256-byte size class; behind an allocator's chunk header, as PostgreSQL's,
+ * they may take three): pos to dhi and seg.space in the first, the counters'
+ * logical figures in the second. A hash join's writes go to a file picked
+ * by hash among hundreds: with the list pointers first and the counters
+ * last, each call touched three lines of a struct that was no longer in the
+ * L1 cache (docs/results/none-path-profile.md).
+ */
 struct bf_file {
-    struct bf_file *prev, *next; /* the space's list of open files */
     uint64_t pos;
     uint64_t size;
     unsigned char *buf;
-    uint64_t phys_end;
-    bf_named *named;
     uint32_t buf_blk;
     uint32_t block_size;
     int32_t level;
@@ -109,13 +116,17 @@ struct bf_file {
                            file reads (cursors compare it); a wrap moves the space's
                            wgen_epoch */
     /* With buf_rmw: the dirtied units (block_size / 256 bytes) dlo..dhi; empty if dlo > dhi.
-       fauto's flags are bits so that these fit before the map: the struct stays under 256
+       fauto's flags are bits so that these fit before seg: the struct stays under 256
        bytes. */
     uint8_t dlo, dhi;
+    bf_seg seg;    /* seg.space is the file's space */
+    bf_counters c; /* its logical figures first: the common case's; c.logical_peak may
+                      lag `size`, the peak being the larger (file.c: logical_append) */
     bf_blockmap map;
     bf_freespace free;
-    bf_seg seg; /* seg.space is the file's space */
-    bf_counters c;
+    struct bf_file *prev, *next; /* the space's list of open files */
+    uint64_t phys_end;
+    bf_named *named;
 };
 
 /*

@@ -172,7 +172,8 @@ void bf_stats_fill(bf_stats *out, const bf_counters *c, uint64_t logical, uint64
 {
     memset(out, 0, sizeof(*out));
     out->logical_bytes = logical;
-    out->logical_peak = c->logical_peak;
+    /* The logical peak lags its figure while writes append (file.c: logical_append). */
+    out->logical_peak = c->logical_peak > logical ? c->logical_peak : logical;
     out->physical_bytes = physical;
     out->physical_peak = c->physical_peak;
     out->dead_bytes = dead;

@@ -33,7 +33,8 @@ struct bf_segcache;
 
 /* Counters kept per file and summed per space (the per-file struct stays small). */
 typedef struct bf_counters {
-    uint64_t logical_peak;
+    uint64_t logical_peak; /* may lag the logical figure, while it only grew: the peak is the
+                              larger of the two (file.c: logical_append; bf_stats_fill) */
     uint64_t physical_peak;
     uint64_t logical_written;
     uint64_t logical_read;

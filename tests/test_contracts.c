@@ -745,6 +745,58 @@ static void test_d11_statistics(void **state)
     free(got);
 }
 
+/*
+ * Logical peaks are exact through small appends into the buffered block (which move a
+ * file's size and the space's sum, and leave both peaks to be taken when reported or
+ * when a size goes down), a truncate of one file while another has appended since,
+ * and closes.
+ */
+static void test_logical_peaks_through_appends_truncate_and_close(void **state)
+{
+    (void)state;
+    bf_space *sp = space();
+    unsigned char *d = data(112, 3 * BS);
+    bf_file *a, *b;
+    bf_stats st;
+    assert_int_equal(bf_file_create(sp, NULL, &a), BF_OK);
+    assert_int_equal(bf_file_create(sp, NULL, &b), BF_OK);
+    for (size_t off = 0; off < BS + 300; off += 4) /* crosses a block: one slow call */
+        assert_int_equal(bf_file_write(a, d + off, 4), BF_OK);
+    for (size_t off = 0; off < 700; off += 70)
+        assert_int_equal(bf_file_write(b, d + off, 70), BF_OK);
+    bf_file_stats(a, &st);
+    assert_int_equal(st.logical_peak, BS + 300);
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.logical_bytes, BS + 300 + 700);
+    assert_int_equal(st.logical_peak, BS + 300 + 700);
+    /* b appends after the last report; a shrinks: the sum before it went down is the peak. */
+    assert_int_equal(bf_file_write(b, d, 30), BF_OK);
+    assert_int_equal(bf_file_truncate(a, 100), BF_OK);
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.logical_bytes, 100 + 730);
+    assert_int_equal(st.logical_peak, BS + 300 + 730);
+    bf_file_stats(a, &st);
+    assert_int_equal(st.logical_bytes, 100);
+    assert_int_equal(st.logical_peak, BS + 300);
+    /* a grows again, by appends alone, past its old peak; b, grown since, is closed. */
+    assert_int_equal(bf_file_seek(a, 100, BF_SEEK_SET), BF_OK);
+    for (size_t off = 100; off < 2 * BS; off += 4)
+        assert_int_equal(bf_file_write(a, d + off, 4), BF_OK);
+    assert_int_equal(bf_file_write(b, d, 20), BF_OK);
+    bf_file_close(b);
+    bf_file_stats(a, &st);
+    assert_int_equal(st.logical_peak, 2 * BS);
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.logical_bytes, 2 * BS);
+    assert_int_equal(st.logical_peak, 2 * BS + 750);
+    bf_file_close(a);
+    bf_space_stats(sp, &st);
+    assert_int_equal(st.logical_bytes, 0);
+    assert_int_equal(st.logical_peak, 2 * BS + 750);
+    bf_space_destroy(sp);
+    free(d);
+}
+
 /* ---- contracts around them ------------------------------------------------ */
 
 /* A read-only handle on another space's file counts nothing against the reader's limit. */
@@ -1323,6 +1375,7 @@ int main(void)
         cmocka_unit_test_setup(test_d9_shrinking_truncate_at_limit, fresh_set),
         cmocka_unit_test_setup(test_d10_failed_write_keeps_size_and_peak, fresh_set),
         cmocka_unit_test_setup(test_d11_statistics, fresh_set),
+        cmocka_unit_test_setup(test_logical_peaks_through_appends_truncate_and_close, fresh_set),
         cmocka_unit_test_setup(test_readonly_handle_not_counted, fresh_set),
         cmocka_unit_test_setup(test_rewrite_at_limit, fresh_set),
         cmocka_unit_test_setup(test_append_consumes_source, fresh_set),
