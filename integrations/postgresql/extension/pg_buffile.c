@@ -1016,6 +1016,30 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 		pending->files++;
 	stats_flush();
 
+	/*
+	 * Under DEBUG1, what the handle wrote and what that took on disk, with
+	 * the memory context it was created in: the hook is not told which
+	 * BufFile user made a file, the context says it (a hash join's
+	 * HashSpillContext, a sort's TupleSort main, a tuplestore's caller's), so
+	 * that bytes stored beyond those written can be traced to a user.  The
+	 * file's sizes at the end (logical, on disk) beside them tell rewrites.
+	 */
+	if (last && message_level_is_interesting(DEBUG1))
+	{
+		uint64		logical;
+		uint64		physical;
+		char		path[MAXPGPATH];
+
+		bf_file_written(file->bf, &logical, &physical);
+		if (logical != 0 || physical != 0)
+			elog(DEBUG1, "pg_buffile: file \"%s\" (%s, context \"%s\"): written %llu, stored %llu, size %llu, on disk %llu",
+				 file_path(file, path), file->named ? "fileset" : "private",
+				 file->fcxt ? file->fcxt->cxt->name : "none",
+				 (unsigned long long) logical, (unsigned long long) physical,
+				 (unsigned long long) st.logical_bytes,
+				 (unsigned long long) st.physical_bytes);
+	}
+
 	if (!file->wrote)
 		return;
 	file->wrote = false;

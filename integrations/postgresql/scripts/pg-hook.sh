@@ -25,13 +25,17 @@
 #            against this install and installed (pgindent-clean with its
 #            typedefs.list); then, against a server started with
 #            shared_preload_libraries = 'pg_buffile' and pg_buffile.method =
-#            lz4, zstd, auto in turn: its make installcheck and core's
+#            none, lz4, zstd, auto in turn: its make installcheck and core's
 #            installcheck-parallel (every BufFile of core's suite through the
 #            extension), and with lz4 core's isolation suite (installcheck); then
 #            core's installcheck-parallel with lz4 and pg_buffile.encryption = on;
 #            after each suite, the temp files its log_temp_files lines show judged
 #            by templog.py (through pg_buffile, both kinds, each with the method,
-#            encrypted in the encrypted pass)
+#            encrypted in the encrypted pass), and the bytes pg_buffile_stats
+#            counted (reset before the suite) written into the files and stored
+#            on disk: for the regression suite stored/logical at most 1.01 with
+#            none and auto, lz4's at most none's (the figures in
+#            build/.../pg-bytes.txt; the part fails after printing them all)
 #   tap      (after extension) pg_buffile's TAP tests (extension/t/, PGXS
 #            installcheck with TAP_TESTS; each test starts servers of its
 #            own with pg_buffile preloaded): parallel workers, crash restart,
@@ -286,9 +290,66 @@ log_temp_files = 0
 max_prepared_transactions = 10
 CONF
   trap 'stop_server; rm -rf "$W"' EXIT
-  # Passes: each method, then lz4 with pg_buffile.encryption (core's suite only: the
-  # regression test seals files of its own).
-  for pass in lz4 zstd auto lz4+encryption; do
+  psql_x() {
+    as_user env PGOPTIONS="-c client_min_messages=warning" \
+      "$INST/bin/psql" -h "$R" -p "$port" -X -v ON_ERROR_STOP=1 -d postgres "$@"
+  }
+  # The bytes of core's suites as pg_buffile_stats counts them (every process's files,
+  # FileSet files and parallel workers' included, which the log cannot show): what was
+  # written into the files (logical) and what their blocks took on disk, rewrites
+  # included (stored). Issue 46: stored/logical at most 1.01 for none and auto in the
+  # regression suite, and lz4's at most none's. The figures go to $BYTES, the failures
+  # into bytes_bad, judged once every pass has printed its figures.
+  BYTES=$B/pg-bytes.txt
+  printf '# suite pass method files logical_bytes stored_bytes stored/logical\n' > "$BYTES"
+  bytes_bad=()
+  none_bytes=""    # "STORED LOGICAL" of none's pass
+  # bytes_read SUITE PASS METHOD: the counters since the reset, judged
+  bytes_read() {
+    local suite=$1 pass=$2 method=$3 n row files logical stored ratio
+    # the suite's last backends may still be exiting (they add their files then)
+    for _ in $(seq 100); do
+      n=$(psql_x -At -c "select count(*) from pg_stat_activity where pid <> pg_backend_pid()
+                         and backend_type in ('client backend', 'parallel worker')")
+      [ "$n" = 0 ] && break
+      sleep 0.1
+    done
+    row=$(psql_x -At -F' ' -c "select coalesce(sum(files), 0), coalesce(sum(logical_bytes), 0),
+                                 coalesce(sum(stored_bytes), 0) from pg_buffile_stats
+                               where method = '$method'")
+    read -r files logical stored <<< "$row"
+    ratio=$(awk -v s="$stored" -v l="$logical" 'BEGIN { if (l > 0) printf "%.4f", s / l; else print "-" }')
+    echo "$suite $pass $method $files $logical $stored $ratio" >> "$BYTES"
+    log "  pg_buffile_stats, $method: $files files, logical $logical B, stored $stored B, stored/logical $ratio"
+    # other methods' rows: none expected
+    row=$(psql_x -At -F' ' -c "select method, sum(files) from pg_buffile_stats
+                               where method <> '$method' group by method")
+    [ -z "$row" ] || bytes_bad+=("$suite $pass: files counted under other methods: $row")
+    [ "$suite" = regress ] || return 0
+    if [ "$ratio" = - ]; then
+      bytes_bad+=("$suite $pass: pg_buffile_stats counted no bytes under $method")
+      return 0
+    fi
+    # judged on the counts, not on the rounded ratio
+    case $pass in
+      none|auto)
+        awk -v s="$stored" -v l="$logical" 'BEGIN { exit !(s <= 1.01 * l) }' \
+          || bytes_bad+=("$suite $pass: stored/logical $ratio > 1.01")
+        if [ "$pass" = none ]; then none_bytes="$stored $logical"; fi ;;
+      lz4)
+        if [ -n "$none_bytes" ]; then
+          awk -v s="$stored" -v l="$logical" -v n="$none_bytes" \
+            'BEGIN { split(n, b, " "); exit !(s * b[2] <= b[1] * l) }' \
+            || bytes_bad+=("$suite $pass: stored/logical $ratio > none's")
+        fi ;;
+    esac
+    return 0
+  }
+  # Passes: each method (none first: lz4's bytes are judged against its), then lz4
+  # with pg_buffile.encryption (core's suite only: the regression test seals files of
+  # its own).
+  for pass in none lz4 zstd auto lz4+encryption; do
+    pass_start=$SECONDS
     method=${pass%+encryption} enc=off
     [ "$pass" = "$method" ] || enc=on
     sed -i "/^pg_buffile.method/d; /^pg_buffile.encryption/d" "$R/data/postgresql.conf"
@@ -296,6 +357,7 @@ CONF
     as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w restart > /dev/null 2>&1 \
       || as_user "$INST/bin/pg_ctl" -D "$R/data" -l "$R/server.log" -w start > /dev/null \
       || { tail -20 "$R/server.log"; die "the server with pg_buffile does not start"; }
+    psql_x -q -c "create extension if not exists pg_buffile"
     # TAP_TESTS= : the regression test only (the tap part runs the TAP tests, once)
     if [ $enc = on ]; then
       :
@@ -317,6 +379,7 @@ CONF
       dir=${suites[i]} target=${suites[i + 1]}
       logf=$B/${dir##*/}-${pass/+/-}.log
       before=$(wc -l < "$R/server.log")
+      psql_x -qAt -c "select pg_buffile_stats_reset()" > /dev/null
       if (cd "$B/$dir" && as_user env PGHOST="$R" PGPORT=$port make -s "$target" > "$logf" 2>&1); then
         log "core $dir $target, pg_buffile.method = $method, encryption $enc: $(grep -E 'tests passed' "$logf" | tr -s ' #')"
       else
@@ -326,20 +389,27 @@ CONF
       tail -n +"$((before + 1))" "$R/server.log" > "$logf.temp"
       judge=(--codec="$method")
       [ "$dir" = src/test/regress ] && judge+=(--both "--kinds=hash,sort")
-      [ "$method" = auto ] || judge+=(--smaller)
+      # none stores blocks as they are, auto may
+      case $method in none|auto) ;; *) judge+=(--smaller) ;; esac
       [ $enc = off ] || judge+=(--encrypted)
       if ! python3 "$PGS/templog.py" check "${judge[@]}" "$logf.temp" > "$logf.judged"; then
         cat "$logf.judged"
         die "the temp files of core's $dir under pg_buffile.method = $method, encryption $enc (see $logf.temp)"
       fi
       while read -r line; do log "  $line"; done < "$logf.judged"
+      bytes_read "${dir##*/}" "$pass" "$method"
     done
+    log "pass $pass: $((SECONDS - pass_start)) s"
   done
   stop_server
   # the memory part restarts this server: not with the encrypted pass's setting
   sed -i "/^pg_buffile.encryption/d" "$R/data/postgresql.conf"
   if grep -E 'TRAP|terminated by signal|PANIC' "$R/server.log"; then die "the server crashed (see $R/server.log)"; fi
-  done_part "extension: installcheck and core's suites (lz4, zstd, auto, lz4 encrypted)"
+  if [ ${#bytes_bad[@]} -gt 0 ]; then
+    printf '%s\n' "${bytes_bad[@]}" >&2
+    die "the bytes pg_buffile stored for core's suites (see $BYTES)"
+  fi
+  done_part "extension: installcheck and core's suites (none, lz4, zstd, auto, lz4 encrypted)"
 fi
 
 # --- the extension's TAP tests ---------------------------------------------------

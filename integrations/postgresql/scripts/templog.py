@@ -138,9 +138,14 @@ class Counts:
         deleted = f" ({self.unseen} logged by stock's code at their deletion, with " \
             f"{self.segments} more segments and {self.consumed} markers of appended files)" \
             if self.unseen or self.segments or self.consumed else ""
+        # pg_buffile's FileSet files log no logical size: the figures are of the others'
+        # final sizes (not of the bytes written, rewrites included: pg_buffile_stats has
+        # those, for every file)
+        scope = f" of the {self.through - self.unseen} with a logical size logged" \
+            if self.unseen else ""
         return (f"temp files: {self.private} private, {self.shared} shared (FileSet){deleted}, "
                 f"{self.other} not through libbuffile; logical {self.logical} B, physical "
-                f"{self.physical} B (ratio {ratio}){codecs}")
+                f"{self.physical} B{scope} (ratio {ratio}){codecs}")
 
     def describe_kinds(self):
         return "FileSet files by subsystem: " + " ".join(f"{k} {n}" for k, n in self.kinds.items())

@@ -138,6 +138,9 @@ class TempLog(unittest.TestCase):
         self.assertEqual(out.getvalue().splitlines()[0], "6 225")
         self.assertIn("not every temp file was written with zstd", out.getvalue())
         self.assertIn("encrypted: 1 of 2 files", out.getvalue())
+        # the sizes are of the files whose line gives a logical size, not of the FileSet's
+        self.assertIn("logical 409 B, physical 105 B of the 2 with a logical size logged "
+                      "(ratio 3.90)", out.getvalue())
 
 
 if __name__ == "__main__":
