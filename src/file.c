@@ -1531,6 +1531,42 @@ static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
 }
 
 /*
+ * Smallest gap, in bytes, between the range a block's earlier writes dirtied and a new
+ * write's that makes patch_apart store the earlier range first: below it, one write over
+ * the gap costs less than a second system call.
+ */
+#define PATCH_GAP 512u
+
+/*
+ * Before a write of bytes [off, off + n) into the buffered block: when the
+ * block is patched in place (bare_patch) and the write lies apart from the
+ * range dirtied so far, the range is patched now, so that the flush does
+ * not write the unchanged bytes between them too (SQLite's 1 KiB pages in a
+ * 4 KiB block: two pages changed before a flush wrote the pages between).
+ * The range stays one range (the struct has no room for a bitmap): each run
+ * of changed bytes costs a write of its own, as stock's page writes do, and
+ * no more than its bytes. A block not patched in place keeps one range (its
+ * flush stores it whole, or bounded by the range: sub_block_bound). BF_OK,
+ * or a failure of the patch (the buffer stays dirty and whole, as after a
+ * failed flush; nothing of the new write is in it).
+ */
+static int patch_apart(bf_file *f, uint32_t off, size_t n)
+{
+    uint32_t lo, hi, size = block_bytes(f, f->buf_blk);
+    if (!f->buf_dirty || !dirty_bytes(f, size, &lo, &hi))
+        return BF_OK;
+    if ((off >= hi && off - hi < PATCH_GAP) || (off + n <= lo && lo - (off + n) < PATCH_GAP) ||
+        (off < hi && off + n > lo))
+        return BF_OK; /* overlapping or close: one range */
+    int rc = bare_patch(f, size);
+    if (rc == BF_OK) {
+        f->buf_dirty = 0;
+        range_clear(f);
+    }
+    return rc == 1 ? BF_OK : rc;
+}
+
+/*
  * Store the buffered block if it changed. `dropping`: the caller drops the
  * block from the buffer next, so its bytes may go to a worker's slot with
  * the buffer itself (block_store's swap), the buffer coming back unfilled.
@@ -1701,6 +1737,8 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             int covered = off == 0 && n == bs;
             int load = !covered && (blkno << shift) < f->size;
             rc = buf_switch(f, blkno, load ? FILL_LOAD : FILL_ZERO);
+            if (rc == BF_OK && f->buf_rmw)
+                rc = patch_apart(f, off, n);
             if (rc == BF_OK) {
                 uint32_t below = block_bytes(f, blkno);
                 if (f->buf_lazy && off > below) /* past the size: the gap reads as zeros */
