@@ -843,6 +843,51 @@ static void test_pages_apart_cost_their_bytes(void **state)
 }
 
 /*
+ * A block stored short while it was the file's last (SQLite's temp database: pages 4 and 5
+ * of 1 KiB in a 4 KiB block), left behind by a page written past the end (page 8), grows
+ * where it is when its next page is written: the rest of its page was left free for it. It
+ * cost the whole block written elsewhere before, at each page.
+ */
+static void test_short_block_grows_where_it_is(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[9 * PAGE], got[9 * PAGE];
+    t_rng r = {67};
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+    memset(img + 6 * PAGE, 0, 2 * PAGE); /* pages 6 and 7: a hole until written */
+    assert_int_equal(bf_file_write(f, img, 6 * PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* block 1: pages 4 and 5 */
+    assert_int_equal(bf_file_seek(f, 8 * PAGE, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, img + 8 * PAGE, PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* block 2: page 8 */
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    for (int p = 6; p < 8; p++) {
+        t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
+        assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK);
+    }
+    bf_file_stats(f, &after);
+    print_message("  short block filled: %llu bytes written, %llu physical\n",
+                  (unsigned long long)(after.logical_written - before.logical_written),
+                  (unsigned long long)(after.physical_written - before.physical_written));
+    /* page 6 with the hole of page 7 after it (the block grows to the size), then page 7 */
+    assert_int_equal(after.physical_written - before.physical_written, 3 * PAGE);
+    assert_int_equal(after.physical_bytes, before.physical_bytes); /* nothing moved */
+    for (uint64_t b = 0; b < 3; b++) {
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, img + b * BSZ, b < 2 ? BSZ : PAGE);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
  * A bare tail extended in place (bare_patch with the block grown) whose write fails, whole
  * or after half its bytes: the failing call's contract (a read that had to flush: position
  * and file unchanged), the bytes written past the physical end given back (the segment file
@@ -987,6 +1032,7 @@ int main(void)
         cmocka_unit_test(test_sub_block_writes_cost_their_bytes),
         cmocka_unit_test(test_pages_apart_cost_their_bytes),
         cmocka_unit_test(test_tail_extension_fails),
+        cmocka_unit_test(test_short_block_grows_where_it_is),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
