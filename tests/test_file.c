@@ -846,7 +846,8 @@ static void test_pages_apart_cost_their_bytes(void **state)
  * A block stored short while it was the file's last (SQLite's temp database: pages 4 and 5
  * of 1 KiB in a 4 KiB block), left behind by a page written past the end (page 8), grows
  * where it is when its next page is written: the rest of its page was left free for it. It
- * cost the whole block written elsewhere before, at each page.
+ * cost the whole block written elsewhere before, at each page. A growth whose write fails
+ * leaves the buffer dirty (reads see it) and the free space free: the next flush takes it.
  */
 static void test_short_block_grows_where_it_is(void **state)
 {
@@ -855,6 +856,9 @@ static void test_short_block_grows_where_it_is(void **state)
     static unsigned char img[9 * PAGE], got[9 * PAGE];
     t_rng r = {67};
     bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    t_faults faults = {0};
+    bf_io io = t_fault_io(&faults);
+    bf_space_set_io(sp, &io);
     bf_file *f;
     assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
     t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
@@ -870,6 +874,19 @@ static void test_short_block_grows_where_it_is(void **state)
         t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
         assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
         assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
+        if (p == 6) { /* the growth fails first: the free space it took goes back */
+            faults.fail_write_at = faults.writes + 1;
+            faults.fail_errno = EIO;
+            assert_int_equal(bf_file_flush(f), BF_EIO);
+            faults.fail_write_at = 0;
+            bf_stats mid;
+            bf_file_stats(f, &mid);
+            assert_int_equal(mid.physical_written, before.physical_written);
+            assert_int_equal(mid.physical_bytes, before.physical_bytes);
+            assert_int_equal(bf_file_seek(f, 4 * PAGE, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_read(f, got, 4 * PAGE), 4 * PAGE);
+            assert_memory_equal(got, img + 4 * PAGE, 4 * PAGE); /* the buffer */
+        }
         assert_int_equal(bf_file_flush(f), BF_OK);
     }
     bf_file_stats(f, &after);
