@@ -276,19 +276,28 @@ static uint64_t seg_align_up(uint64_t off, uint32_t align, uint64_t seg_size)
  * BF_BARE_ALIGN_MAX, counted from its segment file's start: a whole block
  * at a multiple of its size, as stock's blocks are, and a file's tail at
  * the power of two below its length (not measured apart: a tail is one
- * block of a file); shorter ones and compressed extents are packed. Only page
- * alignment is the format's (index.c checks it); the block size's is the
- * page cache's: a bare block at an odd page after a compressed extent put
- * every later block of the file across two of its 8 KiB folios, and auto,
- * whose prior packs a space's first blocks with lz4, cost 13-20% more CPU
- * than none in ext4's page cache (docs/results/format4.md). An alignment
- * the segment size is not a multiple of (64 KiB in segments of 136 KiB) is
- * why extent_place looks at the segment the end is in.
+ * block of a file); a shorter one of a quarter page or more (a file's tail,
+ * stored while it was the last block) at a page, so that the rest of its
+ * page stays free space for it to grow into where it is (gap_grows:
+ * SQLite's temp databases leave blocks short behind pages written past
+ * their end, then fill them; packed, each growth wrote the block whole
+ * elsewhere; below a quarter page, a free chunk per extent would cost the
+ * free list more than the bytes it saves: a byte in each of 2000 sparse
+ * blocks, test_contracts); compressed extents and the rest are packed. Only
+ * page alignment is the format's (index.c checks it); the block size's is
+ * the page cache's: a bare block at an odd page after a compressed extent
+ * put every later block of the file across two of its 8 KiB folios, and
+ * auto, whose prior packs a space's first blocks with lz4, cost 13-20% more
+ * CPU than none in ext4's page cache (docs/results/format4.md). An
+ * alignment the segment size is not a multiple of (64 KiB in segments of
+ * 136 KiB) is why extent_place looks at the segment the end is in.
  */
 static uint32_t bare_align(const bf_extent_info *info)
 {
-    if (!info->bare || info->disk_len < BF_BARE_ALIGN)
+    if (!info->bare)
         return 1;
+    if (info->disk_len < BF_BARE_ALIGN)
+        return info->disk_len >= BF_BARE_ALIGN / 4 ? BF_BARE_ALIGN : 1;
     uint32_t n = 1u << (31 - __builtin_clz(info->disk_len));
     return n < BF_BARE_ALIGN_MAX ? n : BF_BARE_ALIGN_MAX;
 }
@@ -1480,18 +1489,38 @@ static int tail_grows(bf_file *f, uint64_t off, uint32_t old, uint32_t n)
 }
 
 /*
+ * Whether a bare extent of `old` bytes at `off`, not the file's last, may
+ * grow to `n` where it is: the bytes after it are free space of the file
+ * (taken here; the caller gives them back if its write fails), in the same
+ * segment, and a named file's block stays page-aligned. A block stored
+ * short because it was the last (its bytes up to the size), then left
+ * behind by later blocks, grows so when its page past the old end is
+ * written (SQLite's pages written past the end of a temp database): its
+ * alignment left the rest of its slot free.
+ */
+static int gap_grows(bf_file *f, uint64_t off, uint32_t old, uint32_t n)
+{
+    bf_space *sp = f->seg.space;
+    if ((f->named != NULL && n >= BF_BARE_ALIGN && off % BF_BARE_ALIGN != 0) ||
+        off / sp->segment_size != (off + n - 1) / sp->segment_size)
+        return 0;
+    return bf_free_take_at(&f->free, bf_file_alloc(f), sp->segment_size, off + old, n - old);
+}
+
+/*
  * Store the buffered block's changes in place when its extent is a bare
  * block that no persisted index needs (not kept, not a spliced part's), of
- * the same length or, when it is the file's last extent, shorter (a tail
- * growing by small appends): the dirtied units (and the bytes the block
- * grew by) alone are written over it and the map's check (and length)
- * updated; a write into part of a block costs what it changed, not a whole
- * block elsewhere (SQLite's pages smaller than a block, a tuplestore's
- * reads and writes taking turns, a journal appended between reads).
- * Returns 1 when it does not apply (the block is stored the ordinary way),
- * else a status. A failure leaves the buffer dirty and holding the block:
- * the slot may be torn, but the buffer is what reads see, and a later flush
- * writes it again; bytes written past the physical end are given back.
+ * the same length or shorter, when it is the file's last extent (a tail
+ * growing by small appends) or free space follows it (gap_grows): the
+ * dirtied units (and the bytes the block grew by) alone are written over it
+ * and the map's check (and length) updated; a write into part of a block
+ * costs what it changed, not a whole block elsewhere (SQLite's pages
+ * smaller than a block, a tuplestore's reads and writes taking turns, a
+ * journal appended between reads). Returns 1 when it does not apply (the
+ * block is stored the ordinary way), else a status. A failure leaves the
+ * buffer dirty and holding the block: the slot may be torn, but the buffer
+ * is what reads see, and a later flush writes it again; bytes written past
+ * the physical end are given back, and free space taken goes back.
  */
 static int bare_patch(bf_file *f, uint32_t n)
 {
@@ -1507,7 +1536,9 @@ static int bare_patch(bf_file *f, uint32_t n)
         return 1;
     uint32_t old = bf_map_len(e);
     uint64_t off = bf_map_off(e);
-    if (n < old || (n > old && !tail_grows(f, off, old, n)))
+    int at_end = 0;
+    if (n < old ||
+        (n > old && !(at_end = tail_grows(f, off, old, n)) && !gap_grows(f, off, old, n)))
         return 1;
     if (n > old) { /* the new bytes too, zeros of a hole included */
         lo = f->dirty_old && lo < old ? lo : old;
@@ -1516,9 +1547,11 @@ static int bare_patch(bf_file *f, uint32_t n)
     struct iovec iov = {f->buf + lo, hi - lo};
     rc = bf_seg_write(&f->seg, off + lo, &iov, 1, hi - lo);
     if (rc != BF_OK) {
-        if (n > old) {
+        if (at_end) {
             bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
             bf_budget_sync(f->seg.space);        /* what the budget reserved for it */
+        } else if (n > old) {
+            bf_free_put(&f->free, bf_file_alloc(f), f->seg.space->segment_size, off + old, n - old);
         }
         return rc;
     }
@@ -1526,10 +1559,10 @@ static int bare_patch(bf_file *f, uint32_t n)
                        bf_extent_bare_crc(f->buf_blk, f->buf, n)};
     bf_map_put(&f->map, f->buf_blk, &ne);
     ra_stale(f, f->buf_blk); /* a copy unpacked ahead holds the old bytes */
-    if (n > old) {
+    if (n > old)
         live_add(f, (int64_t)(n - old));
+    if (at_end)
         physical_set(f, off + n);
-    }
     COUNT(f, physical_written, hi - lo);
     count_stored(f, (bf_codec)f->codec, 1, 0);
     return BF_OK;
@@ -1553,6 +1586,42 @@ static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
     if (f->sealed || f->codec == BF_CODEC_NONE || !f->dirty_old || !dirty_bytes(f, n, &lo, &hi))
         return 0;
     return hi - lo < n ? hi - lo : 0;
+}
+
+/*
+ * Smallest gap, in bytes, between the range a block's earlier writes dirtied and a new
+ * write's that makes patch_apart store the earlier range first: below it, one write over
+ * the gap costs less than a second system call.
+ */
+#define PATCH_GAP 512u
+
+/*
+ * Before a write of bytes [off, off + n) into the buffered block: when the
+ * block is patched in place (bare_patch) and the write lies apart from the
+ * range dirtied so far, the range is patched now, so that the flush does
+ * not write the unchanged bytes between them too (SQLite's 1 KiB pages in a
+ * 4 KiB block: two pages changed before a flush wrote the pages between).
+ * The range stays one range (the struct has no room for a bitmap): each run
+ * of changed bytes costs a write of its own, as stock's page writes do, and
+ * no more than its bytes. A block not patched in place keeps one range (its
+ * flush stores it whole, or bounded by the range: sub_block_bound). BF_OK,
+ * or a failure of the patch (the buffer stays dirty and whole, as after a
+ * failed flush; nothing of the new write is in it).
+ */
+static int patch_apart(bf_file *f, uint32_t off, size_t n)
+{
+    uint32_t lo, hi, size = block_bytes(f, f->buf_blk);
+    if (!f->buf_dirty || !dirty_bytes(f, size, &lo, &hi))
+        return BF_OK;
+    if ((off >= hi && off - hi < PATCH_GAP) || (off + n <= lo && lo - (off + n) < PATCH_GAP) ||
+        (off < hi && off + n > lo))
+        return BF_OK; /* overlapping or close: one range */
+    int rc = bare_patch(f, size);
+    if (rc == BF_OK) {
+        f->buf_dirty = 0;
+        range_clear(f);
+    }
+    return rc == 1 ? BF_OK : rc;
 }
 
 /*
@@ -1727,6 +1796,8 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             int covered = off == 0 && n == bs;
             int load = !covered && (blkno << shift) < f->size;
             rc = buf_switch(f, blkno, load ? FILL_LOAD : FILL_ZERO);
+            if (rc == BF_OK && f->buf_rmw)
+                rc = patch_apart(f, off, n);
             if (rc == BF_OK) {
                 uint32_t below = block_bytes(f, blkno);
                 if (f->buf_lazy && off > below) /* past the size: the gap reads as zeros */

@@ -1,7 +1,8 @@
 /*
  * freespace.c - best-fit free list with merging of neighbours.
- * Implements: bf_free_put, bf_free_take, bf_free_take_aligned, bf_free_tail_start,
- * bf_free_drop_beyond, bf_free_memory, bf_free_clear (freespace.h).
+ * Implements: bf_free_put, bf_free_take, bf_free_take_at, bf_free_take_aligned,
+ * bf_free_tail_start, bf_free_drop_beyond, bf_free_memory, bf_free_clear
+ * (freespace.h).
  *
  * Invariants: c[0..n) sorted ascending by (cap, off) and the by-offset
  * half ascending by off hold the same chunks; chunks do not overlap each
@@ -130,6 +131,21 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
         ch.cap = need;
     }
     *out = ch;
+    return 1;
+}
+
+int bf_free_take_at(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                    uint32_t need)
+{
+    uint32_t k = by_off_index(fs, off);
+    if (k == fs->n)
+        return 0;
+    bf_chunk ch = bf_free_by_offset(fs)[k];
+    if (ch.off != off || ch.cap < need)
+        return 0;
+    remove_chunk(fs, k);
+    if (ch.cap > need)
+        bf_free_put(fs, a, boundary, off + need, ch.cap - need);
     return 1;
 }
 

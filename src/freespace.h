@@ -63,6 +63,14 @@ int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t bound
                          uint32_t need, uint32_t align, bf_chunk *out);
 
 /*
+ * Take the `need` bytes at `off` exactly, when a free chunk starts there and
+ * holds them (what is left of it goes back): an extent right before it grows
+ * in place. Returns 1 when taken, 0 otherwise.
+ */
+int bf_free_take_at(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                    uint32_t need);
+
+/*
  * Where the run of free chunks that ends exactly at `end` starts (`end`
  * itself when no chunk ends there): the physical end can drop to it.
  */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "buffile.h"
@@ -566,8 +567,8 @@ static void test_partial_rewrite_in_place(void **state)
     rewrite_random_pages(f, &r, T_DATA_RANDOM, img, page, PAGES, PAGE, 2000, &logical, &physical);
     bf_file_stats(f, &after);
     assert_int_equal(logical, 2000 * PAGE);
-    /* A patch per flush, of the units changed: the page, or when two pages of one block were
-       written in a row, the span between them (here 11 pages' worth in 2000). */
+    /* A patch per run of units changed: the page (two pages of one block written in a row
+       are two patches, not the span between them; a page written twice in a row is one). */
     print_message("  partial rewrites: %llu bytes written, %llu physical\n",
                   (unsigned long long)logical, (unsigned long long)physical);
     assert_true(physical * 100 <= logical * 101);
@@ -768,6 +769,206 @@ static void test_sub_block_writes_cost_their_bytes(void **state)
     }
 }
 
+/*
+ * Two pages apart in one block stored bare, changed before one flush, cost their own bytes:
+ * the bytes between them are not written (SQLite's 1 KiB pages in a 4 KiB block, a cache
+ * spill writing pages 0 and 3 of a block). A write whose earlier page's patch fails fails
+ * whole: the position stays, the earlier page still reads as written, the later as before.
+ */
+static void test_pages_apart_cost_their_bytes(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024, BLOCKS = 16 };
+    static unsigned char img[BLOCKS * BSZ], got[BLOCKS * BSZ], page[PAGE];
+    t_rng r = {59};
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    t_faults faults = {0};
+    bf_io io = t_fault_io(&faults);
+    bf_space_set_io(sp, &io);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+    assert_int_equal(bf_file_write(f, img, sizeof(img)), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    for (uint64_t b = 0; b < BLOCKS; b++) {
+        /* pages 0 and 3, in either order; then pages 1 and 2 apart from nothing changed */
+        const unsigned first = b % 2 ? 3 : 0, second = 3 - first;
+        for (unsigned k = 0; k < 2; k++) {
+            uint64_t at = b * BSZ + (uint64_t)(k == 0 ? first : second) * PAGE;
+            t_fill(&r, T_DATA_RANDOM, page, PAGE);
+            memcpy(img + at, page, PAGE);
+            assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_write(f, page, PAGE), BF_OK);
+        }
+        assert_int_equal(bf_file_flush(f), BF_OK);
+    }
+    bf_file_stats(f, &after);
+    print_message("  pages apart: %llu bytes written, %llu physical\n",
+                  (unsigned long long)(after.logical_written - before.logical_written),
+                  (unsigned long long)(after.physical_written - before.physical_written));
+    assert_int_equal(after.logical_written - before.logical_written, 2 * BLOCKS * PAGE);
+    assert_int_equal(after.physical_written - before.physical_written, 2 * BLOCKS * PAGE);
+    assert_int_equal(after.physical_bytes, before.physical_bytes);
+    /* The earlier page's patch fails at the later page's write. */
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    memset(img, 0x5a, PAGE);
+    assert_int_equal(bf_file_write(f, img, PAGE), BF_OK);
+    assert_int_equal(bf_file_seek(f, 3 * PAGE, BF_SEEK_SET), BF_OK);
+    memset(page, 0xa5, PAGE);
+    bf_file_stats(f, &before);
+    faults.fail_write_at = faults.writes + 1;
+    faults.fail_errno = EIO;
+    assert_int_equal(bf_file_write(f, page, PAGE), BF_EIO);
+    faults.fail_write_at = 0;
+    bf_file_stats(f, &after);
+    assert_int_equal(bf_file_tell(f), 3 * PAGE);
+    assert_int_equal(bf_file_size(f), sizeof(img));
+    assert_int_equal(after.logical_written, before.logical_written);
+    assert_int_equal(after.physical_written, before.physical_written);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, BSZ), BSZ);
+    assert_memory_equal(got, img, BSZ); /* page 0 as written, page 3 as before */
+    assert_int_equal(bf_file_seek(f, 3 * PAGE, BF_SEEK_SET), BF_OK);
+    memcpy(img + 3 * PAGE, page, PAGE);
+    assert_int_equal(bf_file_write(f, page, PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    for (uint64_t b = 0; b < BLOCKS; b++) { /* from disk, not the buffer */
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, img + b * BSZ, BSZ);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
+ * A block stored short while it was the file's last (SQLite's temp database: pages 4 and 5
+ * of 1 KiB in a 4 KiB block), left behind by a page written past the end (page 8), grows
+ * where it is when its next page is written: the rest of its page was left free for it. It
+ * cost the whole block written elsewhere before, at each page. A growth whose write fails
+ * leaves the buffer dirty (reads see it) and the free space free: the next flush takes it.
+ */
+static void test_short_block_grows_where_it_is(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[9 * PAGE], got[9 * PAGE];
+    t_rng r = {67};
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    t_faults faults = {0};
+    bf_io io = t_fault_io(&faults);
+    bf_space_set_io(sp, &io);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+    memset(img + 6 * PAGE, 0, 2 * PAGE); /* pages 6 and 7: a hole until written */
+    assert_int_equal(bf_file_write(f, img, 6 * PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* block 1: pages 4 and 5 */
+    assert_int_equal(bf_file_seek(f, 8 * PAGE, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, img + 8 * PAGE, PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* block 2: page 8 */
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    for (int p = 6; p < 8; p++) {
+        t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
+        assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
+        if (p == 6) { /* the growth fails first: the free space it took goes back */
+            faults.fail_write_at = faults.writes + 1;
+            faults.fail_errno = EIO;
+            assert_int_equal(bf_file_flush(f), BF_EIO);
+            faults.fail_write_at = 0;
+            bf_stats mid;
+            bf_file_stats(f, &mid);
+            assert_int_equal(mid.physical_written, before.physical_written);
+            assert_int_equal(mid.physical_bytes, before.physical_bytes);
+            assert_int_equal(bf_file_seek(f, 4 * PAGE, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_read(f, got, 4 * PAGE), 4 * PAGE);
+            assert_memory_equal(got, img + 4 * PAGE, 4 * PAGE); /* the buffer */
+        }
+        assert_int_equal(bf_file_flush(f), BF_OK);
+    }
+    bf_file_stats(f, &after);
+    print_message("  short block filled: %llu bytes written, %llu physical\n",
+                  (unsigned long long)(after.logical_written - before.logical_written),
+                  (unsigned long long)(after.physical_written - before.physical_written));
+    /* page 6 with the hole of page 7 after it (the block grows to the size), then page 7 */
+    assert_int_equal(after.physical_written - before.physical_written, 3 * PAGE);
+    assert_int_equal(after.physical_bytes, before.physical_bytes); /* nothing moved */
+    for (uint64_t b = 0; b < 3; b++) {
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, img + b * BSZ, b < 2 ? BSZ : PAGE);
+    }
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
+ * A bare tail extended in place (bare_patch with the block grown) whose write fails, whole
+ * or after half its bytes: the failing call's contract (a read that had to flush: position
+ * and file unchanged), the bytes written past the physical end given back (the segment file
+ * ends where the file's extents do), no statistics moved, and the appended bytes still read
+ * from the buffer and stored by the next flush.
+ */
+static void test_tail_extension_fails(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, FIRST = 6000, ADD = 1000 };
+    static unsigned char img[FIRST + 2 * ADD], got[FIRST + 2 * ADD];
+    for (int half = 0; half < 2; half++) {
+        t_rng r = {61 + half};
+        bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+        t_faults faults = {0};
+        bf_io io = t_fault_io(&faults);
+        bf_space_set_io(sp, &io);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+        assert_int_equal(bf_file_write(f, img, FIRST), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK); /* block 1: a bare tail of 1904 bytes */
+        assert_int_equal(bf_file_write(f, img + FIRST, ADD), BF_OK);
+        bf_stats before, after;
+        bf_file_stats(f, &before);
+        faults.fail_write_at = faults.writes + 1;
+        faults.fail_errno = ENOSPC;
+        faults.short_write = half;
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, 10), BF_ENOSPC); /* block 0 in: block 1 out */
+        assert_true(faults.writes >= faults.fail_write_at);
+        faults.fail_write_at = 0;
+        faults.short_write = 0;
+        faults.short_armed = 0;
+        bf_file_stats(f, &after);
+        assert_int_equal(bf_file_tell(f), 0);
+        assert_int_equal(bf_file_size(f), FIRST + ADD);
+        assert_int_equal(after.physical_written, before.physical_written);
+        assert_int_equal(after.physical_bytes, before.physical_bytes);
+        assert_int_equal(after.logical_written, before.logical_written);
+        char path[4096], seg[4200];
+        bf_file_path(f, path, sizeof(path));
+        snprintf(seg, sizeof(seg), "%s.0", path);
+        struct stat sb;
+        assert_int_equal(stat(seg, &sb), 0);
+        assert_int_equal((uint64_t)sb.st_size, before.physical_bytes); /* given back */
+        assert_int_equal(bf_file_seek(f, FIRST - 100, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, 100 + ADD), 100 + ADD);
+        assert_memory_equal(got, img + FIRST - 100, 100 + ADD);
+        /* It grows again, and the next flush stores it all, in place. */
+        assert_int_equal(bf_file_write(f, img + FIRST + ADD, ADD), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK);
+        bf_file_stats(f, &after);
+        assert_int_equal(after.physical_bytes, sizeof(img));
+        for (uint64_t b = 0; b < 2; b++) {
+            assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+            assert_memory_equal(got, img + b * BSZ,
+                                sizeof(img) - b * BSZ < BSZ ? sizeof(img) - b * BSZ : BSZ);
+        }
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+    }
+}
+
 static void test_batched_writes(void **state)
 {
     (void)state;
@@ -846,6 +1047,9 @@ int main(void)
         cmocka_unit_test(test_segment_write_past_its_end),
         cmocka_unit_test(test_new_block_past_size_reads_zeros),
         cmocka_unit_test(test_sub_block_writes_cost_their_bytes),
+        cmocka_unit_test(test_pages_apart_cost_their_bytes),
+        cmocka_unit_test(test_tail_extension_fails),
+        cmocka_unit_test(test_short_block_grows_where_it_is),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
