@@ -15,11 +15,15 @@
 #            series applied with git am and checked to be what git
 #            format-patch makes of it; configure, make, make install
 #   indent   pgindent (the tree's, with its typedefs.list) changes nothing
-#            in the C files the series touches
-#   check    core's make check: the hook compiled in, no module loaded
+#            in the C files the series touches; and the docs build's check
+#            (make -C doc/src/sgml check: xmllint validates the whole SGML
+#            source, the hook's chapter with it, against DocBook's DTD)
+#   check    core's make check in src/test/regress and src/test/isolation:
+#            the hook compiled in, no module loaded
 #   module   make check of src/test/modules/test_buffile_hook
-#   through  core's make check with test_buffile_hook preloaded: every BufFile
-#            of the regression suite goes through the hook's pass-through
+#   through  core's make check in src/test/regress and src/test/isolation
+#            with test_buffile_hook preloaded: every BufFile of both suites
+#            goes through the hook's pass-through
 #   extension libbuffile (CMake, into build/pg/libbuffile),
 #            pg_buffile (integrations/postgresql/extension/) built with PGXS
 #            against this install and installed (pgindent-clean with its
@@ -110,7 +114,8 @@ if [ $EXPORT = 1 ]; then
 fi
 
 apt_install build-essential bison flex perl libreadline-dev zlib1g-dev liblz4-dev libzstd-dev \
-  libicu-dev libipc-run-perl ccache pkg-config git xz-utils cmake libssl-dev
+  libicu-dev libipc-run-perl ccache pkg-config git xz-utils cmake libssl-dev \
+  libxml2-utils docbook-xml
 ensure_user
 mkdir -p "$D"
 chown "$PG_USER": "$D"
@@ -206,15 +211,20 @@ if want indent; then
     cmp -s "$SRC/$f" "$W/ind/$f" || { diff -u "$SRC/$f" "$W/ind/$f" || true; bad=1; }
   done
   [ $bad = 0 ] || die "pgindent changes the files above"
-  done_part "indent (${#files[@]} files unchanged by pgindent)"
+  # The docs: XMLLINT given, as a build configured before libxml2-utils was installed
+  # has none in Makefile.global.
+  (cd "$B" && as_user make -s -C doc/src/sgml check XMLLINT=xmllint > doc-check.log 2>&1) \
+    || { tail -20 "$B/doc-check.log"; die "the docs do not validate (see $B/doc-check.log)"; }
+  done_part "indent (${#files[@]} files unchanged by pgindent; the docs checked by make -C doc/src/sgml check)"
 fi
 
-# regress_summary DIR: the summary line pg_regress printed into DIR's log
+# run_check NAME DIR [MAKEARG...]: make check in DIR, its output in NAME.log; logs the
+# summary line pg_regress printed and the time it took
 run_check() {
-  local name=$1 dir=$2
+  local name=$1 dir=$2 t=$SECONDS
   shift 2
   if (cd "$B/$dir" && as_user make -s check "$@" > "$B/$name.log" 2>&1); then
-    log "$name: $(grep -E 'tests passed|All [0-9]+ tests' "$B/$name.log" | tail -1 | tr -s ' #')"
+    log "$name: $(grep -E 'tests passed|All [0-9]+ tests' "$B/$name.log" | tail -1 | tr -s ' #') ($((SECONDS - t)) s)"
   else
     tail -30 "$B/$name.log"
     die "$name failed (see $B/$name.log and $B/$dir)"
@@ -223,7 +233,8 @@ run_check() {
 
 if want check; then
   run_check check-core src/test/regress
-  done_part "check (core, hook unset)"
+  run_check check-isolation src/test/isolation
+  done_part "check (core's regress and isolation, hook unset)"
 fi
 if want module; then
   run_check check-module src/test/modules/test_buffile_hook
@@ -231,10 +242,14 @@ if want module; then
 fi
 if want through; then
   # EXTRA_INSTALL puts the module into the temporary installation.
-  run_check check-through src/test/regress \
-    EXTRA_INSTALL=src/test/modules/test_buffile_hook \
-    TEMP_CONFIG="$SRC/src/test/modules/test_buffile_hook/test_buffile_hook.conf"
-  done_part "through (core's make check, every BufFile through test_buffile_hook)"
+  for dir in src/test/regress src/test/isolation; do
+    name=check-through
+    [ "$dir" = src/test/regress ] || name=check-through-isolation
+    run_check "$name" "$dir" \
+      EXTRA_INSTALL=src/test/modules/test_buffile_hook \
+      TEMP_CONFIG="$SRC/src/test/modules/test_buffile_hook/test_buffile_hook.conf"
+  done
+  done_part "through (core's regress and isolation, every BufFile through test_buffile_hook)"
 fi
 
 # --- the extension ------------------------------------------------------------
