@@ -403,8 +403,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * through the allocator hooks. The allocator hooks are only ever called on
  * the caller's thread: zstd and zlib allocate as they compress, so with
  * hooks of the caller's (bf_space_options.allocator) their blocks are
- * compressed on the caller's thread; lz4's and none's (and with the
- * default allocator, every codec's) go to the workers. The
+ * compressed on the caller's thread; lz4's and sealed none's (and with the
+ * default allocator, every codec's) go to the workers. A block stored
+ * raw and unsealed (codec none, or auto choosing none) is checksummed on
+ * the caller's thread as without workers: cheaper than handing it over. The
  * write and the map's update stay on the caller's thread: a block handed
  * over is written at the file's next call that stores or loads a block,
  * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
