@@ -373,8 +373,37 @@ static int job_done(bf_workers *w, const void *j)
     return ((const bf_job *)j)->state == BF_JOB_DONE;
 }
 
+/*
+ * The caller, about to wait, packs the oldest queued slot itself (taken
+ * from the ring as a worker takes it): 1 if it did, 0 when the ring is
+ * empty (every slot in flight is running on a worker) or the slots are the
+ * runner's. Waiting there cost the caller a wake of a sleeping worker, a
+ * sleep of its own and the wake-up latency, and with one worker on 2 cores
+ * the caller's time is the wall (issue 49: in a burst of spilled blocks,
+ * a hash join's batches, the caller fills the window faster than one
+ * worker packs lz4, and slept in bf_workers_wait_any ~100 times a query at
+ * SF 0.1). Packing here costs what the same block costs without workers,
+ * and the worker packs the next one meanwhile. Only the caller's thread
+ * waits, so a slot's contexts and sealer are still used by one thread at a
+ * time, and the allocator hooks are not called (the contexts exist).
+ */
+static int help_one(bf_workers *w)
+{
+    if (w->run != NULL)
+        return 0;
+    bf_job *k = queue_take(w);
+    if (k == NULL)
+        return 0;
+    job_run(k);
+    job_finish(w, k);
+    return 1;
+}
+
 void bf_workers_wait(bf_workers *w, const bf_job *j)
 {
+    /* The ring is in submission order: a queued `j` is reached by taking from its head. */
+    while (!job_done(w, j) && j->state == BF_JOB_QUEUED && help_one(w))
+        ;
     if (!job_done(w, j))
         wait_until(w, job_done, j, 0, 1);
 }
@@ -389,6 +418,8 @@ int bf_workers_wait_any(bf_workers *w)
     uint64_t was = w->finished;
     if (was == w->next_seq)
         return 0; /* nothing queued or running */
+    if (help_one(w))
+        return 1; /* a slot is done: the caller commits what it can */
     /* The window is full: the caller outruns the workers. It sleeps until half of what is
        in flight is done, woken once for that batch, and does not spin: spinning for each
        slot cost the caller what the worker spent packing the block (issue 49: SQLite's

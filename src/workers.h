@@ -17,7 +17,8 @@
  *
  * Invariants: a slot is FREE, QUEUED (submitted, no worker has it),
  * RUNNING or DONE; only the caller moves it FREE -> QUEUED and DONE ->
- * FREE, only a worker QUEUED -> RUNNING -> DONE. `seq` orders the
+ * FREE, and whoever takes it from the ring (a worker, or the caller about
+ * to wait for it: bf_workers_wait) QUEUED -> RUNNING -> DONE. `seq` orders the
  * submissions, so the caller commits each file's blocks in the order it
  * handed them over. Codec contexts belong to a slot (never to a thread or
  * the space), so a runner may run a task on any thread.
@@ -155,11 +156,13 @@ uint32_t bf_workers_window(const bf_workers *w, uint32_t block_size);
  */
 int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window);
 
-/* Wait until `j` is DONE. */
+/* Wait until `j` is DONE; while it is queued, the caller packs the ring's oldest slots itself
+   (threads of the set's own only: workers.c's help_one). */
 void bf_workers_wait(bf_workers *w, const bf_job *j);
 
-/* Wait, asleep, until half of the QUEUED or RUNNING slots (at least one) are DONE; 0 at once
-   when there is none. */
+/* Make a slot DONE: pack the ring's oldest queued slot on the caller's thread if there is one,
+   else wait, asleep, until half of the QUEUED or RUNNING slots (at least one) are DONE; 0 at
+   once when there is none. */
 int bf_workers_wait_any(bf_workers *w);
 
 /* Give a DONE slot back (its buffers and contexts stay for the next block). */
