@@ -386,6 +386,9 @@ static int job_done(bf_workers *w, const void *j)
  * and the worker packs the next one meanwhile. Only the caller's thread
  * waits, so a slot's contexts and sealer are still used by one thread at a
  * time, and the allocator hooks are not called (the contexts exist).
+ * XXX a failure of a slot packed here is reported as it is for a worker's
+ * (at the file's next call, its message saying "on a worker": file.c's
+ * job_commit does not know which thread ran it).
  */
 static int help_one(bf_workers *w)
 {
