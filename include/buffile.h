@@ -391,8 +391,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * that is stored (the buffer leaving a block, a whole block written from
  * the caller's memory, bf_file_write_block) is copied into one of the
  * space's in-flight slots and compressed and checksummed there by a
- * worker, while the caller goes on; when every slot is busy the call waits
- * for one. A file's blocks use up to 128 KiB of blocks' worth of slots a
+ * worker, while the caller goes on; when every slot is busy, or the caller
+ * needs a block back that no worker has taken yet, the call packs the
+ * oldest queued blocks itself (the space's own threads; a caller's pool's
+ * tasks are left to it), then waits. A file's blocks use up to 128 KiB of blocks' worth of slots a
  * worker (at least 2 slots, at most 16: 16 for 8 KiB blocks, 2 for 64 KiB
  * and up), each a block and the extent's room, in memory_bytes as they
  * are first used; the space has at most 16n slots. Handing a block over
@@ -403,8 +405,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * through the allocator hooks. The allocator hooks are only ever called on
  * the caller's thread: zstd and zlib allocate as they compress, so with
  * hooks of the caller's (bf_space_options.allocator) their blocks are
- * compressed on the caller's thread; lz4's and none's (and with the
- * default allocator, every codec's) go to the workers. The
+ * compressed on the caller's thread; lz4's and sealed none's (and with the
+ * default allocator, every codec's) go to the workers. A block stored
+ * raw and unsealed (codec none, or auto choosing none) is checksummed on
+ * the caller's thread as without workers: cheaper than handing it over. The
  * write and the map's update stay on the caller's thread: a block handed
  * over is written at the file's next call that stores or loads a block,
  * at bf_file_flush, bf_file_truncate, the statistics calls, or when its

@@ -787,10 +787,18 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
     }
 }
 
+/* Whether `f`'s next block (codec=auto's choice made) is packed on the caller's thread even
+   with workers: stored raw and unsealed, it costs less than its handoff (job_store). */
+static inline int caller_packs(const bf_file *f)
+{
+    return f->codec == BF_CODEC_NONE && !f->sealed;
+}
+
 /*
  * Hand block `blkno` of `f` (`raw_len` bytes at `data`, codec=auto's
  * choice made) to a worker: BF_OK when it was, 1 when it must be stored on
- * this thread (a sealed file, a caller's codec, no slot, no thread), or a
+ * this thread (an unsealed block of codec none, a caller's codec, no slot,
+ * no thread), or a
  * failure to get the slot's buffers or codec context (BF_ENOMEM).
  * `swap`, if not NULL, is where `data` is held (the file's buffer, about to
  * be refilled): the slot's block buffer is exchanged with it instead of
@@ -801,6 +809,12 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
                      unsigned char **swap)
 {
     bf_space *sp = f->seg.space;
+    /* A block stored raw and unsealed (codec none, or auto's choice of none) is only a
+       CRC-32C: packed here it costs the caller no more than without workers, less than the
+       handoff and the commit in order (issue 49: `none` with a worker took 1.10x the wall of
+       `none`, its worker computing just the CRC). */
+    if (caller_packs(f))
+        return 1;
     /* A caller's codec is the space's, one call at a time (a slot seals with a clone of the
        space's sealer). zstd and zlib allocate inside their compress calls: with the caller's
        allocator hooks (a memory context, not made for other threads) they stay on the
@@ -1779,9 +1793,11 @@ __attribute__((noinline)) static int write_blocks(bf_file *f, const void *data, 
             if (whole > BATCH_BLOCKS)
                 whole = BATCH_BLOCKS;
             uint64_t stored = 0;
-            /* With workers each block goes to a slot of its own (block_store). */
-            rc = f->seg.space->workers == NULL ? blocks_store_batch(f, blkno, p, (uint32_t)whole)
-                                               : 0;
+            /* With workers each block goes to a slot of its own (block_store), but for a
+               file whose blocks are all stored raw on this thread anyway (caller_packs). */
+            rc = f->seg.space->workers == NULL || (caller_packs(f) && !f->fauto.on)
+                     ? blocks_store_batch(f, blkno, p, (uint32_t)whole)
+                     : 0;
             if (rc == 0) {
                 rc = block_store(f, blkno, p, bs, NULL);
                 stored = rc == BF_OK;

@@ -17,7 +17,8 @@
  *
  * Invariants: a slot is FREE, QUEUED (submitted, no worker has it),
  * RUNNING or DONE; only the caller moves it FREE -> QUEUED and DONE ->
- * FREE, only a worker QUEUED -> RUNNING -> DONE. `seq` orders the
+ * FREE, and whoever takes it from the ring (a worker, or the caller about
+ * to wait for it: bf_workers_wait) QUEUED -> RUNNING -> DONE. `seq` orders the
  * submissions, so the caller commits each file's blocks in the order it
  * handed them over. Codec contexts belong to a slot (never to a thread or
  * the space), so a runner may run a task on any thread.
@@ -108,12 +109,37 @@ int bf_workers_new(const bf_allocator *a, unsigned n,
 /* Wait for every submitted task, stop and join the threads, free the slots and contexts. */
 void bf_workers_free(const bf_allocator *a, bf_workers *w);
 
+/*
+ * What file.c reads of a set at every block it stores: the first member of
+ * struct bf_workers, so that the accessors below are inline. file.c scans
+ * the slots for a file's oldest block to commit, a free slot and others'
+ * blocks to harvest at every block; as calls into workers.c these scans
+ * were ~2% of the spilling thread's CPU with one worker (issue 49,
+ * spillbench SF 0.1 under perf: bf_workers_slot and bf_workers_nslots not
+ * inlined, called per slot).
+ */
+typedef struct bf_workers_head {
+    uint32_t nslots;
+    bf_job *slots;
+} bf_workers_head;
+
 /* The slots. */
-uint32_t bf_workers_nslots(const bf_workers *w);
-bf_job *bf_workers_slot(bf_workers *w, uint32_t i);
+static inline uint32_t bf_workers_nslots(const bf_workers *w)
+{
+    return ((const bf_workers_head *)(const void *)w)->nslots;
+}
+
+static inline bf_job *bf_workers_slot(bf_workers *w, uint32_t i)
+{
+    return &((bf_workers_head *)(void *)w)->slots[i];
+}
 
 /* A slot's state now (a worker may move it on right after). */
-int bf_workers_state(bf_workers *w, const bf_job *j);
+static inline int bf_workers_state(bf_workers *w, const bf_job *j)
+{
+    (void)w;
+    return j->state;
+}
 
 /*
  * The slots (the first ones) that blocks of `block_size` bytes may use:
@@ -130,11 +156,13 @@ uint32_t bf_workers_window(const bf_workers *w, uint32_t block_size);
  */
 int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window);
 
-/* Wait until `j` is DONE. */
+/* Wait until `j` is DONE; while it is queued, the caller packs the ring's oldest slots itself
+   (threads of the set's own only: workers.c's help_one). */
 void bf_workers_wait(bf_workers *w, const bf_job *j);
 
-/* Wait, asleep, until half of the QUEUED or RUNNING slots (at least one) are DONE; 0 at once
-   when there is none. */
+/* Make a slot DONE: pack the ring's oldest queued slot on the caller's thread if there is one,
+   else wait, asleep, until half of the QUEUED or RUNNING slots (at least one) are DONE; 0 at
+   once when there is none. */
 int bf_workers_wait_any(bf_workers *w);
 
 /* Give a DONE slot back (its buffers and contexts stay for the next block). */

@@ -23,6 +23,8 @@
 /* What one counted run measured. */
 typedef struct sample {
     double wall, cpu, codec_ms;
+    double caller_cpu; /* the query thread's CPU time (run.h) */
+    long caller_waits; /* and its voluntary context switches */
     uint64_t logical, physical;
     uint64_t hash;
     int position; /* its place in the round's order */
@@ -102,6 +104,8 @@ static bool run_one_query(state *st, const struct tpch_db *db, int qi)
             *s = (sample){r.seconds,
                           r.cpu_seconds,
                           (double)(r.spill.compress_ns + r.spill.decompress_ns) / 1e6,
+                          r.caller_cpu_seconds,
+                          r.caller_waits,
                           (uint64_t)logical_of(&r),
                           r.spill.physical_written,
                           fnv1a(&r.text),
@@ -411,13 +415,14 @@ static void print_json(FILE *out, const state *st, const unsigned char *spilling
         for (int r = 0; r < p->rounds; r++) {
             for (int c = 0; c < p->nconf; c++) {
                 const sample *s = at(st, qi, r, c);
-                fprintf(out,
-                        "        {\"round\": %d, \"position\": %d, \"config\": %d, \"wall_s\": "
-                        "%.6f, \"cpu_s\": %.6f, \"codec_ms\": %.3f, \"logical_bytes\": %llu, "
-                        "\"physical_bytes\": %llu}%s\n",
-                        r, s->position, c, s->wall, s->cpu, s->codec_ms,
-                        (unsigned long long)s->logical, (unsigned long long)s->physical,
-                        r + 1 < p->rounds || c + 1 < p->nconf ? "," : "");
+                fprintf(
+                    out,
+                    "        {\"round\": %d, \"position\": %d, \"config\": %d, \"wall_s\": "
+                    "%.6f, \"cpu_s\": %.6f, \"caller_cpu_s\": %.6f, \"caller_waits\": %ld, "
+                    "\"codec_ms\": %.3f, \"logical_bytes\": %llu, \"physical_bytes\": %llu}%s\n",
+                    r, s->position, c, s->wall, s->cpu, s->caller_cpu, s->caller_waits, s->codec_ms,
+                    (unsigned long long)s->logical, (unsigned long long)s->physical,
+                    r + 1 < p->rounds || c + 1 < p->nconf ? "," : "");
             }
         }
         fprintf(out, "      ],\n      \"ratios\": [");

@@ -33,6 +33,8 @@ typedef struct run_result {
     uint64_t rows;
     double seconds;       /* wall time of plan + execution (monotonic clock) */
     double cpu_seconds;   /* the process's user + system CPU time over the same span */
+    double caller_cpu_seconds; /* the running thread's alone (not the space's workers) */
+    long caller_waits;         /* its voluntary context switches: sleeps (I/O, workers) */
     bf_stats spill;       /* the space's statistics at the end */
     qstats ops;           /* what the operators did */
     int64_t op_peak;      /* largest peak of one operator's counter */
