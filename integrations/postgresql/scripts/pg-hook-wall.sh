@@ -72,7 +72,7 @@ srv_conf "$W/wall.conf" "$SOCK" "shared_buffers = 256MB" "autovacuum = off" \
 HOOK_CONF=$W/wall.conf
 if [ -n "$METHOD" ]; then
   pg_buffile_install "$CB/inst-hook/bin/pg_config" "$CB/ext" \
-    || { cat "$CB/ext/make.log"; die "pg_buffile does not build against $CB/inst-hook"; }
+    || { cat "$CB/ext/make.log" 2>/dev/null || true; die "pg_buffile does not build against $CB/inst-hook"; }
   HOOK_CONF=$W/wall-method.conf
   cp "$W/wall.conf" "$HOOK_CONF"
   printf "shared_preload_libraries = 'pg_buffile'\npg_buffile.method = '%s'\n" "$METHOD" >> "$HOOK_CONF"

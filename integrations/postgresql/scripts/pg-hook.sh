@@ -255,19 +255,10 @@ fi
 # --- the extension ------------------------------------------------------------
 if want extension; then
   LIB=$PGROOT/libbuffile
-  cmake -S "$TOP" -B "$PGROOT/lib-build" -DCMAKE_BUILD_TYPE=Release -DBF_BUILD_TPCH=OFF \
-    -DBF_BUILD_TESTS=OFF -DBF_BUILD_SQLITE=OFF > /dev/null
-  cmake --build "$PGROOT/lib-build" -j"$PG_JOBS" > /dev/null
-  cmake --install "$PGROOT/lib-build" --prefix "$LIB" > /dev/null
-  chown -R "$PG_USER": "$LIB"
-  # The extension is built in a copy (PGXS builds where its Makefile is).
+  # libbuffile, then the extension in a copy (PGXS builds where its Makefile is)
   E=$D/ext
-  rm -rf "$E"
-  cp -r "$TOP/integrations/postgresql/extension" "$E"
-  chown -R "$PG_USER": "$E"
+  pg_buffile_install "$INST/bin/pg_config" "$E" || { cat "$E/make.log" 2>/dev/null || true; die "pg_buffile does not build"; }
   PGX=(env "PKG_CONFIG_PATH=$LIB/lib/pkgconfig" make -s -C "$E" "PG_CONFIG=$INST/bin/pg_config")
-  (as_user "${PGX[@]}" > "$E/make.log" 2>&1 && as_user "${PGX[@]}" install >> "$E/make.log" 2>&1) \
-    || { cat "$E/make.log"; die "pg_buffile does not build"; }
   if grep -E 'warning:' "$E/make.log"; then die "pg_buffile compiles with warnings"; fi
   if want indent; then
     mkdir -p "$W/ext"
