@@ -598,9 +598,11 @@ pg_buffile_space_destroy(void)
 
 		bf_space_stats(space, &st);
 		ereport(LOG,
-				(errmsg("temporary file compression auto: blocks written none " UINT64_FORMAT ", lz4 " UINT64_FORMAT ", zstd " UINT64_FORMAT ", zlib " UINT64_FORMAT ", probing %.1f ms",
-						st.blocks_by_codec[0], st.blocks_by_codec[1],
-						st.blocks_by_codec[2], st.blocks_by_codec[3],
+				(errmsg("temporary file compression auto: blocks written none %llu, lz4 %llu, zstd %llu, gzip %llu, probing %.1f ms",
+						(unsigned long long) st.blocks_by_codec[0],
+						(unsigned long long) st.blocks_by_codec[1],
+						(unsigned long long) st.blocks_by_codec[2],
+						(unsigned long long) st.blocks_by_codec[3],
 						st.auto_probe_ns / 1e6),
 				 errdetail_internal("Last decision: %s. Started from %s.",
 									bf_space_auto_reason(space),

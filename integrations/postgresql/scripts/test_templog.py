@@ -27,7 +27,7 @@ LOG = "\n".join([
     PRE + 'LOG:  temporary file: path "base/pgsql_tmp/pgsql_tmp106.0.fileset/odd", size 5, '
           'logical size 6, compression lz4',
     "2026-12-05 00:00:00.009 UTC [107] LOG:  temporary file compression auto: blocks written "
-    "none 1, lz4 2, zstd 0, zlib 0, probing 0.5 ms",
+    "none 1, lz4 2, zstd 0, gzip 0, probing 0.5 ms",
 ]) + "\n"
 
 # pg_buffile's lines: "method" for a private file; a FileSet file <name>.bf is logged by
