@@ -542,6 +542,20 @@ static void rewrite_random_pages(bf_file *f, t_rng *r, t_data kind, unsigned cha
 }
 
 /*
+ * Every block of `f` read from disk (bf_file_read_block: not the buffer) equals `img`, the
+ * file's `size` bytes in blocks of `bsz` (the last one short when `size` says so); `got`
+ * holds a block.
+ */
+static void assert_blocks_on_disk(bf_file *f, const unsigned char *img, uint64_t size, uint32_t bsz,
+                                  unsigned char *got)
+{
+    for (uint64_t b = 0; b * bsz < size; b++) {
+        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+        assert_memory_equal(got, img + b * bsz, size - b * bsz < bsz ? size - b * bsz : bsz);
+    }
+}
+
+/*
  * A write into part of a block stored bare costs what it changed: SQLite's 1 KiB pages in
  * 4 KiB blocks, rewritten at random, write their own bytes, not a block each. A patch that
  * fails leaves the dirty block in the buffer (reads see it) and the next flush writes it.
@@ -589,10 +603,7 @@ static void test_partial_rewrite_in_place(void **state)
     assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
     assert_memory_equal(got, img, sizeof(img));
     /* And from disk, not the buffer: whole blocks straight into the caller's memory. */
-    for (uint64_t b = 0; b < PAGES * PAGE / BSZ; b++) {
-        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
-        assert_memory_equal(got, img + b * BSZ, BSZ);
-    }
+    assert_blocks_on_disk(f, img, PAGES * PAGE, BSZ, got);
     assert_int_equal(bf_file_close(f), BF_OK);
     bf_space_destroy(sp);
 }
@@ -760,10 +771,7 @@ static void test_sub_block_writes_cost_their_bytes(void **state)
         assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
         assert_int_equal(bf_file_read(f, dbgot, sizeof(dbgot)), (int64_t)sizeof(dbgot));
         assert_memory_equal(dbgot, dbimg, sizeof(dbimg));
-        for (uint64_t b = 0; b < PAGES * PAGE / BSZ; b++) {
-            assert_int_equal(bf_file_read_block(f, b, dbgot), BF_OK);
-            assert_memory_equal(dbgot, dbimg + b * BSZ, BSZ);
-        }
+        assert_blocks_on_disk(f, dbimg, PAGES * PAGE, BSZ, dbgot);
         assert_int_equal(bf_file_close(f), BF_OK);
         bf_space_destroy(sp);
     }
@@ -834,10 +842,7 @@ static void test_pages_apart_cost_their_bytes(void **state)
     memcpy(img + 3 * PAGE, page, PAGE);
     assert_int_equal(bf_file_write(f, page, PAGE), BF_OK);
     assert_int_equal(bf_file_flush(f), BF_OK);
-    for (uint64_t b = 0; b < BLOCKS; b++) { /* from disk, not the buffer */
-        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
-        assert_memory_equal(got, img + b * BSZ, BSZ);
-    }
+    assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
     assert_int_equal(bf_file_close(f), BF_OK);
     bf_space_destroy(sp);
 }
@@ -896,10 +901,7 @@ static void test_short_block_grows_where_it_is(void **state)
     /* page 6 with the hole of page 7 after it (the block grows to the size), then page 7 */
     assert_int_equal(after.physical_written - before.physical_written, 3 * PAGE);
     assert_int_equal(after.physical_bytes, before.physical_bytes); /* nothing moved */
-    for (uint64_t b = 0; b < 3; b++) {
-        assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
-        assert_memory_equal(got, img + b * BSZ, b < 2 ? BSZ : PAGE);
-    }
+    assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
     assert_int_equal(bf_file_close(f), BF_OK);
     bf_space_destroy(sp);
 }
@@ -959,11 +961,7 @@ static void test_tail_extension_fails(void **state)
         assert_int_equal(bf_file_flush(f), BF_OK);
         bf_file_stats(f, &after);
         assert_int_equal(after.physical_bytes, sizeof(img));
-        for (uint64_t b = 0; b < 2; b++) {
-            assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
-            assert_memory_equal(got, img + b * BSZ,
-                                sizeof(img) - b * BSZ < BSZ ? sizeof(img) - b * BSZ : BSZ);
-        }
+        assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
         assert_int_equal(bf_file_close(f), BF_OK);
         bf_space_destroy(sp);
     }

@@ -27,7 +27,7 @@ T_PARENT_FIXTURE("workers")
 
 enum { BS = 8192, NBLK = 64 };
 
-static bf_space *space_with(bf_codec codec, unsigned n,
+static bf_space *space_make(bf_codec codec, int encrypt, unsigned n,
                             void (*run)(void *, void (*)(void *), void *), t_counting *cnt)
 {
     bf_space_options o;
@@ -35,12 +35,29 @@ static bf_space *space_with(bf_codec codec, unsigned n,
     o.temp_dir = parent;
     o.codec = codec;
     o.block_size = BS;
+    o.encrypt = encrypt;
     o.allocator = cnt != NULL ? &cnt->hooks : NULL;
     bf_space *sp;
     char err[256];
-    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
+    int rc = bf_space_create(&o, &sp, err, sizeof(err));
+    if (encrypt && rc == BF_ENOCODEC)
+        return NULL; /* built without libcrypto */
+    assert_int_equal(rc, BF_OK);
     assert_int_equal(bf_space_set_workers(sp, n, run, NULL), BF_OK);
     return sp;
+}
+
+static bf_space *space_with(bf_codec codec, unsigned n,
+                            void (*run)(void *, void (*)(void *), void *), t_counting *cnt)
+{
+    return space_make(codec, 0, n, run, cnt);
+}
+
+/* A sealed space (codec, n workers, run), or NULL when the library has no libcrypto. */
+static bf_space *sealed_space_with(bf_codec codec, unsigned n,
+                                   void (*run)(void *, void (*)(void *), void *))
+{
+    return space_make(codec, 1, n, run, NULL);
 }
 
 static void fill(unsigned char *buf, size_t len, uint64_t seed)
@@ -150,16 +167,9 @@ static void raw_blocks_packed_on_caller(void **state)
         assert_true(tasks_of(sp, (size_t)NBLK * BS + 123, 100) >= NBLK);
         bf_space_destroy(sp);
     }
-    bf_space_options o;
-    bf_space_options_init(&o);
-    o.temp_dir = parent;
-    o.codec = BF_CODEC_NONE;
-    o.block_size = BS;
-    o.encrypt = 1;
-    char err[256];
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
+    sp = sealed_space_with(BF_CODEC_NONE, 2, counting_runner);
+    if (sp == NULL)
         return; /* built without libcrypto */
-    assert_int_equal(bf_space_set_workers(sp, 2, counting_runner, NULL), BF_OK);
     assert_true(tasks_of(sp, (size_t)NBLK * BS + 123, 100) >= NBLK);
     bf_space_destroy(sp);
 }
@@ -170,19 +180,9 @@ static void sealed_on_workers(void **state)
     (void)state;
     if (!bf_codec_available(BF_CODEC_LZ4))
         return;
-    bf_space_options o;
-    bf_space_options_init(&o);
-    o.temp_dir = parent;
-    o.codec = BF_CODEC_LZ4;
-    o.block_size = BS;
-    o.encrypt = 1;
-    bf_space *sp;
-    char err[256];
-    int rc = bf_space_create(&o, &sp, err, sizeof(err));
-    if (rc == BF_ENOCODEC)
+    bf_space *sp = sealed_space_with(BF_CODEC_LZ4, 3, NULL);
+    if (sp == NULL)
         return; /* built without libcrypto */
-    assert_int_equal(rc, BF_OK);
-    assert_int_equal(bf_space_set_workers(sp, 3, NULL, NULL), BF_OK);
     roundtrip(sp, (size_t)NBLK * BS + 9, 300);
     roundtrip(sp, (size_t)NBLK * BS, 2 * BS);
     bf_stats st;
