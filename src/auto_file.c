@@ -254,22 +254,22 @@ void bf_auto_file_loaded(bf_space *sp, uint32_t raw_len, uint64_t ns)
  * delay, when it does, outside the wall clock's span, so that its reading
  * is not counted as the transfer's time.
  */
-int bf_auto_io_begin(bf_space *sp, uint64_t bytes, uint64_t *t0)
+int bf_auto_io_start(bf_space *sp, uint64_t bytes, uint64_t *t0)
 {
-    int timed = sp->autoc != NULL && bf_auto_times_io(sp->autoc, bytes);
+    int timed = bf_auto_times_io(sp->autoc, bytes);
     if (timed)
         bf_devclock_begin(&sp->devclk);
     *t0 = timed ? bf_space_io_now(sp) : 0;
     return timed;
 }
 
-void bf_auto_io_end(bf_space *sp, uint64_t bytes, int timed, uint64_t t0)
+void bf_auto_io_finish(bf_space *sp, uint64_t bytes, int timed, uint64_t t0)
 {
     if (timed) {
         uint64_t t1 = bf_space_io_now(sp);
         bf_devwait w = bf_devclock_end(&sp->devclk, bytes, t1 > t0 ? t1 - t0 : 0);
         bf_auto_wait aw = {w.wait_ns, w.late_ns, w.cpu_ns, w.paused, w.unsure};
         bf_auto_note_transfer(sp->autoc, bytes, t0, t1, &aw);
-    } else if (sp->autoc != NULL)
+    } else
         bf_auto_note_untimed(sp->autoc, bytes);
 }

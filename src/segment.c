@@ -254,9 +254,8 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     memcpy(local, iov, (size_t)iovcnt * sizeof(*iov));
     struct iovec *v = local;
     size_t done = 0;
-    uint64_t t0 = 0;
-    /* Only codec=auto measures transfers: a space without its figures pays no call. */
-    int timed = sp->autoc != NULL && bf_auto_io_begin(sp, total, &t0);
+    uint64_t t0;
+    int timed = bf_auto_io_begin(sp, total, &t0);
     while (done < total) {
         ssize_t w = sp->ios.io.pwritev(sp->ios.io.ctx, seg->fd, v, n, (off_t)(soff + done));
         if (w <= 0) {
@@ -280,8 +279,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
             v->iov_len -= skip;
         }
     }
-    if (sp->autoc != NULL)
-        bf_auto_io_end(sp, total, timed, t0);
+    bf_auto_io_end(sp, total, timed, t0);
     return BF_OK;
 }
 
@@ -294,8 +292,8 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
     if (rc != BF_OK)
         return rc;
     size_t done = 0;
-    uint64_t t0 = 0;
-    int timed = sp->autoc != NULL && bf_auto_io_begin(sp, len, &t0);
+    uint64_t t0;
+    int timed = bf_auto_io_begin(sp, len, &t0);
     while (done < len) {
         ssize_t r = sp->ios.io.pread(sp->ios.io.ctx, seg->fd, (char *)buf + done, len - done,
                                      (off_t)(soff + done));
@@ -312,8 +310,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         }
         done += (size_t)r;
     }
-    if (sp->autoc != NULL)
-        bf_auto_io_end(sp, len, timed, t0);
+    bf_auto_io_end(sp, len, timed, t0);
     return BF_OK;
 }
 
