@@ -1331,7 +1331,16 @@ static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char
         int rc = extent_fetch(f, blkno, stream, seg, off, len, dst, &ext);
         if (rc != BF_OK)
             return rc;
-        rc = f->sealed ? BF_ECORRUPT : bf_extent_check_bare(ext, len, blkno - delta, e->cap, &why);
+        /* From the read-ahead window the check copies as it sums (one pass over the bytes,
+           not two); what failed is in dst then, which a failed load hands to no one
+           (buf_switch leaves the buffer holding no block; bf_file_read's buffer holds
+           garbage on error, as after a pread into it). */
+        if (f->sealed)
+            rc = BF_ECORRUPT;
+        else if (ext != dst)
+            rc = bf_extent_check_bare_copy(dst, ext, len, blkno - delta, e->cap, &why);
+        else
+            rc = bf_extent_check_bare(ext, len, blkno - delta, e->cap, &why);
         if (f->sealed)
             why = "a raw block without a seal in a sealed file";
         if (rc != BF_OK) {
@@ -1340,8 +1349,6 @@ static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char
                            (unsigned long long)blkno,
                            (unsigned long long)(off % sp->segment_size), why);
         }
-        if (ext != dst)
-            memcpy(dst, ext, len);
         memset(dst + len, 0, f->block_size - len);
         COUNT(f, blocks_read, 1);
         bf_space_note_blocks(sp, BF_IO_READ, 1);
