@@ -316,10 +316,12 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
 {
     bf_space *sp = f->seg.space;
     *grow = f->phys_end;
-    if (align > 1
-            ? bf_free_take_aligned(&f->free, bf_file_alloc(f), sp->segment_size, need, align, ch)
-            : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size, need, f->block_size / 8,
-                           ch))
+    /* A spill appending to a file that never freed anything (the common case) has no
+       free space to look through: no call at every block. */
+    if (f->free.n != 0 && (align > 1 ? bf_free_take_aligned(&f->free, bf_file_alloc(f),
+                                                            sp->segment_size, need, align, ch)
+                                     : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size,
+                                                    need, f->block_size / 8, ch)))
         return BF_OK;
     /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
        skipped become one free chunk, and a free chunk must not run past a segment's end
