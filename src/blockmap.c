@@ -33,10 +33,18 @@ static uint32_t dense_cap(uint32_t k)
     return c < BF_MAP_LEAF ? c : BF_MAP_LEAF;
 }
 
-/* A compact leaf of k entries: exactly k while small, then eighth steps. */
+/*
+ * A compact leaf of k entries: 1, 2, 3, 5, 8, 13 or 16 while small, then eighth steps.
+ * Exactly k cost a realloc at every block of a file's first 14 (a sequential file's leaf
+ * turns dense at the 15th): ~116 instructions a block of the spill's common case
+ * (docs/results/none-path-profile.md); these steps make it 5 reallocs before the leaf
+ * turns dense at the 14th block. At most 1.44 times k entries (13 for 9), 26 bytes a
+ * block: within the 31 that buffile.h promises, which powers of two (16 for 9) were not.
+ */
 static uint32_t compact_cap(uint32_t k)
 {
-    return k <= 16 ? k : bf_map_round_cap(k);
+    static const uint8_t small[17] = {0, 1, 2, 3, 5, 5, 8, 8, 8, 13, 13, 13, 13, 13, 16, 16, 16};
+    return k <= 16 ? small[k] : bf_map_round_cap(k);
 }
 
 static uint64_t dense_bytes(uint32_t cap)

@@ -18,6 +18,11 @@ uint32_t bf_crc32c(uint32_t crc, const void *data, size_t len);
    check of a bare block (extent.h), in one call. */
 uint32_t bf_crc32c_le64(uint64_t v, const void *data, size_t len);
 
+/* bf_crc32c_le64 of `src` that also copies its `len` bytes to `dst` (not overlapping it), in
+   the same pass where the implementation can: a block checked as it is copied out of a read
+   buffer reads its bytes once. */
+uint32_t bf_crc32c_le64_copy(uint64_t v, void *dst, const void *src, size_t len);
+
 /* The portable implementation, exposed so tests can compare it with the fast one. */
 uint32_t bf_crc32c_sw(uint32_t crc, const void *data, size_t len);
 
@@ -36,7 +41,9 @@ enum {
     BF_CRC32C_KINDS
 };
 typedef uint32_t (*bf_crc32c_fn)(uint32_t crc, const void *data, size_t len);
+typedef uint32_t (*bf_crc32c_copy_fn)(uint32_t crc, void *dst, const void *src, size_t len);
 bf_crc32c_fn bf_crc32c_impl(int which);
+bf_crc32c_copy_fn bf_crc32c_copy_impl(int which); /* each one's copying form (tests) */
 const char *bf_crc32c_impl_name(int which);
 int bf_crc32c_selected(void);
 

@@ -49,6 +49,9 @@ uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len)
     return bf_crc32c_le64(blkno, data, raw_len);
 }
 
+static const char bare_fails[] = "raw block fails its checksum (damaged, another block's, or "
+                                 "rewritten by a later session of the file)";
+
 int bf_extent_check_bare(const void *data, uint32_t raw_len, uint64_t blkno, uint32_t crc,
                          const char **why)
 {
@@ -56,8 +59,16 @@ int bf_extent_check_bare(const void *data, uint32_t raw_len, uint64_t blkno, uin
         return BF_OK;
     /* No header says which: a flipped bit, another block's bytes, or a slot a later read-write
        session of a named file reused (an older reader's map holds the CRC of what it read). */
-    *why = "raw block fails its checksum (damaged, another block's, or rewritten by a later "
-           "session of the file)";
+    *why = bare_fails;
+    return BF_ECORRUPT;
+}
+
+int bf_extent_check_bare_copy(void *dst, const void *src, uint32_t raw_len, uint64_t blkno,
+                              uint32_t crc, const char **why)
+{
+    if (bf_crc32c_le64_copy(blkno, dst, src, raw_len) == crc)
+        return BF_OK;
+    *why = bare_fails;
     return BF_ECORRUPT;
 }
 

@@ -102,6 +102,13 @@ int bf_extent_check_bare(const void *data, uint32_t raw_len, uint64_t blkno, uin
                          const char **why);
 
 /*
+ * bf_extent_check_bare of `src` that also copies its bytes to `dst` in the same pass. On
+ * BF_ECORRUPT `dst` holds the bytes that failed: the caller must not hand them on.
+ */
+int bf_extent_check_bare_copy(void *dst, const void *src, uint32_t raw_len, uint64_t blkno,
+                              uint32_t crc, const char **why);
+
+/*
  * The CRC-32C an extent's header records, of the header `hdr` (its CRC
  * field counted as 0) and the `payload_len` bytes at `payload`; of a sealed
  * extent's payload only the nonce and the tag, which authenticates the

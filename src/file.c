@@ -316,10 +316,12 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
 {
     bf_space *sp = f->seg.space;
     *grow = f->phys_end;
-    if (align > 1
-            ? bf_free_take_aligned(&f->free, bf_file_alloc(f), sp->segment_size, need, align, ch)
-            : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size, need, f->block_size / 8,
-                           ch))
+    /* A spill appending to a file that never freed anything (the common case) has no
+       free space to look through: no call at every block. */
+    if (f->free.n != 0 && (align > 1 ? bf_free_take_aligned(&f->free, bf_file_alloc(f),
+                                                            sp->segment_size, need, align, ch)
+                                     : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size,
+                                                    need, f->block_size / 8, ch)))
         return BF_OK;
     /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
        skipped become one free chunk, and a free chunk must not run past a segment's end
@@ -1331,7 +1333,16 @@ static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char
         int rc = extent_fetch(f, blkno, stream, seg, off, len, dst, &ext);
         if (rc != BF_OK)
             return rc;
-        rc = f->sealed ? BF_ECORRUPT : bf_extent_check_bare(ext, len, blkno - delta, e->cap, &why);
+        /* From the read-ahead window the check copies as it sums (one pass over the bytes,
+           not two); what failed is in dst then, which a failed load hands to no one
+           (buf_switch leaves the buffer holding no block; bf_file_read's buffer holds
+           garbage on error, as after a pread into it). */
+        if (f->sealed)
+            rc = BF_ECORRUPT;
+        else if (ext != dst)
+            rc = bf_extent_check_bare_copy(dst, ext, len, blkno - delta, e->cap, &why);
+        else
+            rc = bf_extent_check_bare(ext, len, blkno - delta, e->cap, &why);
         if (f->sealed)
             why = "a raw block without a seal in a sealed file";
         if (rc != BF_OK) {
@@ -1340,8 +1351,6 @@ static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char
                            (unsigned long long)blkno,
                            (unsigned long long)(off % sp->segment_size), why);
         }
-        if (ext != dst)
-            memcpy(dst, ext, len);
         memset(dst + len, 0, f->block_size - len);
         COUNT(f, blocks_read, 1);
         bf_space_note_blocks(sp, BF_IO_READ, 1);

@@ -71,6 +71,28 @@ static void test_grow_and_shrink(void **state)
     assert_int_equal(cnt.live_bytes, 0);
 }
 
+/*
+ * A file's first blocks appended one at a time (a spill's common case) allocate a few
+ * times, not once a block: the compact leaf grows in steps, and the map stays within its
+ * bound at every size.
+ */
+static void test_append_allocates_in_steps(void **state)
+{
+    (void)state;
+    t_counting cnt;
+    t_counting_init(&cnt);
+    bf_blockmap m = {0};
+    for (uint32_t b = 0; b < 16; b++) {
+        set(&m, &cnt.hooks, b, (uint64_t)b * 8192);
+        assert_bounded(&m, &cnt);
+    }
+    if (cnt.calls > 8)
+        fail_msg("%llu allocator calls for a map's first 16 blocks appended",
+                 (unsigned long long)cnt.calls);
+    bf_map_free(&m, &cnt.hooks);
+    assert_int_equal(cnt.live_bytes, 0);
+}
+
 static void test_sparse(void **state)
 {
     (void)state;
@@ -281,6 +303,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow_and_shrink),
+        cmocka_unit_test(test_append_allocates_in_steps),
         cmocka_unit_test(test_sparse),
         cmocka_unit_test(test_strides),
         cmocka_unit_test(test_failed_growth),

@@ -369,6 +369,49 @@ static void test_wrong_block(void **state)
     t_image_free(&img);
 }
 
+/*
+ * A bare block read sequentially through the stream comes out of the read-ahead window,
+ * checked as it is copied into the file's buffer: a damaged one fails that read and every
+ * read of it after (the bytes copied are not kept as the block), the blocks before it read
+ * back, and once the damage is undone and the window dropped, the whole file does.
+ */
+static void test_stream_flip_in_window(void **state)
+{
+    (void)state;
+    enum { N = 16, BAD = 7, STEP = BS / 4 };
+    bf_space *sp = space_with(BF_CODEC_NONE, BF_SEGMENT_SIZE_DEFAULT);
+    t_image img = {0};
+    bf_file *f = filled(sp, N, T_DATA_RANDOM, 61, &img);
+    where w = locate(f, BAD);
+    assert_int_equal(w.len, BS);
+    xor_byte(w.path, w.off + BS / 2, 0x10);
+    unsigned char got[STEP];
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    for (uint64_t at = 0; at < (uint64_t)BAD * BS; at += STEP) {
+        assert_int_equal(bf_file_read(f, got, STEP), STEP);
+        assert_memory_equal(got, img.d + at, STEP);
+    }
+    /* The damaged block is in the window the pass read ahead at block 6 (blocks 6..9): the
+       path under test. */
+    const bf_map_entry *e = bf_map_get(&f->map, BAD);
+    assert_non_null(bf_seg_cached(&f->seg, e->off, BS));
+    for (int again = 0; again < 2; again++) {
+        assert_int_equal(bf_file_seek(f, (int64_t)BAD * BS, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, STEP), BF_ECORRUPT);
+        assert_msg_names(sp, w.path);
+    }
+    xor_byte(w.path, w.off + BS / 2, 0x10);
+    unsigned char *all = malloc((size_t)N * BS);
+    assert_non_null(all);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, all, (size_t)N * BS), (int64_t)N * BS);
+    assert_memory_equal(all, img.d, (size_t)N * BS);
+    free(all);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    t_image_free(&img);
+}
+
 static void test_deleted_segment(void **state)
 {
     (void)state;
@@ -514,7 +557,7 @@ int main(void)
         cmocka_unit_test(test_header_flips),   cmocka_unit_test(test_payload_flips),
         cmocka_unit_test(test_forged_extents), cmocka_unit_test(test_truncated_segment),
         cmocka_unit_test(test_wrong_block),    cmocka_unit_test(test_deleted_segment),
-        cmocka_unit_test(test_fuzz_flips),
+        cmocka_unit_test(test_fuzz_flips),     cmocka_unit_test(test_stream_flip_in_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,8 @@
  * implementation this machine runs (bf_crc32c_impl: the crc32 instruction's
  * chains, PCLMULQDQ and VPCLMULQDQ folding) against the portable table at
  * every length to 1100, the folding paths' boundaries, every alignment to
- * 63, random initial CRCs, and chained calls.
+ * 63, random initial CRCs, and chained calls; the copying forms
+ * (bf_crc32c_copy_impl) likewise, and that they copy exactly.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -275,6 +276,55 @@ static void test_le64_prefix(void **state)
     }
 }
 
+/*
+ * The copying forms: each implementation's sums like the table and copies exactly its
+ * bytes (every length to 1100 and the folding boundaries up to an 8 KiB block and past it,
+ * source and destination at different alignments), writing nothing before or after them;
+ * bf_crc32c_le64_copy is bf_crc32c_le64 plus the copy.
+ */
+static void test_copy_sums_and_copies(void **state)
+{
+    (void)state;
+    enum { N = 9000, PAD = 80 };
+    unsigned char *src = malloc(N + MAX_ALIGN), *dst = malloc(N + MAX_ALIGN + 2 * PAD);
+    assert_non_null(src);
+    assert_non_null(dst);
+    t_rng r = {4242};
+    t_fill(&r, T_DATA_RANDOM, src, N + MAX_ALIGN);
+    static const size_t big[] = {1023, 1024, 1025, 4096, 8191, 8192, 8193, 8224, N - 1};
+    for (size_t i = 0; i <= 1100 + sizeof(big) / sizeof(big[0]); i++) {
+        size_t len = i <= 1100 ? i : big[i - 1101];
+        size_t sa = t_below(&r, MAX_ALIGN), da = t_below(&r, MAX_ALIGN);
+        uint32_t init = (uint32_t)t_next(&r);
+        uint32_t want = bf_crc32c_sw(init, src + sa, len);
+        for (int w = 0; w < BF_CRC32C_KINDS; w++) {
+            bf_crc32c_copy_fn fn = bf_crc32c_copy_impl(w);
+            if (!fn)
+                continue;
+            memset(dst, 0xa5, N + MAX_ALIGN + 2 * PAD);
+            unsigned char *d = dst + PAD + da;
+            uint32_t got = fn(init, d, src + sa, len);
+            if (got != want || memcmp(d, src + sa, len) != 0)
+                fail_msg("%s copying: length %zu, source alignment %zu, destination %zu: "
+                         "%08x, table %08x, bytes %s",
+                         bf_crc32c_impl_name(w), len, sa, da, (unsigned)got, (unsigned)want,
+                         memcmp(d, src + sa, len) == 0 ? "equal" : "differ");
+            for (size_t k = 0; k < PAD + da; k++)
+                assert_int_equal(dst[k], 0xa5);
+            for (size_t k = PAD + da + len; k < N + MAX_ALIGN + 2 * PAD; k++)
+                assert_int_equal(dst[k], 0xa5);
+        }
+        memset(dst, 0, len);
+        assert_int_equal(bf_crc32c_le64_copy(i, dst, src + sa, len),
+                         bf_crc32c_le64(i, src + sa, len));
+        assert_memory_equal(dst, src + sa, len);
+    }
+    assert_null(bf_crc32c_copy_impl(-1));
+    assert_null(bf_crc32c_copy_impl(BF_CRC32C_KINDS));
+    free(src);
+    free(dst);
+}
+
 /* The table itself against the bitwise definition (the reference of every test above). */
 static void test_table_is_crc32c(void **state)
 {
@@ -303,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_chaining),
         cmocka_unit_test(test_incremental),
         cmocka_unit_test(test_le64_prefix),
+        cmocka_unit_test(test_copy_sums_and_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""cells.py DIR TAG...: per 8 KiB block written and read (3 runs x 16 MiB = 6,144 blocks) from
+"""cells.py [--conf=CONFIG] DIR TAG...: per 8 KiB block written and read (3 runs x 16 MiB = 6,144 blocks) from
 DIR/cg.TAG.CONF.FILES.TUPLE.out (cells.sh): instructions, those less CRC-32C (the inclusive
-cost of bf_crc32c_le64 and bf_crc32c), D1 and LL misses (reads + writes), stock (tag `base`)
-against `none` under each TAG; a markdown table."""
+cost of bf_crc32c_le64, bf_crc32c and bf_crc32c_le64_copy, which copies too), D1 and LL misses (reads + writes), stock (tag `base`)
+against `none` (or CONFIG: auto, ...) under each TAG; a markdown table."""
 import os, re, subprocess, sys
 
 BLOCKS = 3 * 16 * 1024 * 1024 / 8192
@@ -25,16 +25,20 @@ def load(d, tag, conf, f, t):
     txt = subprocess.run(['callgrind_annotate', '--inclusive=yes', '--show=Ir', '--threshold=100',
                           '--auto=no', p], capture_output=True, text=True).stdout
     for line in txt.splitlines():
-        m = re.match(r'^\s*([\d,]+)\s+\([ \d.]+%\)\s+\S*crc32c\.c:(bf_crc32c_le64|bf_crc32c) ', line)
+        m = re.match(r'^\s*([\d,]+)\s+\([ \d.]+%\)\s+\S*crc32c\.c:(bf_crc32c_le64_copy|bf_crc32c_le64|bf_crc32c) ', line)
         if m:
             crc += int(m.group(1).replace(',', ''))
     return (c['Ir'] / BLOCKS, (c['Ir'] - crc) / BLOCKS, (c['D1mr'] + c['D1mw']) / BLOCKS,
             (c['DLmr'] + c['DLmw']) / BLOCKS)
 
 
-d, tags = sys.argv[1], sys.argv[2:]
+args = sys.argv[1:]
+conf = 'none'
+if args and args[0].startswith('--conf='):
+    conf = args.pop(0)[len('--conf='):]
+d, tags = args[0], args[1:]
 print('| files | tuple | stock: instr / D1 miss / LL miss | ' +
-      ' | '.join('none %s: instr (less CRC) / D1 / LL' % t for t in tags) + ' |')
+      ' | '.join('%s %s: instr (less CRC) / D1 / LL' % (conf, t) for t in tags) + ' |')
 print('|---:|---:|---|' + '---|' * len(tags))
 for f in (8, 32, 256):
     for t in (40, 100, 1000):
@@ -43,6 +47,6 @@ for f in (8, 32, 256):
             continue
         row = ['%d' % f, '%d' % t, '%.0f / %.0f / %.1f' % (s[0], s[2], s[3])]
         for tag in tags:
-            n = load(d, tag, 'none', f, t)
+            n = load(d, tag, conf, f, t)
             row.append('%.0f (%.0f) / %.0f / %.1f' % (n[0], n[1], n[2], n[3]) if n else '-')
         print('| ' + ' | '.join(row) + ' |')
