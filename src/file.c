@@ -850,11 +850,39 @@ static void jobs_harvest(bf_space *sp, const bf_file *except)
     }
 }
 
-/* At a call of `f` that stores a block: its own finished slots (its failures), then others'. */
+/*
+ * Whether `f`'s done slots are to be committed now, at a call of `f` that
+ * stores a block (jobs_poll: its own, then others') or loads one through
+ * the stream (block_load): once half the slots its block size may use are
+ * taken, or to report a failure (a slot of `f` done with one, or whose
+ * write failed), so that it is this call's. Committed at every block, a
+ * file written block after block (SQLite's sorter, which also reads back
+ * between its writes) had one done slot each time, and each went out with
+ * a write of its own, where jobs_commit_batch writes a run of them with
+ * one; and the harvest of others' slots scanned every slot for each (issue
+ * 49: ~1% of the spilling thread's samples with one worker, in oldest_job
+ * and jobs_harvest). Half the window still leaves the workers the other
+ * half to pack while these wait.
+ */
+static int jobs_due(bf_file *f)
+{
+    bf_space *sp = f->seg.space;
+    bf_workers *w = sp->workers;
+    if (w == NULL || sp->njobs[0] == 0)
+        return 0;
+    int due = sp->njobs[0] + sp->njobs[1] >= bf_workers_window(w, f->block_size) / 2;
+    for (uint32_t i = 0; !due && i < bf_workers_nslots(w); i++) {
+        const bf_job *j = bf_workers_slot(w, i);
+        due = j->owner == f && !read_job(j) &&
+              (j->stuck || (bf_workers_state(w, j) == BF_JOB_DONE && j->rc != BF_OK));
+    }
+    return due;
+}
+
 static int jobs_poll(bf_file *f)
 {
     bf_space *sp = f->seg.space;
-    if (sp->workers == NULL)
+    if (!jobs_due(f))
         return BF_OK;
     int rc = jobs_settle(f, 0);
     if (rc == BF_OK)
@@ -1539,9 +1567,10 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
        at every block (issue 49: ~110,000 waits of ~20 us spinning in a CREATE INDEX of 10M
        rows). Blocks read into the read-ahead buffer while a newer copy is on a worker are
        harmless: a block's load commits its copies first (the map then points elsewhere, or
-       the write over the window drops it). What is done is committed without waiting, so
-       a worker's failure is still reported at the file's next load. */
-    int rc = stream ? jobs_settle(f, 0) : BF_OK;
+       the write over the window drops it). What is done is committed without waiting when
+       jobs_due says so (half the window taken, or a failure to report: a worker's failure is
+       still reported at the file's next load), several blocks with one write. */
+    int rc = stream && jobs_due(f) ? jobs_settle(f, 0) : BF_OK;
     if (rc == BF_OK)
         rc = jobs_settle_range(f, blkno, stream ? blkno + RA_DEPTH : blkno);
     if (rc != BF_OK || !stream || sp->workers == NULL)
