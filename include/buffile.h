@@ -410,9 +410,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * raw and unsealed (codec none, or auto choosing none) is checksummed on
  * the caller's thread as without workers: cheaper than handing it over. The
  * write and the map's update stay on the caller's thread: a block handed
- * over is written at the file's next call that stores or loads a block,
- * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
- * slot is needed. Blocks of sealed files are sealed on the workers too
+ * over is written at a call of the file that stores or loads a block once
+ * half of the slots are taken (a file's blocks in a row with one write),
+ * at bf_file_flush, bf_file_truncate, the statistics calls, a load of that
+ * block, or when its slot is needed. Blocks of sealed files are sealed on the workers too
  * (each slot with a sealer of its own: a clone of the space's, its own
  * nonces); blocks of caller codecs are packed on the caller's thread. A block counts in the
  * physical figures (and the temp limit) once it is written: the stats

@@ -637,9 +637,122 @@ static int job_commit(bf_file *f, bf_job *j)
     return rc;
 }
 
+/* At most this many of a file's slots are written with one pwritev (jobs_commit_batch). */
+#define COMMIT_BATCH 16u
+
+/*
+ * `f`'s oldest slots holding blocks to store that are done, oldest first,
+ * into js (at most COMMIT_BATCH): the leading run of the file's order, up
+ * to its first slot not done. Their count.
+ */
+static uint32_t jobs_done_run(bf_file *f, bf_job **js)
+{
+    bf_workers *w = f->seg.space->workers;
+    bf_job *all[COMMIT_BATCH];
+    uint32_t n = 0;
+    /* The COMMIT_BATCH oldest of the file's slots, by insertion (a window holds 16 a worker). */
+    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner != f || read_job(j))
+            continue;
+        uint32_t at = n;
+        while (at > 0 && all[at - 1]->seq > j->seq)
+            at--;
+        if (at == COMMIT_BATCH)
+            continue;
+        uint32_t last = n < COMMIT_BATCH ? n : COMMIT_BATCH - 1;
+        memmove(all + at + 1, all + at, (last - at) * sizeof(*all));
+        all[at] = j;
+        n += n < COMMIT_BATCH;
+    }
+    uint32_t k = 0;
+    while (k < n && bf_workers_state(w, all[k]) == BF_JOB_DONE) {
+        js[k] = all[k];
+        k++;
+    }
+    return k;
+}
+
+/*
+ * Write `f`'s oldest slots js[0..n-1] (done, in the file's order) with one
+ * pwritev, back to back at the physical end, and commit them: how many
+ * were (0: the batch does not apply to even two of them, nothing was done;
+ * the caller commits one at a time), or a failure of the write (the first
+ * slot is then stuck, as its own write's failure would leave it). One
+ * write per block cost the caller a system call per extent (a few KiB
+ * with lz4), and ext4 zeroes the rest of each new page that a write covers
+ * in part (issue 49: SQLite's sorter writes its runs one 4 KiB block after
+ * another into one file). The batch takes only the extents that the
+ * one-at-a-time path would place the same way: blocks in a row that are
+ * packed, never stored before (a rewrite frees its old extent, which a
+ * later one could take) and need no alignment, while no free chunk could
+ * hold any of them and they fit in the end's segment, within the temp
+ * limit and the budget; so the bytes on disk are the same either way.
+ */
+static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
+{
+    bf_space *sp = f->seg.space;
+    uint64_t off = f->phys_end, end = off;
+    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    uint32_t k = 0, min_len = UINT32_MAX;
+    for (; k < n; k++) {
+        const bf_job *j = js[k];
+        uint64_t b = js[0]->blkno + k;
+        if (j->rc != BF_OK || j->blkno != b || bare_align(&j->info) != 1 ||
+            (b < f->map.n && bf_map_used(bf_map_get(&f->map, b))) ||
+            end + j->info.disk_len > seg_end)
+            break;
+        end += j->info.disk_len;
+        if (j->info.disk_len < min_len)
+            min_len = j->info.disk_len;
+    }
+    if (k < 2 || (f->free.n != 0 && f->free.c[f->free.n - 1].cap >= min_len) ||
+        (f->counted && sp->temp_limit != 0 && sp->physical_now + (end - off) > sp->temp_limit))
+        return 0;
+    /* The budget's refusal is said by the one-at-a-time path, block by block. */
+    if (f->counted && sp->budget != NULL && bf_budget_reserve(sp, end - off, "write", NULL) != BF_OK)
+        return 0;
+    uint32_t old_n;
+    int rc = map_room(f, js[0]->blkno, k, &old_n);
+    if (rc != BF_OK) {
+        bf_budget_sync(sp);
+        return 0; /* one at a time: it says so for the block that needs the room */
+    }
+    struct iovec iov[2 * COMMIT_BATCH];
+    int iovcnt = 0;
+    for (uint32_t i = 0; i < k; i++)
+        for (int v = 0; v < js[i]->iovcnt; v++)
+            iov[iovcnt++] = js[i]->iov[v];
+    rc = bf_seg_write(&f->seg, off, iov, iovcnt, end - off);
+    if (rc != BF_OK) {
+        bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+        map_unroom(f, js[0]->blkno, k, old_n);
+        bf_budget_sync(sp);
+        js[0]->stuck = 1;
+        return rc;
+    }
+    physical_set(f, end);
+    for (uint32_t i = 0; i < k; i++) {
+        bf_job *j = js[i];
+        if (!j->noted) { /* as job_commit */
+            j->noted = 1;
+            if (j->ops->id != BF_CODEC_NONE)
+                COUNT(f, compress_ns, j->info.codec_ns);
+            if (f->fauto.on)
+                bf_auto_file_packed(sp, &f->fauto, j->ops->id, &j->info);
+        }
+        block_commit(f, j->blkno, off, j->info.disk_len, &j->info);
+        off += j->info.disk_len;
+        j->stuck = 0;
+        job_free(sp->workers, j);
+    }
+    return (int)k;
+}
+
 /*
  * Commit `f`'s slots, oldest first, while they are done (`wait`: waiting
- * for each); the first failure is returned, its slot kept.
+ * for each), several with one write where they allow it
+ * (jobs_commit_batch); the first failure is returned, its slot kept.
  */
 static int jobs_settle(bf_file *f, int wait)
 {
@@ -653,7 +766,14 @@ static int jobs_settle(bf_file *f, int wait)
                 return BF_OK;
             bf_workers_wait(w, j);
         }
-        int rc = job_commit(f, j);
+        bf_job *js[COMMIT_BATCH];
+        uint32_t n = jobs_done_run(f, js);
+        int rc = n >= 2 ? jobs_commit_batch(f, js, n) : 0;
+        if (rc < 0)
+            return rc;
+        if (rc > 0)
+            continue;
+        rc = job_commit(f, j);
         if (rc != BF_OK)
             return rc;
     }
@@ -724,16 +844,47 @@ static void jobs_harvest(bf_space *sp, const bf_file *except)
             if (f == NULL || f == except || read_job(j) || j->stuck ||
                 bf_workers_state(w, j) != BF_JOB_DONE || j->rc != BF_OK || oldest_job(f) != j)
                 continue;
-            progress |= job_commit(f, j) == BF_OK;
+            bf_job *js[COMMIT_BATCH];
+            uint32_t n = jobs_done_run(f, js);
+            int rc = n >= 2 ? jobs_commit_batch(f, js, n) : 0;
+            progress |= rc > 0 || (rc == 0 && job_commit(f, j) == BF_OK);
         }
     }
 }
 
-/* At a call of `f` that stores a block: its own finished slots (its failures), then others'. */
+/*
+ * Whether `f`'s done slots are to be committed now, at a call of `f` that
+ * stores a block (jobs_poll: its own, then others') or loads one through
+ * the stream (block_load): once half the slots its block size may use are
+ * taken, or to report a failure (a slot of `f` done with one, or whose
+ * write failed), so that it is this call's. Committed at every block, a
+ * file written block after block (SQLite's sorter, which also reads back
+ * between its writes) had one done slot each time, and each went out with
+ * a write of its own, where jobs_commit_batch writes a run of them with
+ * one; and the harvest of others' slots scanned every slot for each (issue
+ * 49: ~1% of the spilling thread's samples with one worker, in oldest_job
+ * and jobs_harvest). Half the window still leaves the workers the other
+ * half to pack while these wait.
+ */
+static int jobs_due(bf_file *f)
+{
+    bf_space *sp = f->seg.space;
+    bf_workers *w = sp->workers;
+    if (w == NULL || sp->njobs[0] == 0)
+        return 0;
+    int due = sp->njobs[0] + sp->njobs[1] >= bf_workers_window(w, f->block_size) / 2;
+    for (uint32_t i = 0; !due && i < bf_workers_nslots(w); i++) {
+        const bf_job *j = bf_workers_slot(w, i);
+        due = j->owner == f && !read_job(j) &&
+              (j->stuck || (bf_workers_state(w, j) == BF_JOB_DONE && j->rc != BF_OK));
+    }
+    return due;
+}
+
 static int jobs_poll(bf_file *f)
 {
     bf_space *sp = f->seg.space;
-    if (sp->workers == NULL)
+    if (!jobs_due(f))
         return BF_OK;
     int rc = jobs_settle(f, 0);
     if (rc == BF_OK)
@@ -1425,9 +1576,10 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
        at every block (issue 49: ~110,000 waits of ~20 us spinning in a CREATE INDEX of 10M
        rows). Blocks read into the read-ahead buffer while a newer copy is on a worker are
        harmless: a block's load commits its copies first (the map then points elsewhere, or
-       the write over the window drops it). What is done is committed without waiting, so
-       a worker's failure is still reported at the file's next load. */
-    int rc = stream ? jobs_settle(f, 0) : BF_OK;
+       the write over the window drops it). What is done is committed without waiting when
+       jobs_due says so (half the window taken, or a failure to report: a worker's failure is
+       still reported at the file's next load), several blocks with one write. */
+    int rc = stream && jobs_due(f) ? jobs_settle(f, 0) : BF_OK;
     if (rc == BF_OK)
         rc = jobs_settle_range(f, blkno, stream ? blkno + RA_DEPTH : blkno);
     if (rc != BF_OK || !stream || sp->workers == NULL)

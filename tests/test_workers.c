@@ -464,6 +464,87 @@ static void commit_at_limit(void **state)
     free(got);
 }
 
+/*
+ * A file's blocks done on a worker by the time they are committed go out
+ * several with one write, back to back as without workers (where whole
+ * blocks written from the caller's memory go out with one write too): the
+ * same number of writes and physical bytes, every byte read back. The
+ * inline runner makes each block done as it is handed over. Text: every
+ * block compresses, so no bare block is aligned apart.
+ */
+static void done_blocks_written_together(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_LZ4))
+        return; /* none's blocks are not handed over */
+    enum { N = 12 };
+    size_t len = (size_t)N * BS;
+    unsigned char *data = malloc(len), *got = malloc(len);
+    t_rng r = {31};
+    t_fill(&r, T_DATA_TEXT, data, len);
+    uint64_t writes[2], phys[2], logical;
+    for (int k = 0; k < 2; k++) {
+        bf_space *sp = space_with(BF_CODEC_LZ4, k, k ? t_runner_inline : NULL, NULL);
+        t_faults flt = {0};
+        bf_io io = t_fault_io(&flt);
+        bf_space_set_io(sp, &io);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        assert_int_equal(bf_file_write(f, data, len), BF_OK); /* whole blocks, one call */
+        assert_int_equal(bf_file_flush(f), BF_OK);
+        writes[k] = flt.writes;
+        bf_file_written(f, &logical, &phys[k]);
+        assert_int_equal(logical, len);
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+        assert_memory_equal(got, data, len);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+    }
+    assert_true(phys[0] < len); /* compressed: the extents are not a block each */
+    assert_int_equal(phys[1], phys[0]);
+    assert_int_equal(writes[0], 1);
+    assert_int_equal(writes[1], 1); /* one a block before the batch */
+    free(data);
+    free(got);
+}
+
+/*
+ * A file written a little at a time (a block stored every few calls): its
+ * done blocks wait until half its slots are taken, then go out together,
+ * not with a write each at the next call; a block done with a failure is
+ * still reported by the next call that stores a block (worker_fails).
+ */
+static void done_blocks_wait_for_half_the_window(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_LZ4))
+        return; /* none's blocks are not handed over */
+    bf_space *sp = space_with(BF_CODEC_LZ4, 1, t_runner_inline, NULL);
+    t_faults flt = {0};
+    bf_io io = t_fault_io(&flt);
+    bf_space_set_io(sp, &io);
+    uint32_t window = bf_workers_window(sp->workers, BS);
+    size_t len = (size_t)(2 * window) * BS;
+    unsigned char *data = malloc(len), *got = malloc(len);
+    t_rng r = {32};
+    t_fill(&r, T_DATA_TEXT, data, len);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    for (size_t off = 0; off < len; off += 1000)
+        assert_int_equal(bf_file_write(f, data + off, off + 1000 > len ? len - off : 1000), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    /* 2 x window blocks: a write for each half window, not for each block */
+    assert_true(flt.writes <= 5);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+    assert_memory_equal(got, data, len);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(data);
+    free(got);
+}
+
 /* The caller's allocator hooks, wrapped: any call from another thread than the test's. */
 static pthread_t main_thread;
 static _Atomic int off_thread;
@@ -694,12 +775,20 @@ static void truncate_drops_a_copy_of_the_buffered_block(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(roundtrip_codecs),  cmocka_unit_test(runner),
-        cmocka_unit_test(sealed_on_workers), cmocka_unit_test(rewrites_in_order),
-        cmocka_unit_test(memory_counted),    cmocka_unit_test(set_rules),
-        cmocka_unit_test(worker_fails),      cmocka_unit_test(commit_write_fails),
-        cmocka_unit_test(commit_at_limit),   cmocka_unit_test(hooks_on_caller_thread),
-        cmocka_unit_test(close_in_flight),   cmocka_unit_test(slots_bounded_by_bytes),
+        cmocka_unit_test(roundtrip_codecs),
+        cmocka_unit_test(runner),
+        cmocka_unit_test(sealed_on_workers),
+        cmocka_unit_test(rewrites_in_order),
+        cmocka_unit_test(memory_counted),
+        cmocka_unit_test(set_rules),
+        cmocka_unit_test(worker_fails),
+        cmocka_unit_test(commit_write_fails),
+        cmocka_unit_test(commit_at_limit),
+        cmocka_unit_test(done_blocks_written_together),
+        cmocka_unit_test(done_blocks_wait_for_half_the_window),
+        cmocka_unit_test(hooks_on_caller_thread),
+        cmocka_unit_test(close_in_flight),
+        cmocka_unit_test(slots_bounded_by_bytes),
         cmocka_unit_test(read_waits_only_for_its_blocks),
         cmocka_unit_test(truncate_drops_a_copy_of_the_buffered_block),
         cmocka_unit_test(raw_blocks_packed_on_caller),
