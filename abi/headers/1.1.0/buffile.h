@@ -598,10 +598,13 @@ BF_API int64_t bf_file_read(bf_file *file, void *buf, size_t len);
  *
  * A window never does I/O and never fails: 0 bytes (and NULL) when there
  * is none, and then bf_file_write/bf_file_read, which load or switch the
- * block, make the next one. A window holds until the next call of any
- * kind on the file (an advance included): the pointer may not be used
- * after it, and the bytes of a write window not covered by its advance
- * are dropped.
+ * block, make the next one. A window holds until the next call on the
+ * file (an advance included) other than the accessors of what a window
+ * does not change (bf_file_path, bf_file_space, bf_file_block_size,
+ * bf_file_codec, bf_file_level): the pointer may not be used after it, and
+ * the bytes of a write window not covered by its advance are dropped.
+ * bf_file_tell, bf_file_size and the statistics do not count bytes copied
+ * through a window before its advance.
  *
  * Write window: only at the end of the data (position == size, a file not
  * read-only) within the buffered block: `*ptr` and up to the block's end.
