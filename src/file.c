@@ -1,10 +1,12 @@
 /*
  * file.c - the logical stream: position, one block buffer, block I/O.
  * Implements: bf_file_create, bf_file_options_init_sized, bf_file_write,
- * bf_file_read, bf_file_seek, bf_file_tell, bf_file_size, bf_file_flush,
- * bf_file_truncate, the block API (bf_file_seek_block, bf_file_read_block,
- * bf_file_write_block, bf_file_discard_block), bf_file_release_buffer, the
- * accessors (bf_file_block_size, bf_file_codec, bf_file_level,
+ * bf_file_read, the windows (bf_file_write_window, bf_file_write_advance,
+ * bf_file_read_window, bf_file_read_advance), bf_file_seek, bf_file_tell,
+ * bf_file_size, bf_file_flush, bf_file_truncate, the block API
+ * (bf_file_seek_block, bf_file_read_block, bf_file_write_block,
+ * bf_file_discard_block), bf_file_release_buffer, the accessors
+ * (bf_file_block_size, bf_file_codec, bf_file_level,
  * bf_file_space, bf_file_path) and its figures (bf_file_stats_sized,
  * bf_file_written, bf_file_memory) (buffile.h); file.h.
  *
@@ -2048,6 +2050,69 @@ __attribute__((noinline)) static int64_t read_blocks(bf_file *f, void *data, siz
     }
     COUNT(f, logical_read, done);
     return (int64_t)done;
+}
+
+/*
+ * Windows (buffile.h): the fast cases of bf_file_write and bf_file_read
+ * handed to the caller, who copies many small pieces itself and settles
+ * them in one call. A write window is offered only at the end of the data
+ * (position == size), so what the caller puts into it lies past the size
+ * until it is advanced: the buffer is marked buf_lazy there, whose bytes
+ * past the size nothing reads before buf_settle zeroes them, so bytes put
+ * in and never advanced are no write. The advances check the window again
+ * (one test per window, not per piece) and do what the fast cases do.
+ */
+size_t bf_file_write_window(bf_file *f, void **ptr)
+{
+    uint32_t off;
+    if (!in_buffer(f, 1, &off) || f->readonly || f->buf_rmw || f->pos != f->size) {
+        *ptr = NULL;
+        return 0;
+    }
+    f->buf_lazy = 1; /* the bytes past the size are the caller's until advanced */
+    *ptr = f->buf + off;
+    return f->block_size - off;
+}
+
+int bf_file_write_advance(bf_file *f, size_t n)
+{
+    uint32_t off;
+    if (n == 0)
+        return BF_OK;
+    if (!in_buffer(f, n, &off) || f->readonly || f->buf_rmw || f->pos != f->size)
+        return bf_fail(f->seg.space, BF_EINVAL, "write", NULL, 0,
+                       "advance of %zu bytes beyond the write window", n);
+    bf_file_modified(f);
+    f->buf_dirty = 1;
+    f->pos += n;
+    logical_append(f, f->pos);
+    COUNT(f, logical_written, n);
+    return BF_OK;
+}
+
+size_t bf_file_read_window(bf_file *f, const void **ptr)
+{
+    uint32_t off;
+    if (!in_buffer(f, 1, &off) || f->pos >= f->size) {
+        *ptr = NULL;
+        return 0;
+    }
+    *ptr = f->buf + off;
+    uint64_t left = f->size - f->pos;
+    return left < f->block_size - off ? (size_t)left : f->block_size - off;
+}
+
+int bf_file_read_advance(bf_file *f, size_t n)
+{
+    uint32_t off;
+    if (n == 0)
+        return BF_OK;
+    if (!in_buffer(f, n, &off) || f->pos >= f->size || n > f->size - f->pos)
+        return bf_fail(f->seg.space, BF_EINVAL, "read", NULL, 0,
+                       "advance of %zu bytes beyond the read window", n);
+    f->pos += n;
+    COUNT(f, logical_read, n);
+    return BF_OK;
 }
 
 int bf_file_seek(bf_file *f, int64_t offset, int whence)

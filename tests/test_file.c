@@ -204,6 +204,149 @@ static void test_new_block_past_size_reads_zeros(void **state)
     bf_space_destroy(sp);
 }
 
+/*
+ * Windows (buffile.h) as a hash join uses them through pg_buffile: pieces
+ * of 4 bytes and of varying lengths copied in place while they fit, the
+ * rest through bf_file_write, read back the same way; the bytes, the size
+ * and bf_stats' logical counts are those of the plain calls.
+ */
+static void test_windows_carry_small_pieces(void **state)
+{
+    (void)state;
+    enum { BS = 4096, PIECES = 4000 };
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BS, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    static unsigned char want[PIECES * 104], got[104];
+    size_t total = 0, in_window = 0;
+    unsigned char *w = NULL;
+    size_t room = 0, used = 0;
+    for (int i = 0; i < PIECES; i++) {
+        size_t len = i % 2 == 0 ? 4 : 40 + (size_t)(i * 7919) % 61;
+        for (size_t k = 0; k < len; k++)
+            want[total + k] = (unsigned char)(i + k * 13);
+        if (len <= room - used) {
+            memcpy(w + used, want + total, len);
+            used += len;
+            in_window += len;
+        } else {
+            assert_int_equal(bf_file_write_advance(f, used), BF_OK);
+            assert_int_equal(bf_file_write(f, want + total, len), BF_OK);
+            void *p;
+            room = bf_file_write_window(f, &p);
+            w = p;
+            used = 0;
+        }
+        total += len;
+    }
+    assert_int_equal(bf_file_write_advance(f, used), BF_OK);
+    assert_true(in_window > total / 2); /* most bytes went through windows */
+    assert_int_equal(bf_file_size(f), total);
+    assert_int_equal(bf_file_tell(f), total);
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_int_equal(st.logical_written, total);
+
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    const unsigned char *r = NULL;
+    room = used = 0;
+    size_t at = 0;
+    for (int i = 0; i < PIECES; i++) {
+        size_t len = i % 2 == 0 ? 4 : 40 + (size_t)(i * 7919) % 61;
+        if (len <= room - used) {
+            memcpy(got, r + used, len);
+            used += len;
+        } else {
+            assert_int_equal(bf_file_read_advance(f, used), BF_OK);
+            assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+            const void *p;
+            room = bf_file_read_window(f, &p);
+            r = p;
+            used = 0;
+        }
+        assert_memory_equal(got, want + at, len);
+        at += len;
+    }
+    assert_int_equal(bf_file_read_advance(f, used), BF_OK);
+    assert_int_equal(bf_file_tell(f), total);
+    bf_file_stats(f, &st);
+    assert_int_equal(st.logical_read, total);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
+ * The windows' failure contract: no window where none is offered (no
+ * buffered block, a position below the size), an advance past the window
+ * fails with BF_EINVAL and changes nothing, and bytes put into a write
+ * window but not advanced are no write (a hole made after them reads as
+ * zeros, the size and the statistics do not count them).
+ */
+static void test_window_contract(void **state)
+{
+    (void)state;
+    enum { BS = 4096 };
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BS, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    void *w = (void *)1;
+    const void *r = (void *)1;
+    assert_int_equal(bf_file_write_window(f, &w), 0); /* nothing buffered yet */
+    assert_null(w);
+    assert_int_equal(bf_file_write_advance(f, 1), BF_EINVAL);
+    assert_int_equal(bf_file_read_window(f, &r), 0);
+    assert_null(r);
+    assert_int_equal(bf_file_size(f), 0);
+    assert_int_equal(bf_file_tell(f), 0);
+
+    assert_int_equal(bf_file_write(f, "abc", 3), BF_OK);
+    /* Read as a block, the buffered block's bytes past the size are zeros: the scribbles
+       below must not undo that. */
+    unsigned char blk[BS];
+    assert_int_equal(bf_file_read_block(f, 0, blk), BF_OK);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_END), BF_OK);
+    size_t room = bf_file_write_window(f, &w);
+    assert_int_equal(room, BS - 3);
+    memset(w, 0xEE, room); /* never advanced */
+    assert_int_equal(bf_file_write_advance(f, room + 1), BF_EINVAL);
+    assert_int_equal(bf_file_size(f), 3);
+    assert_int_equal(bf_file_tell(f), 3);
+    bf_stats st;
+    bf_file_stats(f, &st);
+    assert_int_equal(st.logical_written, 3);
+    /* A hole over the scribbled bytes: zeros. */
+    assert_int_equal(bf_file_seek(f, 100, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, "z", 1), BF_OK);
+    /* Below the size: no write window. */
+    assert_int_equal(bf_file_seek(f, 10, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write_window(f, &w), 0);
+    assert_int_equal(bf_file_write_advance(f, 1), BF_EINVAL);
+    assert_int_equal(bf_file_size(f), 101);
+
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    unsigned char buf[101];
+    assert_int_equal(bf_file_read(f, buf, 1), 1);
+    room = bf_file_read_window(f, &r);
+    assert_int_equal(room, 100); /* up to the size */
+    const unsigned char *rb = r;
+    assert_memory_equal(rb, "bc", 2);
+    for (int i = 2; i < 99; i++)
+        assert_int_equal(rb[i], 0);
+    assert_int_equal(rb[99], 'z');
+    bf_file_stats(f, &st);
+    uint64_t read_before = st.logical_read;
+    assert_int_equal(bf_file_read_advance(f, room + 1), BF_EINVAL);
+    assert_int_equal(bf_file_tell(f), 1);
+    assert_int_equal(bf_file_read_advance(f, 2), BF_OK);
+    assert_int_equal(bf_file_tell(f), 3);
+    bf_file_stats(f, &st);
+    assert_int_equal(st.logical_read, read_before + 2);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_END), BF_OK);
+    assert_int_equal(bf_file_read_window(f, &r), 0); /* at the end: nothing to read */
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
 static void test_seek_rules(void **state)
 {
     (void)state;
@@ -1044,6 +1187,8 @@ int main(void)
         cmocka_unit_test(test_extents_stay_in_their_segment),
         cmocka_unit_test(test_segment_write_past_its_end),
         cmocka_unit_test(test_new_block_past_size_reads_zeros),
+        cmocka_unit_test(test_windows_carry_small_pieces),
+        cmocka_unit_test(test_window_contract),
         cmocka_unit_test(test_sub_block_writes_cost_their_bytes),
         cmocka_unit_test(test_pages_apart_cost_their_bytes),
         cmocka_unit_test(test_tail_extension_fails),

@@ -1,8 +1,9 @@
 /*
  * test_model.c - model-based random test of the file layer.
  *
- * Random sequences of write/read/seek/truncate/flush and whole-block
- * write/read/discard run against a buffile file and an in-memory byte
+ * Random sequences of write/read/seek/truncate/flush, write and read
+ * windows (filled or read in place, then advanced, abandoned or advanced
+ * too far) and whole-block write/read/discard run against a buffile file and an in-memory byte
  * array at once; after every step position, size and every byte read
  * must agree. Every codec x block sizes 4, 8 and 64 KiB x random, text
  * and mixed data; half the sequences use the smallest segment size so
@@ -70,6 +71,82 @@ static size_t random_len(t_rng *rng, uint32_t bs)
     return len < 3 * (size_t)bs ? len : 3 * (size_t)bs;
 }
 
+/*
+ * A write window (buffile.h): offered only at the end of the data, within
+ * the buffered block. Pieces go in, then bytes past them are scribbled on
+ * (a window not advanced is no write: the model never sees them), then one
+ * advance; or the window is abandoned, or advanced too far (BF_EINVAL,
+ * nothing changes). Later reads, seeks past the end and the final read
+ * check that the scribbles never show.
+ */
+static void write_window_step(run *r, t_rng *rng, bf_file *f, model *m, unsigned char *data)
+{
+    r->op = "write_window";
+    void *w;
+    size_t room = bf_file_write_window(f, &w);
+    CHECK(r, room <= r->bs - m->pos % r->bs, "window of %zu bytes at %llu", room,
+          (unsigned long long)m->pos);
+    CHECK(r, room == 0 || m->pos == m->size, "write window at %llu below the size %llu",
+          (unsigned long long)m->pos, (unsigned long long)m->size);
+    if (room == 0) {
+        CHECK(r, w == NULL, "no window but a pointer");
+        CHECK(r, bf_file_write_advance(f, 1) == BF_EINVAL, "advance without a window");
+        return;
+    }
+    size_t used = 0;
+    while (used < room && t_below(rng, 4) != 0) { /* small pieces, as a hash join's */
+        size_t n = 1 + (size_t)t_below(rng, 64);
+        if (n > room - used)
+            n = room - used;
+        t_fill(rng, r->kind, data + used, n);
+        memcpy((unsigned char *)w + used, data + used, n);
+        used += n;
+    }
+    memset((unsigned char *)w + used, 0xA5, room - used);
+    uint64_t how = t_below(rng, 8);
+    if (how == 0)
+        return; /* abandoned: nothing was written */
+    if (how == 1) {
+        r->op = "write_advance beyond";
+        CHECK(r, bf_file_write_advance(f, room + 1) == BF_EINVAL, "advance past the window");
+        return;
+    }
+    r->op = "write_advance";
+    OK(r, bf_file_write_advance(f, used), f);
+    t_model_reserve(m, m->pos + used);
+    memcpy(m->d + m->pos, data, used);
+    m->pos += used;
+    if (m->pos > m->size)
+        m->size = m->pos;
+}
+
+/* A read window: its bytes are the model's at the position; one advance (or too far). */
+static void read_window_step(run *r, t_rng *rng, bf_file *f, model *m)
+{
+    r->op = "read_window";
+    const void *w;
+    size_t room = bf_file_read_window(f, &w);
+    uint64_t left = m->pos < m->size ? m->size - m->pos : 0;
+    CHECK(r, room <= left && room <= r->bs - m->pos % r->bs,
+          "read window of %zu bytes at %llu, size %llu", room, (unsigned long long)m->pos,
+          (unsigned long long)m->size);
+    if (room == 0) {
+        CHECK(r, bf_file_read_advance(f, 1) == BF_EINVAL, "advance without a window");
+        return;
+    }
+    CHECK(r, memcmp(w, m->d + m->pos, room) == 0, "read window at %llu: bytes differ",
+          (unsigned long long)m->pos);
+    if (t_below(rng, 8) == 0) {
+        r->op = "read_advance beyond";
+        CHECK(r, bf_file_read_advance(f, room + 1) == BF_EINVAL, "advance past the window");
+        return;
+    }
+    size_t used = (size_t)t_below(rng, room + 1);
+    r->op = "read_advance";
+    OK(r, bf_file_read_advance(f, used), f);
+    m->pos += used;
+}
+
 static void run_sequence(run *r, const char *parent, int steps)
 {
     t_rng rng = {r->seed};
@@ -102,7 +179,11 @@ static void run_sequence(run *r, const char *parent, int steps)
         if (r->codec == BF_CODEC_AUTO)
             sp->autoc->force = (int)t_below(&rng, (uint64_t)sp->autoc->ncand + 1) - 1;
         uint64_t op = t_below(&rng, 100);
-        if (op < 30) {
+        if (op < 30 && t_below(&rng, 4) == 0) {
+            write_window_step(r, &rng, f, &m, data);
+        } else if (op >= 30 && op < 55 && t_below(&rng, 4) == 0) {
+            read_window_step(r, &rng, f, &m);
+        } else if (op < 30) {
             r->op = "write";
             size_t len = random_len(&rng, r->bs);
             if (m.pos + len > max_size) {

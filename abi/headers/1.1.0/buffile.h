@@ -391,8 +391,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * that is stored (the buffer leaving a block, a whole block written from
  * the caller's memory, bf_file_write_block) is copied into one of the
  * space's in-flight slots and compressed and checksummed there by a
- * worker, while the caller goes on; when every slot is busy the call waits
- * for one. A file's blocks use up to 128 KiB of blocks' worth of slots a
+ * worker, while the caller goes on; when every slot is busy, or the caller
+ * needs a block back that no worker has taken yet, the call packs the
+ * oldest queued blocks itself (the space's own threads; a caller's pool's
+ * tasks are left to it), then waits. A file's blocks use up to 128 KiB of blocks' worth of slots a
  * worker (at least 2 slots, at most 16: 16 for 8 KiB blocks, 2 for 64 KiB
  * and up), each a block and the extent's room, in memory_bytes as they
  * are first used; the space has at most 16n slots. Handing a block over
@@ -403,8 +405,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * through the allocator hooks. The allocator hooks are only ever called on
  * the caller's thread: zstd and zlib allocate as they compress, so with
  * hooks of the caller's (bf_space_options.allocator) their blocks are
- * compressed on the caller's thread; lz4's and none's (and with the
- * default allocator, every codec's) go to the workers. The
+ * compressed on the caller's thread; lz4's and sealed none's (and with the
+ * default allocator, every codec's) go to the workers. A block stored
+ * raw and unsealed (codec none, or auto choosing none) is checksummed on
+ * the caller's thread as without workers: cheaper than handing it over. The
  * write and the map's update stay on the caller's thread: a block handed
  * over is written at the file's next call that stores or loads a block,
  * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
@@ -447,7 +451,8 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * then loaded on the caller's thread: a corrupt extent or an I/O error is
  * reported by the read of that block, with the message it has without
  * workers. bf_stats' readahead_hits and readahead_misses count them.
- * Blocks stored bare (not compressed, format 4), blocks of caller codecs
+ * Blocks stored bare (not compressed, format 4) or raw, unsealed lz4
+ * blocks (cheaper to decompress than to hand over), blocks of caller codecs
  * and, with the caller's allocator hooks, zstd's and zlib's are read on the
  * caller's thread. The block calls and cursors do not read ahead.
  *
@@ -571,6 +576,55 @@ BF_API int bf_file_write(bf_file *file, const void *buf, size_t len);
  * unchanged ("buf" holds garbage).
  */
 BF_API int64_t bf_file_read(bf_file *file, void *buf, size_t len);
+
+/*
+ * Windows: bf_file_write and bf_file_read for callers that move many small
+ * pieces (a 4-byte hash, then a tuple), without a call per piece. A window
+ * is the part of the buffered block at the position that the caller may
+ * fill or read in place; the caller copies its pieces itself and then
+ * advances past what it copied, once per window. As zstd's streaming
+ * buffers: the library says where and how much, the caller says how much
+ * it used.
+ *
+ *     void *w;
+ *     size_t room = bf_file_write_window(f, &w), used = 0;
+ *     while (more && piece_len <= room - used) {   // each piece in place
+ *         memcpy((char *)w + used, piece, piece_len);
+ *         used += piece_len;
+ *     }
+ *     rc = bf_file_write_advance(f, used);         // now they are written
+ *     // a piece that did not fit: bf_file_write(f, piece, piece_len), then
+ *     // a new window
+ *
+ * A window never does I/O and never fails: 0 bytes (and NULL) when there
+ * is none, and then bf_file_write/bf_file_read, which load or switch the
+ * block, make the next one. A window holds until the next call on the
+ * file (an advance included) other than the accessors of what a window
+ * does not change (bf_file_path, bf_file_space, bf_file_block_size,
+ * bf_file_codec, bf_file_level): the pointer may not be used after it, and
+ * the bytes of a write window not covered by its advance are dropped.
+ * bf_file_tell, bf_file_size and the statistics do not count bytes copied
+ * through a window before its advance.
+ *
+ * Write window: only at the end of the data (position == size, a file not
+ * read-only) within the buffered block: `*ptr` and up to the block's end.
+ * Bytes put into it are no write until advanced (nothing reads them; the
+ * size, the position and the statistics are as before). Advancing by `n`
+ * is bf_file_write of those `n` bytes as put there: the position and the
+ * size move by `n`, bf_stats' logical_written counts them, the block is
+ * dirty. Errors: BF_EINVAL when `n` is more than the window the state of
+ * the file allows at the time (no window, or beyond its end); then
+ * nothing changes.
+ *
+ * Read window: the bytes readable in place at the position, within the
+ * buffered block and below the size. Advancing by `n` is bf_file_read of
+ * `n` bytes already copied: the position moves by `n`, logical_read
+ * counts them. Errors: BF_EINVAL as for the write window; nothing changes.
+ */
+BF_API size_t bf_file_write_window(bf_file *file, void **ptr);
+BF_API int bf_file_write_advance(bf_file *file, size_t n);
+BF_API size_t bf_file_read_window(bf_file *file, const void **ptr);
+BF_API int bf_file_read_advance(bf_file *file, size_t n);
 
 #define BF_SEEK_SET 0
 #define BF_SEEK_CUR 1

@@ -45,6 +45,12 @@
  *   logical BLCKSZ blocks.  Its descriptors are acquired from fd.c's
  *   external-FD budget.
  *
+ * - Small reads and writes are copies through the library's window at
+ *   the position (buffile.h), held per handle: the window is ended
+ *   (advanced over what was copied) before any other call of the library
+ *   on that handle, so that the library's position, size and counts are
+ *   exact whenever anything else looks at them.
+ *
  * - Positions as callers see them are (fileno, offset) pairs over segments
  *   of 1GB, as stock's; they map one to one onto the library's logical
  *   offsets.  Library blocks are BLCKSZ, so block numbers are stock's.
@@ -207,7 +213,23 @@ typedef struct PgBufFile
 	uint8		method;			/* PgBufFileMethod it was created with */
 	uint64		logical_counted;	/* its bytes written and stored, as */
 	uint64		physical_counted;	/* counted in method_usage so far */
+
+	/*
+	 * The library's window at the position (buffile.h), while one is open:
+	 * small reads and writes (a hash join's 4-byte hash, then its tuple) are
+	 * copies into or out of it here, not a call of the library each, and
+	 * win_used of its win_room bytes are not advanced over yet.  Ended
+	 * (window_end) before any other call of the library on the handle.
+	 */
+	uint8		win_mode;		/* WIN_NONE, WIN_WRITE or WIN_READ */
+	char	   *win;
+	size_t		win_room;
+	size_t		win_used;
 } PgBufFile;
+
+#define WIN_NONE 0
+#define WIN_WRITE 1
+#define WIN_READ 2
 
 /*
  * What this process wrote into our files, per method: the bytes written
@@ -320,6 +342,7 @@ static bool io_timed = false;
 static instr_time io_start_time;
 
 static void PgBufFileDrop(PgBufFile *file);
+static inline void window_end(PgBufFile *file);
 static void pg_buffile_forget(PgBufFile *file);
 static void ResOwnerReleasePgBufFile(Datum res);
 static char *ResOwnerPrintPgBufFile(Datum res);
@@ -1074,6 +1097,15 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 static void
 PgBufFileDrop(PgBufFile *file)
 {
+	/*
+	 * What went through the window counts in the usage reported; an advance
+	 * that fails is no error here.
+	 */
+	if (file->win_mode == WIN_WRITE)
+		(void) bf_file_write_advance(file->bf, file->win_used);
+	else if (file->win_mode == WIN_READ)
+		(void) bf_file_read_advance(file->bf, file->win_used);
+	file->win_mode = WIN_NONE;
 	pg_buffile_report_usage(file, true);
 	(void) bf_file_abort(file->bf);
 	pg_buffile_free(file);
@@ -1397,6 +1429,7 @@ pg_buffile_export_fileset(void *state)
 	Assert(file->named);
 	Assert(!file->readOnly);
 
+	window_end(file);
 	status = bf_file_flush(file->bf);
 	count_written(file);
 	if (status == BF_OK)
@@ -1423,6 +1456,7 @@ pg_buffile_close(void *state)
 	char		path[MAXPGPATH];
 	bool		named = file->named;
 
+	window_end(file);
 	if (!file->readOnly)
 		status = bf_file_flush(file->bf);
 	count_written(file);
@@ -1454,31 +1488,132 @@ pg_buffile_close(void *state)
 	}
 }
 
-static size_t
-pg_buffile_read(void *state, void *ptr, size_t size)
+/*
+ * Advance the library over what was copied through the window, and close
+ * it.  An advance within the window the library gave cannot fail; if it
+ * did, the bytes are lost to the file, which is an error of the write (or
+ * read) that put them there.
+ */
+static void
+window_settle(PgBufFile *file)
 {
-	PgBufFile  *file = state;
-	int64		nread = bf_file_read(file->bf, ptr, size);
+	uint8		mode = file->win_mode;
+	size_t		used = file->win_used;
+	int			status = BF_OK;
 
+	file->win_mode = WIN_NONE;
+	file->win = NULL;
+	file->win_room = 0;
+	file->win_used = 0;
+	if (used == 0)
+		return;
+	if (mode == WIN_WRITE)
+		status = bf_file_write_advance(file->bf, used);
+	else
+		status = bf_file_read_advance(file->bf, used);
+	if (status != BF_OK)
+		file_failure(file, status, mode == WIN_WRITE ?
+					 gettext_noop("could not write to temporary file \"%s\": %m") :
+					 gettext_noop("could not read from temporary file \"%s\": %m"));
+}
+
+/* Before any call of the library on the handle but the windows' copies. */
+static inline void
+window_end(PgBufFile *file)
+{
+	if (file->win_mode != WIN_NONE)
+		window_settle(file);
+}
+
+/*
+ * A read or write that does not fit in the window (or finds none) ends it,
+ * goes to the library, and opens the next one at the new position: the
+ * library offers one within the block it buffers now, if any.
+ */
+static void
+window_open(PgBufFile *file, uint8 mode)
+{
+	if (mode == WIN_WRITE)
+	{
+		void	   *w;
+
+		file->win_room = bf_file_write_window(file->bf, &w);
+		file->win = w;
+	}
+	else
+	{
+		const void *r;
+
+		file->win_room = bf_file_read_window(file->bf, &r);
+		file->win = (char *) r; /* only read through, as WIN_READ */
+	}
+	file->win_used = 0;
+	file->win_mode = file->win_room > 0 ? mode : WIN_NONE;
+}
+
+/*
+ * The reads and writes that go to the library, apart from the copies
+ * through the window (pg_buffile_read, pg_buffile_write), so that those
+ * save no registers for them.
+ */
+static pg_noinline size_t
+pg_buffile_read_call(PgBufFile *file, void *ptr, size_t size)
+{
+	int64		nread;
+
+	window_end(file);
+	nread = bf_file_read(file->bf, ptr, size);
 	count_written(file);
 	if (nread < 0)
 		file_failure(file, (int) nread,
 					 gettext_noop("could not read from temporary file \"%s\": %m"));
+	window_open(file, WIN_READ);
 	return (size_t) nread;
+}
+
+static pg_noinline void
+pg_buffile_write_call(PgBufFile *file, const void *ptr, size_t size)
+{
+	int			status;
+
+	window_end(file);
+	status = bf_file_write(file->bf, ptr, size);
+	count_written(file);
+	if (status != BF_OK)
+		file_failure(file, status,
+					 gettext_noop("could not write to temporary file \"%s\": %m"));
+	window_open(file, WIN_WRITE);
+}
+
+static size_t
+pg_buffile_read(void *state, void *ptr, size_t size)
+{
+	PgBufFile  *file = state;
+	size_t		used = file->win_used;
+
+	if (likely(file->win_mode == WIN_READ && size <= file->win_room - used))
+	{
+		file->win_used = used + size;
+		memcpy(ptr, file->win + used, size);
+		return size;
+	}
+	return pg_buffile_read_call(file, ptr, size);
 }
 
 static void
 pg_buffile_write(void *state, const void *ptr, size_t size)
 {
 	PgBufFile  *file = state;
-	int			status;
+	size_t		used = file->win_used;
 
 	Assert(!file->readOnly);
-	status = bf_file_write(file->bf, ptr, size);
-	count_written(file);
-	if (status != BF_OK)
-		file_failure(file, status,
-					 gettext_noop("could not write to temporary file \"%s\": %m"));
+	if (likely(file->win_mode == WIN_WRITE && size <= file->win_room - used))
+	{
+		file->win_used = used + size;
+		memcpy(file->win + used, ptr, size);
+		return;
+	}
+	pg_buffile_write_call(file, ptr, size);
 }
 
 /*
@@ -1491,12 +1626,15 @@ static int
 pg_buffile_seek(void *state, int fileno, pgoff_t offset, int whence)
 {
 	PgBufFile  *file = state;
-	int64		size = (int64) bf_file_size(file->bf);
-	int64		pos = (int64) bf_file_tell(file->bf);
+	int64		size;
+	int64		pos;
 	int64		nsegs;
 	int64		target;
 	int			status;
 
+	window_end(file);
+	size = (int64) bf_file_size(file->bf);
+	pos = (int64) bf_file_tell(file->bf);
 	switch (whence)
 	{
 		case SEEK_SET:
@@ -1541,8 +1679,10 @@ static void
 pg_buffile_tell(void *state, int *fileno, pgoff_t *offset)
 {
 	PgBufFile  *file = state;
-	uint64		pos = bf_file_tell(file->bf);
+	uint64		pos;
 
+	window_end(file);
+	pos = bf_file_tell(file->bf);
 	*fileno = (int) (pos / SEGMENT_SIZE);
 	*offset = (pgoff_t) (pos % SEGMENT_SIZE);
 }
@@ -1552,6 +1692,7 @@ pg_buffile_size(void *state)
 {
 	PgBufFile  *file = state;
 
+	window_end(file);
 	return (int64) bf_file_size(file->bf);
 }
 
@@ -1578,6 +1719,8 @@ pg_buffile_append(void *target_state, void *source_state)
 	if (target->resowner != source->resowner)
 		elog(ERROR, "could not append BufFile with non-matching resource owner");
 
+	window_end(target);
+	window_end(source);
 	status = bf_file_append(target->bf, source->bf, &start);
 	count_written(target);
 	if (status != BF_OK)
@@ -1606,6 +1749,7 @@ pg_buffile_truncate_fileset(void *state, int fileno, pgoff_t offset)
 
 	Assert(file->named);
 
+	window_end(file);
 	status = bf_file_truncate(file->bf, newsize);
 	if (status == BF_OK && bf_file_tell(file->bf) > newsize)
 		status = bf_file_seek(file->bf, (int64) newsize, BF_SEEK_SET);
