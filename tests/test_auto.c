@@ -966,6 +966,28 @@ static void test_warmup_probes_run_each_codec_once(void **state)
 }
 
 /*
+ * A probe decompresses one result per codec: zstd:1's and zstd:3's
+ * decompression are one estimate (bf_auto_note_unpack feeds both), so the
+ * warm-up's BF_AUTO_WARMUP probes give each zstd candidate that many
+ * samples, not two per probe. Text in the page cache: no file reads a
+ * zstd block back, and no probe is scheduled in 256 blocks.
+ */
+static void test_a_probe_decompresses_each_codec_once(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_space *sp = device_space(0.05);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 2, &st);
+    assert_int_equal(st.blocks_by_codec[BF_CODEC_ZSTD], 0);
+    const bf_auto *a = sp->autoc;
+    for (int k = 0; k < a->ncand; k++)
+        if (a->cand[k].codec == BF_CODEC_ZSTD)
+            assert_int_equal(a->cand[k].decomp_samples, BF_AUTO_WARMUP);
+    bf_space_destroy(sp);
+}
+
+/*
  * A new file's first decision formats the space's reason (every
  * candidate's figures) only when it differs from the reason's choice: with
  * hundreds of batch files that formatting was a fifth of auto's cost.
@@ -1104,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_auto_bytes_within_none),
         cmocka_unit_test(test_named_auto_file),
         cmocka_unit_test(test_warmup_probes_run_each_codec_once),
+        cmocka_unit_test(test_a_probe_decompresses_each_codec_once),
         cmocka_unit_test(test_agreeing_first_decisions_keep_the_reason),
         cmocka_unit_test(test_bare_blocks_after_compressed_ones_are_block_aligned),
     };
