@@ -33,6 +33,10 @@
 #define TIME_WARM 4
 /* The warm-up's probes give each candidate those samples, and no more (auto.h). */
 _Static_assert(BF_AUTO_WARMUP == TIME_WARM, "the warm-up is TIME_WARM probes");
+/* probe_every goes from BF_AUTO_PROBE_EVERY to BF_AUTO_PROBE_MAX by doubling: powers of two. */
+_Static_assert((BF_AUTO_PROBE_EVERY & (BF_AUTO_PROBE_EVERY - 1)) == 0 &&
+                   (BF_AUTO_PROBE_MAX & (BF_AUTO_PROBE_MAX - 1)) == 0,
+               "the probe schedule is a mask");
 /* A time sample counts as at most this many times the estimate. */
 #define TIME_CAP 3.0
 
@@ -50,6 +54,7 @@ void bf_auto_init(bf_auto *a, int prefer_space, uint32_t slack_pct)
 {
     memset(a, 0, sizeof(*a));
     a->force = -1;
+    a->rng = 0x9e3779b9u; /* any but 0: the same draws in every space, tests reproducible */
     a->probe_every = BF_AUTO_PROBE_EVERY;
     a->best = -1;
     a->reason_k = -1;
@@ -320,7 +325,13 @@ static uint64_t window_len(const bf_auto *a)
  * time is steady: one timed stands for the others. A wait among those not
  * timed goes unseen, but a device that starts to limit makes most
  * transfers wait, and the first one timed that did brings back timing them
- * all (since_wait starts again from 0).
+ * all (since_wait starts again from 0). But behind a write-back cache a
+ * slow device makes only one transfer in 15-20 wait (each time the cache is
+ * full), and a fixed gap of 8 can fall in step with that and time none of
+ * them: the gaps are drawn at random, 1 to 2 * BF_AUTO_TIME_EVERY - 1
+ * (test_a_device_turning_slow_is_seen_while_sampling). Fewer samples (one
+ * in 32 once settled) were tried: they saved ~4 ns a block of clock reads
+ * and left such a device unseen for several MiB.
  */
 int bf_auto_times_io(bf_auto *a, uint64_t bytes)
 {
@@ -329,11 +340,17 @@ int bf_auto_times_io(bf_auto *a, uint64_t bytes)
        before it has moved any). */
     int all = a->dev.since_wait <= BF_AUTO_CHAIN || a->dev.transfer_windows == 0 ||
               a->windows == 0 || device_ns(a) > 0 || a->win.bytes + bytes >= window_len(a);
-    if (all || ++a->untimed >= BF_AUTO_TIME_EVERY) {
+    if (all) {
         a->untimed = 0;
         return 1;
     }
-    return 0;
+    if (a->untimed == 0) {
+        a->rng ^= a->rng << 13;
+        a->rng ^= a->rng >> 17;
+        a->rng ^= a->rng << 5;
+        a->untimed = 1 + a->rng % (2 * BF_AUTO_TIME_EVERY - 1); /* BF_AUTO_TIME_EVERY on average */
+    }
+    return --a->untimed == 0;
 }
 
 void bf_auto_note_untimed(bf_auto *a, uint64_t bytes)
@@ -402,7 +419,7 @@ int bf_auto_probe_due(const bf_auto *a)
     /* While the device does not limit, codecs can only cost time: their figures
        matter little, and probing for them is most of what auto costs there. */
     uint32_t every = device_ns(a) > 0 ? a->probe_every : BF_AUTO_PROBE_MAX;
-    return a->blocks % every == 0;
+    return (a->blocks & (every - 1)) == 0; /* a power of two: no division at every block */
 }
 
 void bf_auto_note_probe(bf_auto *a, int shrinks)
@@ -418,6 +435,12 @@ void bf_auto_note_pack(bf_auto *a, int k, uint32_t raw_len, uint32_t stored, uin
     if (raw_len == 0)
         return;
     bf_auto_cand *c = &a->cand[k];
+    /* A block stored bare by none after its first samples: its ratio stays exactly 1 and
+       its time 0, and the update would change nothing (auto costs most over none where it
+       stores everything raw, at every block). */
+    if (stored == raw_len && ns == 0 && c->samples >= TIME_WARM && !c->stale && c->ratio == 1.0 &&
+        c->comp_ns == 0)
+        return;
     time_sample(&c->comp_ns, (double)ns / raw_len, EWMA, c->samples);
     ewma(&c->ratio, (double)stored / raw_len, EWMA, c->samples == 0 || c->stale);
     c->samples++;
@@ -521,9 +544,12 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
     } else if (flat) {
         pick = 0; /* none */
     } else {
+        /* Each cost once: a decision at every file's first block (a hash join's many
+           batches) made them most of what auto's bookkeeping cost there. */
+        double cost[BF_AUTO_MAX];
         double fastest = -1;
         for (int k = 0; k < a->ncand; k++) {
-            double c = bf_auto_cost(a, k);
+            double c = cost[k] = bf_auto_cost(a, k);
             if (c >= 0 && (fastest < 0 || c < fastest))
                 fastest = c;
         }
@@ -533,22 +559,22 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
         } else {
             double limit = a->prefer_space ? fastest * (1 + a->slack) : fastest;
             for (int k = 0; k < a->ncand; k++) {
-                double c = bf_auto_cost(a, k);
+                double c = cost[k];
                 if (c < 0 || c > limit)
                     continue;
-                if (pick < 0 || (a->prefer_space ? a->cand[k].ratio < a->cand[pick].ratio
-                                                 : c < bf_auto_cost(a, pick)))
+                if (pick < 0 ||
+                    (a->prefer_space ? a->cand[k].ratio < a->cand[pick].ratio : c < cost[pick]))
                     pick = k;
             }
             /* Hysteresis: the current candidate stays unless the pick clearly wins; but a
                codec that saves nothing over none (incompressible data) never stays by it. */
-            double cc = cur >= 0 ? bf_auto_cost(a, cur) : -1;
+            double cc = cur >= 0 ? cost[cur] : -1;
             int saves = cur >= 0 && a->cand[cur].ratio < a->cand[0].ratio * 0.99;
             if (cc >= 0 && pick != cur && (cur == 0 || saves)) {
                 int stays = a->prefer_space
                                 ? cc <= limit && a->cand[cur].ratio <=
                                                      a->cand[pick].ratio * (1 + BF_AUTO_MARGIN)
-                                : bf_auto_cost(a, pick) >= cc * (1 - BF_AUTO_MARGIN);
+                                : cost[pick] >= cc * (1 - BF_AUTO_MARGIN);
                 if (stays)
                     pick = cur;
             }

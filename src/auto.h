@@ -129,7 +129,8 @@ typedef struct bf_auto {
     uint32_t run_waits;            /* waits in the run */
     uint64_t run_cpu;              /* the thread's run delay since the run's last wait */
     uint64_t last_end;             /* end of the last transfer timed */
-    uint32_t untimed;              /* transfers since the last one timed */
+    uint32_t untimed;              /* transfers left to the next sampled one (0: not drawn) */
+    uint32_t rng;                  /* xorshift32 state drawing those gaps (never 0) */
     int best;                      /* the space's choice for a file now, after each window */
     uint8_t epoch;                 /* changes with best: every file decides again at once */
     uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
@@ -169,7 +170,9 @@ void bf_auto_add_user(bf_auto *a, bf_codec codec, int32_t level, const char *nam
  * Whether the next transfer, of `bytes`, is to be timed. Every one is while
  * the device may limit; while it does not (it has not waited in the last
  * BF_AUTO_CHAIN bytes and is not taken for limiting), one in
- * BF_AUTO_TIME_EVERY, and the one that completes a window.
+ * BF_AUTO_TIME_EVERY on average (the gaps are drawn at random), and the one
+ * that completes a window. A device that turns slow is seen at the first
+ * wait timed, and then all are again.
  */
 int bf_auto_times_io(bf_auto *a, uint64_t bytes);
 

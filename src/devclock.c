@@ -161,12 +161,19 @@ bf_devwait bf_devclock_end(bf_devclock *dc, uint64_t bytes, uint64_t wall_ns)
     dc->since += bytes;
     if (is_long || dc->cur_armed || dc->since >= BF_DEVCLOCK_WINDOW)
         d = reread(dc);
-    if (is_long && dc->state == BF_DEVCLOCK_OPEN)
-        dc->armed = BF_DEVCLOCK_ARM;
     /* Armed: d is the transfer's own delay (read just before its start), gap_rq the
        delay before it. Not armed: d spans the time since the last reading; as much of it
        as the transfer lasted is taken as its own (an upper bound), the rest came before. */
     uint64_t own = d < wall_ns ? d : wall_ns;
+    /* Arm only after a transfer that is still long once its run delay is out: it may have
+       waited on the device. One that the run delay explains is a preempted page-cache
+       call, and arming after it read schedstat at both ends of the next 16 transfers for
+       nothing: on a loaded machine most of the clock's readings, ~0.08 a block in
+       bench_spill (docs/results/none-path-profile.md). A true wait that the bound
+       undercounted (the caller preempted before it, since the last reading) is missed
+       once: the next wait, read alone, arms. */
+    if (is_long && wall_ns - own > BF_DEVCLOCK_LONG_NS && dc->state == BF_DEVCLOCK_OPEN)
+        dc->armed = BF_DEVCLOCK_ARM;
     uint64_t before = dc->gap_rq + (d - own);
     bf_devwait w = {.wait_ns = wall_ns - own,
                     .late_ns = dc->cur_armed ? own : 0,

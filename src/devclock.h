@@ -21,9 +21,12 @@
  *    last reading, up to its own duration (an upper bound: a preempted
  *    page-cache write is never a wait; a true wait is at worst undercounted
  *    by the caller's preemption since the last reading);
- *  - at both ends of the BF_DEVCLOCK_ARM timed transfers after such a one:
- *    a device that limits makes most transfers wait, and those are then
- *    measured exactly, ~0.5 us against a wait of a millisecond or more;
+ *  - at both ends of the BF_DEVCLOCK_ARM timed transfers after such a one
+ *    that is still over BF_DEVCLOCK_LONG_NS once that run delay is out (it
+ *    may have waited on the device; a preempted page-cache call arms
+ *    nothing): a device that limits makes most transfers wait, and those
+ *    are then measured exactly, ~0.5 us against a wait of a millisecond or
+ *    more;
  *  - at the end of the first timed transfer after BF_DEVCLOCK_WINDOW bytes
  *    of timed transfers without a reading, so that the bound stays tight.
  * In the page cache that measured 0.3-0.8 readings per MiB moved; where

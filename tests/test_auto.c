@@ -244,31 +244,46 @@ static void test_nothing_measured(void **state)
     assert_true(bf_auto_cost(&a, 1) < 0);
 }
 
-/* Where nothing waits, one transfer in BF_AUTO_TIME_EVERY is timed; after a wait, all are. */
+/*
+ * 8 KiB page-cache transfers (2 us each, 2 us apart) to the end of the
+ * window under way, less two; returns how many of `calls` were timed.
+ */
+static int sample_window(bf_auto *a, int *calls)
+{
+    const uint64_t bytes = 8192;
+    int timed = 0;
+    *calls = 0;
+    while (a->win.bytes + 2 * bytes < BF_AUTO_IO_WINDOW) {
+        uint64_t io = a->win.io_ns;
+        (*calls)++;
+        if (bf_auto_times_io(a, bytes)) {
+            timed++;
+            bf_auto_note_io(a, bytes, clk.now, clk.now + 2048);
+        } else {
+            bf_auto_note_untimed(a, bytes);
+            /* It counts as long as the timed ones that did not wait. */
+            assert_true(a->win.io_ns - io == (uint64_t)(a->dev.transfer_ns * bytes));
+        }
+        clk.now += 4096;
+    }
+    return timed;
+}
+
+/* Where nothing waits, one transfer in BF_AUTO_TIME_EVERY is timed (on average); after a
+   wait, all are. */
 static void test_timing_is_sampled_while_nothing_waits(void **state)
 {
     (void)state;
     bf_auto a;
     fresh(&a, 0);
     tpch_like(&a);
-    run(&a, 0.3, 3.7, 0.25, 8); /* page cache: 16 MiB never waited for */
+    run(&a, 0.3, 3.7, 0.25, 3); /* page cache: 6 MiB never waited for */
     assert_true(a.dev.since_wait > BF_AUTO_CHAIN);
+    int calls;
+    int timed = sample_window(&a, &calls);
+    /* The gaps are drawn (1 .. 2 every - 1): about one in every, never far off. */
+    assert_true(timed >= calls / BF_AUTO_TIME_EVERY / 2 && timed <= 2 * calls / BF_AUTO_TIME_EVERY);
     const uint64_t bytes = 8192;
-    int timed = 0, calls = 0;
-    while (a.win.bytes + 2 * bytes < BF_AUTO_IO_WINDOW) {
-        uint64_t io = a.win.io_ns;
-        calls++;
-        if (bf_auto_times_io(&a, bytes)) {
-            timed++;
-            bf_auto_note_io(&a, bytes, clk.now, clk.now + 2048);
-        } else {
-            bf_auto_note_untimed(&a, bytes);
-            /* It counts as long as the timed ones that did not wait. */
-            assert_true(a.win.io_ns - io == (uint64_t)(a.dev.transfer_ns * bytes));
-        }
-        clk.now += 4096;
-    }
-    assert_int_equal(timed, calls / BF_AUTO_TIME_EVERY);
     /* The transfer that completes the window is timed, whatever the count. */
     assert_true(bf_auto_times_io(&a, 2 * bytes));
     /* One wait, and every transfer is timed until BF_AUTO_CHAIN bytes pass without one. */
@@ -279,6 +294,67 @@ static void test_timing_is_sampled_while_nothing_waits(void **state)
         bf_auto_note_io(&a, bytes, clk.now, clk.now + 2048);
         clk.now += 4096;
     }
+}
+
+/*
+ * As run(), with transfers of 8 KiB timed only when auto asks (the others
+ * take their time all the same, unseen); returns how many were timed.
+ */
+static int run_sampled(bf_auto *a, double dev, double other, double sys, int windows)
+{
+    const uint64_t lead = 4000000, resume = 2000000, bytes = 8 << 10;
+    const uint64_t half = (uint64_t)windows * BF_AUTO_IO_WINDOW;
+    int timed = 0;
+    for (uint64_t moved = 0; moved < 2 * half; moved += bytes) {
+        clk.now += (uint64_t)(other * bytes);
+        int t = bf_auto_times_io(a, bytes);
+        uint64_t start = clk.now;
+        clk.now += (uint64_t)(sys * bytes);
+        clk.busy = (clk.busy > start ? clk.busy : start) + (uint64_t)(dev * bytes);
+        if (clk.busy > clk.now + lead)
+            clk.now = clk.busy - resume;
+        if (t)
+            bf_auto_note_io(a, bytes, start, clk.now);
+        else
+            bf_auto_note_untimed(a, bytes);
+        timed += t;
+        bf_auto_note_block(a, moved < half, bytes, 0);
+    }
+    return timed;
+}
+
+/*
+ * A device that turns slow (50 MB/s) after 40 MiB in the page cache, where
+ * auto times one transfer in BF_AUTO_TIME_EVERY. Behind the write-back
+ * cache one transfer in ~16 waits: a wait is timed within a window all the
+ * same (a fixed gap of 8 timed none), that brings back timing them all,
+ * runs of waits time the device, and files go from none to a compressing
+ * codec, as they do when every transfer is timed
+ * (test_choice_follows_the_device).
+ */
+static void test_a_device_turning_slow_is_seen_while_sampling(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    tpch_like(&a);
+    run_sampled(&a, 0.3, 3.7, 0.25, 10);
+    assert_true(a.dev.since_wait > BF_AUTO_CHAIN);
+    /* Sampled: about one in BF_AUTO_TIME_EVERY, and each window's last. */
+    int timed = run_sampled(&a, 0.3, 3.7, 0.25, 10);
+    assert_true(timed <= 20 * (int)(2 * BF_AUTO_IO_WINDOW / 8192 / BF_AUTO_TIME_EVERY + 1));
+    assert_int_equal(choose(&a, -1), 0);
+    assert_true(a.dev.device_runs == 0);
+    /* One window of the slow device: a wait is timed within the sparse samples, and from
+       then on every transfer is (since_wait starts again). */
+    run_sampled(&a, 20.0, 3.7, 0.25, 1);
+    assert_true(a.dev.since_wait <= BF_AUTO_CHAIN);
+    assert_true(bf_auto_times_io(&a, 8192));
+    run_sampled(&a, 20.0, 3.7, 0.25, 20);
+    assert_true(a.dev.device_runs > 0);
+    assert_true(a.dev.device_ns > 10.0 && a.dev.device_ns < 40.0);
+    int k = choose(&a, 0);
+    assert_true(k != 0 && a.cand[k].codec != BF_CODEC_NONE);
 }
 
 /* A warm-up probe that finds nothing shrinks ends the warm-up: more would find it again. */
@@ -890,6 +966,28 @@ static void test_warmup_probes_run_each_codec_once(void **state)
 }
 
 /*
+ * A probe decompresses one result per codec: zstd:1's and zstd:3's
+ * decompression are one estimate (bf_auto_note_unpack feeds both), so the
+ * warm-up's BF_AUTO_WARMUP probes give each zstd candidate that many
+ * samples, not two per probe. Text in the page cache: no file reads a
+ * zstd block back, and no probe is scheduled in 256 blocks.
+ */
+static void test_a_probe_decompresses_each_codec_once(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_space *sp = device_space(0.05);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 2, &st);
+    assert_int_equal(st.blocks_by_codec[BF_CODEC_ZSTD], 0);
+    const bf_auto *a = sp->autoc;
+    for (int k = 0; k < a->ncand; k++)
+        if (a->cand[k].codec == BF_CODEC_ZSTD)
+            assert_int_equal(a->cand[k].decomp_samples, BF_AUTO_WARMUP);
+    bf_space_destroy(sp);
+}
+
+/*
  * A new file's first decision formats the space's reason (every
  * candidate's figures) only when it differs from the reason's choice: with
  * hundreds of batch files that formatting was a fifth of auto's cost.
@@ -1015,6 +1113,7 @@ int main(void)
         cmocka_unit_test(test_prefer_space),
         cmocka_unit_test(test_nothing_measured),
         cmocka_unit_test(test_timing_is_sampled_while_nothing_waits),
+        cmocka_unit_test(test_a_device_turning_slow_is_seen_while_sampling),
         cmocka_unit_test(test_flat_data_ends_the_warmup),
         cmocka_unit_test(test_slow_runs_count_less),
         cmocka_unit_test(test_a_run_cut_short_times_the_device),
@@ -1027,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_auto_bytes_within_none),
         cmocka_unit_test(test_named_auto_file),
         cmocka_unit_test(test_warmup_probes_run_each_codec_once),
+        cmocka_unit_test(test_a_probe_decompresses_each_codec_once),
         cmocka_unit_test(test_agreeing_first_decisions_keep_the_reason),
         cmocka_unit_test(test_bare_blocks_after_compressed_ones_are_block_aligned),
     };

@@ -98,8 +98,17 @@ static void test_clock_takes_out_run_delay(void **state)
     assert_true(w.paused);
     assert_true(w.unsure); /* not armed: where the delay was is not known */
     assert_int_equal(w.late_ns, 0);
-    /* That armed the next BF_DEVCLOCK_ARM: read at both ends, exact. A true wait of 3 ms
+    /* The run delay explains it: nothing is armed, and the next short ones are not read. */
+    assert_int_equal(dc.armed, 0);
+    readings = dc.readings;
+    for (int i = 0; i < 10; i++)
+        xfer(&dc, 8192, 3000, 0);
+    assert_int_equal(dc.readings, readings);
+    /* A long one that the run delay does not explain (it may have waited on the device)
+       arms the next BF_DEVCLOCK_ARM: read at both ends, exact. A true wait of 3 ms
        preempted 1 ms: 3 ms; one preempted 1 ms before it: 3 ms, not paused. */
+    w = xfer(&dc, 8192, 3000000, 0);
+    assert_int_equal(w.wait_ns, 3000000);
     assert_int_equal(dc.armed, BF_DEVCLOCK_ARM);
     w = xfer(&dc, 8192, 4000000, 1000000);
     assert_int_equal(w.wait_ns, 3000000);
