@@ -907,6 +907,122 @@ static void test_short_block_grows_where_it_is(void **state)
 }
 
 /*
+ * A bare block's zeros where the segment file reads zeros already are not written (an
+ * anonymous file's bytes past its physical end, free space never written): a page written
+ * past the end opens a block whose leading zeros lie past the end; a short block that grows
+ * into the rest of its page (free space left by its alignment) leaves the hole before and
+ * after its new page; a tail extended by a page past its end leaves the hole between. Each
+ * costs its page (SQLite's temp databases: the zeros up to the page, or up to the size,
+ * were written besides before). The blocks read back, from the buffer and from disk.
+ */
+static void test_holes_are_not_written(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[12 * PAGE], got[12 * PAGE];
+    t_rng r = {71};
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    memset(img, 0, sizeof(img));
+    t_fill(&r, T_DATA_RANDOM, img, 6 * PAGE);
+    assert_int_equal(bf_file_write(f, img, 6 * PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK); /* block 1: pages 4 and 5, stored short */
+    /* page 11: block 2 opens with pages 8 to 10 of zeros; then pages 7 and 6 into block 1 */
+    static const int pages[] = {11, 7, 6};
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    for (int k = 0; k < 3; k++) {
+        int p = pages[k];
+        bf_stats one;
+        bf_file_stats(f, &one);
+        t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
+        assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK);
+        bf_file_stats(f, &after);
+        print_message("  page %d: %llu physical\n", p,
+                      (unsigned long long)(after.physical_written - one.physical_written));
+        assert_int_equal(after.physical_written - one.physical_written, PAGE);
+    }
+    assert_int_equal(after.physical_bytes, 3 * BSZ); /* block 2 at its alignment; no move */
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, img, sizeof(img));
+    assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
+    assert_int_equal(bf_file_close(f), BF_OK);
+
+    /* The file's last block, short, extended by a page past its end: the page alone. */
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    memset(img, 0, sizeof(img));
+    t_fill(&r, T_DATA_RANDOM, img, PAGE);
+    t_fill(&r, T_DATA_RANDOM, img + 3 * PAGE, PAGE);
+    assert_int_equal(bf_file_write(f, img, PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    bf_file_stats(f, &before);
+    assert_int_equal(bf_file_seek(f, 3 * PAGE, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, img + 3 * PAGE, PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    bf_file_stats(f, &after);
+    assert_int_equal(after.physical_written - before.physical_written, PAGE);
+    assert_int_equal(after.physical_bytes, BSZ);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, BSZ), BSZ);
+    assert_memory_equal(got, img, BSZ);
+    assert_blocks_on_disk(f, img, BSZ, BSZ, got);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
+ * A write past the end that fails after half its bytes, whose give-back cut fails too,
+ * leaves those bytes past the physical end: from then on the space writes zeros there (a
+ * block opened later at that place by a page past the end is written whole), so that the
+ * block reads back instead of failing its check on the bytes the failed write left.
+ */
+static void test_holes_after_a_failed_cut(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[2 * BSZ], got[2 * BSZ];
+    t_rng r = {73};
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    t_faults faults = {0};
+    bf_io io = t_fault_io(&faults);
+    bf_space_set_io(sp, &io);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+    assert_int_equal(bf_file_write(f, img, BSZ), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_write(f, img + BSZ, BSZ - PAGE), BF_OK); /* in the buffer */
+    faults.fail_write_at = faults.writes + 1;
+    faults.short_write = 1;
+    faults.fail_errno = EIO;
+    faults.meta_mask = T_META_FTRUNCATE;
+    faults.fail_meta_at = faults.metas + 1;
+    assert_int_equal(bf_file_flush(f), BF_EIO);
+    assert_string_equal(faults.fired, "ftruncate");
+    faults.fail_write_at = faults.fail_meta_at = 0;
+    assert_int_equal(bf_file_truncate(f, BSZ), BF_OK); /* the failed block goes */
+    memset(img + BSZ, 0, BSZ);
+    t_fill(&r, T_DATA_RANDOM, img + BSZ + 3 * PAGE, PAGE);
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    assert_int_equal(bf_file_seek(f, BSZ + 3 * PAGE, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, img + BSZ + 3 * PAGE, PAGE), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    bf_file_stats(f, &after);
+    assert_int_equal(after.physical_written - before.physical_written, BSZ);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, img, sizeof(img));
+    assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
  * A bare tail extended in place (bare_patch with the block grown) whose write fails, whole
  * or after half its bytes: the failing call's contract (a read that had to flush: position
  * and file unchanged), the bytes written past the physical end given back (the segment file
@@ -1034,13 +1150,20 @@ static void test_strerror(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_space_options),    cmocka_unit_test(test_file_overrides),
-        cmocka_unit_test(test_holes_and_eof),    cmocka_unit_test(test_seek_rules),
-        cmocka_unit_test(test_blocks_and_stats), cmocka_unit_test(test_partial_block_rmw),
-        cmocka_unit_test(test_readahead),        cmocka_unit_test(test_readahead_interleaved),
-        cmocka_unit_test(test_readahead_merge),  cmocka_unit_test(test_io_limit),
-        cmocka_unit_test(test_batched_writes),   cmocka_unit_test(test_strerror),
-        cmocka_unit_test(test_bare_layout),      cmocka_unit_test(test_partial_rewrite_in_place),
+        cmocka_unit_test(test_space_options),
+        cmocka_unit_test(test_file_overrides),
+        cmocka_unit_test(test_holes_and_eof),
+        cmocka_unit_test(test_seek_rules),
+        cmocka_unit_test(test_blocks_and_stats),
+        cmocka_unit_test(test_partial_block_rmw),
+        cmocka_unit_test(test_readahead),
+        cmocka_unit_test(test_readahead_interleaved),
+        cmocka_unit_test(test_readahead_merge),
+        cmocka_unit_test(test_io_limit),
+        cmocka_unit_test(test_batched_writes),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_bare_layout),
+        cmocka_unit_test(test_partial_rewrite_in_place),
         cmocka_unit_test(test_extents_stay_in_their_segment),
         cmocka_unit_test(test_segment_write_past_its_end),
         cmocka_unit_test(test_new_block_past_size_reads_zeros),
@@ -1048,6 +1171,8 @@ int main(void)
         cmocka_unit_test(test_pages_apart_cost_their_bytes),
         cmocka_unit_test(test_tail_extension_fails),
         cmocka_unit_test(test_short_block_grows_where_it_is),
+        cmocka_unit_test(test_holes_are_not_written),
+        cmocka_unit_test(test_holes_after_a_failed_cut),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
