@@ -625,6 +625,26 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
 }
 
 /*
+ * Whether a block of `raw_len` bytes at `data`, packed into `packed` bytes,
+ * costs fewer bytes written bare: its leading zeros (a page written past
+ * the end opened it) are not written (holes_read_zero) where its extent
+ * goes, at the end (no free chunk could hold it). The pages of its hole
+ * are written next, as a rule, each then a patch of its own bytes
+ * (bare_patch), where a packed block is written whole again, or goes bare
+ * whole (sub_block_bound): SQLite's temp databases with lz4 wrote 4 KiB
+ * more than none for each such block. The bytes decide, not the codec's
+ * ratio: a block that compresses below its written bytes stays packed.
+ */
+static int holes_pay(const bf_file *f, const unsigned char *data, uint32_t raw_len, uint32_t packed)
+{
+    if (f->sealed || !holes_read_zero(f) || raw_len <= HOLE_UNIT ||
+        (f->free.n != 0 && f->free.c[f->free.n - 1].cap >= raw_len))
+        return 0;
+    uint32_t lead = zeros_lead(data, raw_len - 1) & ~(HOLE_UNIT - 1);
+    return lead != 0 && raw_len - lead <= packed;
+}
+
+/*
  * Compress and write `raw_len` bytes of block `blkno` from `data` on this
  * thread (`prepare`: codec=auto has not yet seen the block). `bound`: when
  * not 0, an extent packed larger than this goes out bare instead (the file
@@ -638,7 +658,8 @@ static int block_store_now(bf_file *f, uint64_t blkno, const void *data, uint32_
     bf_extent_info info;
     bf_space *sp = f->seg.space;
     int rc = block_pack(f, blkno, data, raw_len, sp->scratch, iov, &iovcnt, &info, prepare);
-    if (rc == BF_OK && bound != 0 && !info.bare && info.disk_len > bound) {
+    if (rc == BF_OK && !info.bare &&
+        ((bound != 0 && info.disk_len > bound) || holes_pay(f, data, raw_len, info.disk_len))) {
         uint32_t gen = f->named != NULL ? f->named->gen : 0;
         rc = bf_extent_pack(bf_space_codec_ops(sp, BF_CODEC_NONE), NULL, 0, blkno, gen, data,
                             raw_len, NULL, sp->scratch, iov, &iovcnt, &info);

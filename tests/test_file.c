@@ -1023,6 +1023,46 @@ static void test_holes_after_a_failed_cut(void **state)
 }
 
 /*
+ * With a codec, a block opened by a page written past the end (its leading pages zeros)
+ * goes bare when that writes fewer bytes than its packed extent (pages that do not
+ * compress: a packed block holds the page and the zeros' encoding): its zeros are not
+ * written, and the pages of its hole written next are patches of their own bytes. Packed,
+ * the next page turned it bare whole (sub_block_bound): 5 pages and more for 4.
+ */
+static void test_block_past_the_end_goes_bare_with_its_hole(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[2 * BSZ], got[2 * BSZ];
+    t_rng r = {79};
+    bf_space *sp = t_space(parent, BF_CODEC_LZ4, BSZ, NULL);
+    bf_file *f;
+    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    memset(img, 0, sizeof(img));
+    t_fill(&r, T_DATA_RANDOM, img, BSZ);
+    assert_int_equal(bf_file_write(f, img, BSZ), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    bf_stats before, after;
+    bf_file_stats(f, &before);
+    for (int p = 7; p >= 4; p--) { /* page 7 past the end, then the hole from its end */
+        t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
+        assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK);
+    }
+    bf_file_stats(f, &after);
+    print_message("  4 pages into a block past the end: %llu physical\n",
+                  (unsigned long long)(after.physical_written - before.physical_written));
+    assert_int_equal(after.physical_written - before.physical_written, 4 * PAGE);
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+    assert_memory_equal(got, img, sizeof(img));
+    assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+}
+
+/*
  * A bare tail extended in place (bare_patch with the block grown) whose write fails, whole
  * or after half its bytes: the failing call's contract (a read that had to flush: position
  * and file unchanged), the bytes written past the physical end given back (the segment file
@@ -1173,6 +1213,7 @@ int main(void)
         cmocka_unit_test(test_short_block_grows_where_it_is),
         cmocka_unit_test(test_holes_are_not_written),
         cmocka_unit_test(test_holes_after_a_failed_cut),
+        cmocka_unit_test(test_block_past_the_end_goes_bare_with_its_hole),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
