@@ -1849,18 +1849,26 @@ static int bare_patch(bf_file *f, uint32_t n)
  * in part (a page rewritten in a larger block) is stored bare when its
  * packed extent is larger than the bytes that changed, so that later
  * rewrites patch it (bare_patch) instead of writing a compressed block
- * whole each time. 0: no bound (the block is new or written whole, the
- * file is sealed, whose raw blocks keep their header, or it was only
- * appended to: a tail growing between reads elsewhere, a tuplestore's,
- * stays compressed, or such a file would hold its bytes bare; its whole
- * compressed block is then written again at each flush, XXX).
+ * whole each time. A block that was only appended to (a tail growing
+ * between reads elsewhere: SQLite's temp databases and journals, a
+ * tuplestore's) and is not yet whole, appended to again as a rule: stored
+ * packed, each flush writes it whole; stored bare, the flush writes it
+ * whole once and the next ones their appended bytes (bare_patch). It goes
+ * bare when the bytes a packed store writes beyond that append (packed -
+ * (n - lo)) reach the bytes going bare costs beyond the packed store (n -
+ * packed): packed >= n - lo / 2, a block that compresses to half or less
+ * stays packed; a rent paid once buys no more than the purchase.
+ * 0: no bound (the block is new or written whole, or the file is sealed,
+ * whose raw blocks keep their header).
  */
 static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
 {
     uint32_t lo, hi;
-    if (f->sealed || f->codec == BF_CODEC_NONE || !f->dirty_old || !dirty_bytes(f, n, &lo, &hi))
+    if (f->sealed || f->codec == BF_CODEC_NONE || !dirty_bytes(f, n, &lo, &hi))
         return 0;
-    return hi - lo < n ? hi - lo : 0;
+    if (f->dirty_old)
+        return hi - lo < n ? hi - lo : 0;
+    return n < f->block_size && lo > 0 ? n - lo / 2 - 1 : 0;
 }
 
 /*
