@@ -23,6 +23,12 @@
  * of a block does not cost a whole block; a failure there leaves the
  * dirty buffer, which reads see, and only the slot torn.
  *
+ * An anonymous file's segment bytes past its physical end read as zeros
+ * (created empty, cut where the end drops; bf_space.past_end_dirty says
+ * when a failed cut broke that), and so do clean free chunks: a bare
+ * block's zeros there are left unwritten (holes_read_zero), its check
+ * covering them all the same.
+ *
  * Every public call either does what it says or leaves what buffile.h
  * promises for its failure: storing paths make room in the map before
  * they write and give it back if the write fails, sizes and peaks move
