@@ -822,7 +822,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
             iov[iovcnt++] = js[i]->iov[v];
     rc = bf_seg_write(&f->seg, off, iov, iovcnt, end - off);
     if (rc != BF_OK) {
-        bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+        cut_back(f); /* best effort: what a short write left */
         map_unroom(f, js[0]->blkno, k, old_n);
         bf_budget_sync(sp);
         js[0]->stuck = 1;
@@ -838,7 +838,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
             if (f->fauto.on)
                 bf_auto_file_packed(sp, &f->fauto, j->ops->id, &j->info);
         }
-        block_commit(f, j->blkno, off, j->info.disk_len, &j->info);
+        block_commit(f, j->blkno, off, j->info.disk_len, &j->info, j->info.disk_len);
         off += j->info.disk_len;
         j->stuck = 0;
         job_free(sp->workers, j);
