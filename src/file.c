@@ -25,6 +25,12 @@
  * of a block does not cost a whole block; a failure there leaves the
  * dirty buffer, which reads see, and only the slot torn.
  *
+ * An anonymous file's segment bytes past its physical end read as zeros
+ * (created empty, cut where the end drops; bf_space.past_end_dirty says
+ * when a failed cut broke that), and so do clean free chunks: a bare
+ * block's zeros there are left unwritten (holes_read_zero), its check
+ * covering them all the same.
+ *
  * Every public call either does what it says or leaves what buffile.h
  * promises for its failure: storing paths make room in the map before
  * they write and give it back if the write fails, sizes and peaks move
@@ -260,6 +266,63 @@ static void release_extent(bf_file *f, const bf_map_entry *e)
 }
 
 /*
+ * Whether the bytes of `f`'s segments past its physical end read as zeros:
+ * an anonymous file's segments are created empty (O_EXCL), written below
+ * the end each write then sets, and cut where the end drops (a shrink
+ * whose cut fails keeps its end). A named file's may hold what an earlier
+ * session left (tests/fsmodel.c plants such bytes), and a failed write
+ * whose give-back cut failed too left its bytes (bf_space.past_end_dirty).
+ * Where it holds, the zeros of a bare block that lie there, and in free
+ * chunks that are clean (freespace.h), are not written: the file system's
+ * hole reads as the zeros the block's check covers. SQLite's temp
+ * databases: a page written past the end opens a block whose leading zeros
+ * were written, and a short block that grows wrote its hole up to the
+ * size. Were the bytes not zeros after all, the block's check fails on
+ * read (BF_ECORRUPT), as for any bytes changed under the library.
+ */
+static int holes_read_zero(const bf_file *f)
+{
+    return f->named == NULL && !f->seg.space->past_end_dirty;
+}
+
+/* A cut giving back what a failed write left past the physical end: best effort. */
+static void cut_back(bf_file *f)
+{
+    if (bf_seg_resize(&f->seg, f->phys_end) != BF_OK)
+        f->seg.space->past_end_dirty = 1;
+}
+
+/* The bytes a bare block leaves unwritten start and end at multiples of this within the
+   block (its extent is page-aligned from a quarter page on): the page cache's sectors. */
+#define HOLE_UNIT 512u
+
+/* Leading zero bytes of p[0, n). */
+static uint32_t zeros_lead(const unsigned char *p, uint32_t n)
+{
+    uint32_t i = 0;
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w != 0)
+            break;
+        i += 8;
+    }
+    while (i < n && p[i] == 0)
+        i++;
+    return i;
+}
+
+/* Where the bytes of p[start, n) stop being zeros, rounded up to HOLE_UNIT (at most n). */
+static uint32_t zeros_from(const unsigned char *p, uint32_t start, uint32_t n)
+{
+    uint32_t i = n;
+    while (i > start && p[i - 1] == 0)
+        i--;
+    i = (i + HOLE_UNIT - 1) & ~(HOLE_UNIT - 1);
+    return i < n ? i : n;
+}
+
+/*
  * `off` rounded up to a multiple of `align` (a power of two; 1: unaligned)
  * counted from the start of its segment file of `seg_size` bytes: the file
  * system, and its page cache, see offsets in that file. The result may lie
@@ -468,7 +531,7 @@ static void ra_stale(bf_file *f, uint64_t blkno)
 
 /* The extent of `blkno` has been written at `off`: point the map at it, release the old one. */
 static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
-                         const bf_extent_info *info)
+                         const bf_extent_info *info, uint32_t written)
 {
     uint32_t len = info->disk_len;
     ra_stale(f, blkno);
@@ -478,7 +541,7 @@ static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
         e = (bf_map_entry){off, len | BF_MAP_RAW | BF_MAP_BARE, info->crc};
     bf_map_put(&f->map, (uint32_t)blkno, &e);
     live_add(f, len);
-    COUNT(f, physical_written, len);
+    COUNT(f, physical_written, written);
     count_stored(f, info->codec, info->raw, info->sealed);
 }
 
@@ -522,7 +585,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
     int rc = map_room(f, blkno, 1, &old_n);
     if (rc != BF_OK)
         return rc;
-    bf_chunk ch = {0, 0};
+    bf_chunk ch = {0, 0, 0};
     uint64_t grow = f->phys_end;
     uint32_t len = info->disk_len;
     rc = extent_place(f, len, bare_align(info), bf_map_used(bf_map_get(&f->map, blkno)), &ch,
@@ -533,27 +596,60 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
        file (as free space) so that the physical size is what the file system holds; a bare
        block's skip to its alignment is covered by its own write. */
     int gap = placed && !from_free && ch.off > f->phys_end;
+    int holes = holes_read_zero(f);
     if (gap && ch.off % sp->segment_size == 0)
         rc = bf_seg_resize(&f->seg, ch.off);
+    /* A bare block's leading zeros where the bytes read as zeros already are not written
+       (holes_read_zero): the end, or a clean free chunk. Its last unit is, so that the
+       segment file holds the extent's bytes up to its end. */
+    uint32_t skip = 0;
+    struct iovec one = iov[0];
+    if (info->bare && iovcnt == 1 && (from_free ? ch.clean != 0 : holes) && len > HOLE_UNIT) {
+        skip = zeros_lead(iov[0].iov_base, len - 1) & ~(HOLE_UNIT - 1);
+        one.iov_base = (unsigned char *)iov[0].iov_base + skip;
+        one.iov_len = len - skip;
+    }
     if (rc == BF_OK)
-        rc = bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
+        rc = skip != 0 ? bf_seg_write(&f->seg, ch.off + skip, &one, 1, len - skip)
+                       : bf_seg_write(&f->seg, ch.off, iov, iovcnt, len);
     if (rc != BF_OK) {
         if (from_free)
             bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, ch.off, ch.cap);
         else if (placed)
-            bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+            cut_back(f); /* best effort: what a short write left */
         map_unroom(f, blkno, 1, old_n);
         bf_budget_sync(sp); /* what the budget reserved for it */
         return rc;
     }
     if (!from_free) {
-        if (gap)
-            bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, f->phys_end,
-                        (uint32_t)(ch.off - f->phys_end));
+        if (gap) /* bytes past the end: never written, when holes_read_zero */
+            (holes ? bf_free_put_clean : bf_free_put)(&f->free, bf_file_alloc(f), sp->segment_size,
+                                                      f->phys_end,
+                                                      (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
     }
-    block_commit(f, blkno, ch.off, ch.cap, info);
+    block_commit(f, blkno, ch.off, ch.cap, info, len - skip);
     return BF_OK;
+}
+
+/*
+ * Whether a block of `raw_len` bytes at `data`, packed into `packed` bytes,
+ * costs fewer bytes written bare: its leading zeros (a page written past
+ * the end opened it) are not written (holes_read_zero) where its extent
+ * goes, at the end (no free chunk could hold it). The pages of its hole
+ * are written next, as a rule, each then a patch of its own bytes
+ * (bare_patch), where a packed block is written whole again, or goes bare
+ * whole (sub_block_bound): SQLite's temp databases with lz4 wrote 4 KiB
+ * more than none for each such block. The bytes decide, not the codec's
+ * ratio: a block that compresses below its written bytes stays packed.
+ */
+static int holes_pay(const bf_file *f, const unsigned char *data, uint32_t raw_len, uint32_t packed)
+{
+    if (f->sealed || !holes_read_zero(f) || raw_len <= HOLE_UNIT ||
+        (f->free.n != 0 && f->free.c[f->free.n - 1].cap >= raw_len))
+        return 0;
+    uint32_t lead = zeros_lead(data, raw_len - 1) & ~(HOLE_UNIT - 1);
+    return lead != 0 && raw_len - lead <= packed;
 }
 
 /*
@@ -570,7 +666,8 @@ static int block_store_now(bf_file *f, uint64_t blkno, const void *data, uint32_
     bf_extent_info info;
     bf_space *sp = f->seg.space;
     int rc = block_pack(f, blkno, data, raw_len, sp->scratch, iov, &iovcnt, &info, prepare);
-    if (rc == BF_OK && bound != 0 && !info.bare && info.disk_len > bound) {
+    if (rc == BF_OK && !info.bare &&
+        ((bound != 0 && info.disk_len > bound) || holes_pay(f, data, raw_len, info.disk_len))) {
         uint32_t gen = f->named != NULL ? f->named->gen : 0;
         rc = bf_extent_pack(bf_space_codec_ops(sp, BF_CODEC_NONE), NULL, 0, blkno, gen, data,
                             raw_len, NULL, sp->scratch, iov, &iovcnt, &info);
@@ -727,7 +824,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
             iov[iovcnt++] = js[i]->iov[v];
     rc = bf_seg_write(&f->seg, off, iov, iovcnt, end - off);
     if (rc != BF_OK) {
-        bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+        cut_back(f); /* best effort: what a short write left */
         map_unroom(f, js[0]->blkno, k, old_n);
         bf_budget_sync(sp);
         js[0]->stuck = 1;
@@ -743,7 +840,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
             if (f->fauto.on)
                 bf_auto_file_packed(sp, &f->fauto, j->ops->id, &j->info);
         }
-        block_commit(f, j->blkno, off, j->info.disk_len, &j->info);
+        block_commit(f, j->blkno, off, j->info.disk_len, &j->info, j->info.disk_len);
         off += j->info.disk_len;
         j->stuck = 0;
         job_free(sp->workers, j);
@@ -1147,7 +1244,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     if (rc == BF_OK && fits)
         rc = bf_seg_write(&f->seg, off, iov, iovcnt, total);
     if (rc != BF_OK && fits)
-        bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+        cut_back(f); /* best effort: what a short write left */
     if (rc != BF_OK || !fits) {
         map_unroom(f, blkno, asked, old_n);
         bf_budget_sync(sp); /* what the budget reserved for it */
@@ -1155,11 +1252,11 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     }
     physical_set(f, end);
     for (uint32_t i = 0; i < n; i++) {
-        block_commit(f, blkno + i, at[i], info[i].disk_len, &info[i]);
+        block_commit(f, blkno + i, at[i], info[i].disk_len, &info[i], info[i].disk_len);
         uint64_t prev_end = i == 0 ? at[0] : at[i - 1] + info[i - 1].disk_len;
-        if (at[i] > prev_end) {
-            bf_free_put(&f->free, bf_file_alloc(f), sp->segment_size, prev_end,
-                        (uint32_t)(at[i] - prev_end));
+        if (at[i] > prev_end) { /* written as zeros: clean */
+            bf_free_put_clean(&f->free, bf_file_alloc(f), sp->segment_size, prev_end,
+                              (uint32_t)(at[i] - prev_end));
             COUNT(f, physical_written, at[i] - prev_end);
         }
     }
@@ -1675,13 +1772,13 @@ static int tail_grows(bf_file *f, uint64_t off, uint32_t old, uint32_t n)
  * written (SQLite's pages written past the end of a temp database): its
  * alignment left the rest of its slot free.
  */
-static int gap_grows(bf_file *f, uint64_t off, uint32_t old, uint32_t n)
+static int gap_grows(bf_file *f, uint64_t off, uint32_t old, uint32_t n, uint32_t *clean)
 {
     bf_space *sp = f->seg.space;
     if ((f->named != NULL && n >= BF_BARE_ALIGN && off % BF_BARE_ALIGN != 0) ||
         off / sp->segment_size != (off + n - 1) / sp->segment_size)
         return 0;
-    return bf_free_take_at(&f->free, bf_file_alloc(f), sp->segment_size, off + old, n - old);
+    return bf_free_take_at(&f->free, bf_file_alloc(f), sp->segment_size, off + old, n - old, clean);
 }
 
 /*
@@ -1714,18 +1811,27 @@ static int bare_patch(bf_file *f, uint32_t n)
     uint32_t old = bf_map_len(e);
     uint64_t off = bf_map_off(e);
     int at_end = 0;
+    uint32_t clean = 0;
     if (n < old ||
-        (n > old && !(at_end = tail_grows(f, off, old, n)) && !gap_grows(f, off, old, n)))
+        (n > old && !(at_end = tail_grows(f, off, old, n)) && !gap_grows(f, off, old, n, &clean)))
         return 1;
     if (n > old) { /* the new bytes too, zeros of a hole included */
         lo = f->dirty_old && lo < old ? lo : old;
         hi = n;
+        /* but not the zeros where the bytes read as zeros already (holes_read_zero): past
+           the end, before the dirtied bytes; in a clean free chunk, after them too (the
+           segment file holds its bytes: it is below the end) */
+        if (lo == old && (at_end ? holes_read_zero(f) : clean != 0)) {
+            lo = (old + zeros_lead(f->buf + old, n - old - 1)) & ~(HOLE_UNIT - 1);
+            lo = lo > old ? lo : old;
+            hi = at_end ? n : zeros_from(f->buf, lo, n);
+        }
     }
     struct iovec iov = {f->buf + lo, hi - lo};
-    rc = bf_seg_write(&f->seg, off + lo, &iov, 1, hi - lo);
+    rc = hi > lo ? bf_seg_write(&f->seg, off + lo, &iov, 1, hi - lo) : BF_OK;
     if (rc != BF_OK) {
         if (at_end) {
-            bf_seg_resize(&f->seg, f->phys_end); /* best effort: what a short write left */
+            cut_back(f);                         /* best effort: what a short write left */
             bf_budget_sync(f->seg.space);        /* what the budget reserved for it */
         } else if (n > old) {
             bf_free_put(&f->free, bf_file_alloc(f), f->seg.space->segment_size, off + old, n - old);
@@ -1751,18 +1857,26 @@ static int bare_patch(bf_file *f, uint32_t n)
  * in part (a page rewritten in a larger block) is stored bare when its
  * packed extent is larger than the bytes that changed, so that later
  * rewrites patch it (bare_patch) instead of writing a compressed block
- * whole each time. 0: no bound (the block is new or written whole, the
- * file is sealed, whose raw blocks keep their header, or it was only
- * appended to: a tail growing between reads elsewhere, a tuplestore's,
- * stays compressed, or such a file would hold its bytes bare; its whole
- * compressed block is then written again at each flush, XXX).
+ * whole each time. A block that was only appended to (a tail growing
+ * between reads elsewhere: SQLite's temp databases and journals, a
+ * tuplestore's) and is not yet whole, appended to again as a rule: stored
+ * packed, each flush writes it whole; stored bare, the flush writes it
+ * whole once and the next ones their appended bytes (bare_patch). It goes
+ * bare when the bytes a packed store writes beyond that append (packed -
+ * (n - lo)) reach the bytes going bare costs beyond the packed store (n -
+ * packed): packed >= n - lo / 2, a block that compresses to half or less
+ * stays packed; a rent paid once buys no more than the purchase.
+ * 0: no bound (the block is new or written whole, or the file is sealed,
+ * whose raw blocks keep their header).
  */
 static uint32_t sub_block_bound(const bf_file *f, uint32_t n)
 {
     uint32_t lo, hi;
-    if (f->sealed || f->codec == BF_CODEC_NONE || !f->dirty_old || !dirty_bytes(f, n, &lo, &hi))
+    if (f->sealed || f->codec == BF_CODEC_NONE || !dirty_bytes(f, n, &lo, &hi))
         return 0;
-    return hi - lo < n ? hi - lo : 0;
+    if (f->dirty_old)
+        return hi - lo < n ? hi - lo : 0;
+    return n < f->block_size && lo > 0 ? n - lo / 2 - 1 : 0;
 }
 
 /*

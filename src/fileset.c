@@ -691,7 +691,7 @@ static int own_next(own_extents *it, bf_chunk *out)
     while ((e = bf_map_next(it->map, &it->b)) != NULL) {
         it->b++;
         if (bf_map_part(e) == 0) {
-            *out = (bf_chunk){bf_map_off(e), bf_map_room(e)};
+            *out = (bf_chunk){bf_map_off(e), bf_map_room(e), 0};
             return 1;
         }
     }

@@ -1,6 +1,6 @@
 /*
  * freespace.c - best-fit free list with merging of neighbours.
- * Implements: bf_free_put, bf_free_take, bf_free_take_at, bf_free_take_aligned,
+ * Implements: bf_free_put, bf_free_put_clean, bf_free_take, bf_free_take_at, bf_free_take_aligned,
  * bf_free_tail_start, bf_free_drop_beyond, bf_free_memory, bf_free_clear
  * (freespace.h).
  *
@@ -8,7 +8,8 @@
  * half ascending by off hold the same chunks; chunks do not overlap each
  * other or any live extent; no chunk crosses a segment boundary; two
  * chunks that touch inside one segment have been merged, unless their sum
- * would not fit a 32-bit capacity.
+ * would not fit a 32-bit capacity; a chunk is clean only if every byte of
+ * it reads as zeros (merging keeps that: clean only if both were).
  */
 #include "freespace.h"
 
@@ -88,8 +89,8 @@ static int mergeable(uint64_t boundary, uint64_t join, uint64_t caps)
     return join % boundary != 0 && caps <= UINT32_MAX;
 }
 
-void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
-                 uint32_t cap)
+static void free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                     uint32_t cap, uint32_t clean)
 {
     if (cap == 0)
         return;
@@ -100,6 +101,7 @@ void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
         if (prev->off + prev->cap == off &&
             mergeable(boundary, off, (uint64_t)prev->cap + (end - off))) {
             off = prev->off;
+            clean &= prev->clean;
             remove_chunk(fs, --k);
         }
     }
@@ -107,15 +109,28 @@ void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
         const bf_chunk *next = &bf_free_by_offset(fs)[k];
         if (next->off == end && mergeable(boundary, end, end - off + next->cap)) {
             end += next->cap;
+            clean &= next->clean;
             remove_chunk(fs, k);
         }
     }
     if (!reserve_one(fs, a))
         return;
-    bf_chunk ch = {off, (uint32_t)(end - off)};
+    bf_chunk ch = {off, (uint32_t)(end - off), clean};
     array_insert(fs->c, fs->n, by_size_index(fs, ch.cap, ch.off), ch);
     array_insert(bf_free_by_offset(fs), fs->n, k, ch);
     fs->n++;
+}
+
+void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                 uint32_t cap)
+{
+    free_put(fs, a, boundary, off, cap, 0);
+}
+
+void bf_free_put_clean(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                       uint32_t cap)
+{
+    free_put(fs, a, boundary, off, cap, 1);
 }
 
 int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint32_t need,
@@ -127,7 +142,7 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
     bf_chunk ch = fs->c[i];
     remove_chunk(fs, by_off_index(fs, ch.off));
     if (ch.cap - need >= split_min && ch.cap - need > 0) {
-        bf_free_put(fs, a, boundary, ch.off + need, ch.cap - need);
+        free_put(fs, a, boundary, ch.off + need, ch.cap - need, ch.clean);
         ch.cap = need;
     }
     *out = ch;
@@ -135,7 +150,7 @@ int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
 }
 
 int bf_free_take_at(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
-                    uint32_t need)
+                    uint32_t need, uint32_t *clean)
 {
     uint32_t k = by_off_index(fs, off);
     if (k == fs->n)
@@ -145,7 +160,8 @@ int bf_free_take_at(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, 
         return 0;
     remove_chunk(fs, k);
     if (ch.cap > need)
-        bf_free_put(fs, a, boundary, off + need, ch.cap - need);
+        free_put(fs, a, boundary, off + need, ch.cap - need, ch.clean);
+    *clean = ch.clean;
     return 1;
 }
 
@@ -165,10 +181,10 @@ int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t bound
             continue;
         remove_chunk(fs, by_off_index(fs, ch.off));
         if (at > ch.off)
-            bf_free_put(fs, a, boundary, ch.off, (uint32_t)(at - ch.off));
+            free_put(fs, a, boundary, ch.off, (uint32_t)(at - ch.off), ch.clean);
         if (at + need < ch.off + ch.cap)
-            bf_free_put(fs, a, boundary, at + need, (uint32_t)(ch.off + ch.cap - at - need));
-        *out = (bf_chunk){at, need};
+            free_put(fs, a, boundary, at + need, (uint32_t)(ch.off + ch.cap - at - need), ch.clean);
+        *out = (bf_chunk){at, need, ch.clean};
         return 1;
     }
     return 0;
@@ -191,7 +207,7 @@ void bf_free_drop_beyond(bf_freespace *fs, const bf_allocator *a, uint64_t bound
             return;
         remove_chunk(fs, fs->n - 1);
         if (last.off < end) /* it straddles the new end: keep the part below */
-            bf_free_put(fs, a, boundary, last.off, (uint32_t)(end - last.off));
+            free_put(fs, a, boundary, last.off, (uint32_t)(end - last.off), last.clean);
     }
 }
 

@@ -21,6 +21,10 @@
 typedef struct bf_chunk {
     uint64_t off;
     uint32_t cap;
+    /* 1: its bytes read as zeros (never written since the file's segments were created, or
+       written as zeros): file.c writes nothing of a bare block's zeros there. A chunk merged
+       with one that is not is not; a part split off keeps it. */
+    uint32_t clean;
 } bf_chunk;
 
 /*
@@ -45,6 +49,10 @@ static inline bf_chunk *bf_free_by_offset(const bf_freespace *fs)
 void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
                  uint32_t cap);
 
+/* bf_free_put of a chunk whose bytes read as zeros (bf_chunk.clean). */
+void bf_free_put_clean(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                       uint32_t cap);
+
 /*
  * Take the smallest chunk with capacity >= need. When the chunk is larger
  * than need + split_min, it is split and the tail goes back. Returns 1 and
@@ -65,10 +73,11 @@ int bf_free_take_aligned(bf_freespace *fs, const bf_allocator *a, uint64_t bound
 /*
  * Take the `need` bytes at `off` exactly, when a free chunk starts there and
  * holds them (what is left of it goes back): an extent right before it grows
- * in place. Returns 1 when taken, 0 otherwise.
+ * in place. Returns 1 when taken (*clean: the chunk's bf_chunk.clean), 0
+ * otherwise.
  */
 int bf_free_take_at(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
-                    uint32_t need);
+                    uint32_t need, uint32_t *clean);
 
 /*
  * Where the run of free chunks that ends exactly at `end` starts (`end`

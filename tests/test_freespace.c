@@ -43,6 +43,38 @@ static void test_best_fit_and_split(void **state)
     bf_free_clear(&fs, a);
 }
 
+/*
+ * A chunk is clean (its bytes read as zeros) only while every byte of it is: a part split
+ * off keeps it, a merge with a chunk that is not clean loses it, a merge of two keeps it.
+ */
+static void test_clean_chunks(void **state)
+{
+    (void)state;
+    const bf_allocator *a = &bf_default_allocator;
+    bf_freespace fs = {0};
+    uint32_t clean = 7;
+    bf_free_put_clean(&fs, a, B, 0, 1000);
+    bf_free_put_clean(&fs, a, B, 1000, 500); /* merged: clean */
+    assert_int_equal(fs.n, 1);
+    assert_int_equal(bf_free_take_at(&fs, a, B, 0, 200, &clean), 1);
+    assert_int_equal(clean, 1);
+    bf_chunk ch;
+    assert_int_equal(bf_free_take(&fs, a, B, 300, 0, &ch), 1); /* the rest, split */
+    assert_int_equal(ch.off, 200);
+    assert_int_equal(ch.clean, 1);
+    assert_int_equal(bf_free_take_aligned(&fs, a, B, 512, 512, &ch), 1);
+    assert_int_equal(ch.off, 512);
+    assert_int_equal(ch.clean, 1);
+    bf_free_put(&fs, a, B, 1500, 100); /* touches the clean rest at 1024..1500 */
+    assert_int_equal(fs.n, 2);         /* and 500..512 */
+    assert_int_equal(bf_free_take_at(&fs, a, B, 1024, 100, &clean), 1);
+    assert_int_equal(clean, 0);
+    bf_free_put_clean(&fs, a, B, 3000, 1000);
+    bf_free_drop_beyond(&fs, a, B, 3500); /* the part kept stays clean */
+    assert_int_equal(bf_free_take_at(&fs, a, B, 3000, 500, &clean), 1);
+    assert_int_equal(clean, 1);
+    bf_free_clear(&fs, a);
+}
 static void test_tail(void **state)
 {
     (void)state;
@@ -184,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_best_fit_and_split),
         cmocka_unit_test(test_tail),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_clean_chunks),
         cmocka_unit_test(test_random_against_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
