@@ -359,10 +359,37 @@ static const ResourceOwnerDesc pg_buffile_resowner_desc = {
 
 #define ALLOC_FLAGS		(MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM)
 
+/*
+ * aset.c's ALLOC_CHUNK_LIMIT (private to it): the largest request it carves
+ * from a context's blocks; a larger one is a malloc'd block of its own,
+ * given back to malloc when freed.
+ */
+#define ASET_CHUNK_LIMIT	8192
+
+/*
+ * A request of a whole block, as the library's block buffers are, is made a
+ * chunk of its own, as stock's BufFile is (its struct holds its buffer).
+ * Carved from a hash join's spill context instead, the buffers of the files
+ * a batch opens come from that context's blocks, which double (to 1 MB and
+ * more, above glibc's mmap threshold) and outlive the buffers: nothing of
+ * ours then lies in the heap above the batch's hash table, and glibc gives
+ * the table's memory back to the kernel (trims) at every batch's reset, to
+ * fault it in again for the next one.  Stock's buffers, malloc'd one by one
+ * as the outer batch files open during the first batch, keep the top of the
+ * heap in use.  XXX: this relies on aset.c's limit; a bigger BLCKSZ makes
+ * the buffers chunks of their own anyway.
+ */
+static inline size_t
+space_request(size_t size)
+{
+	return size >= BLCKSZ && size <= ASET_CHUNK_LIMIT ? ASET_CHUNK_LIMIT + 1 : size;
+}
+
 static void *
 space_malloc(void *ctx, size_t size)
 {
-	return MemoryContextAllocExtended((MemoryContext) ctx, size, ALLOC_FLAGS);
+	return MemoryContextAllocExtended((MemoryContext) ctx, space_request(size),
+									  ALLOC_FLAGS);
 }
 
 static void
@@ -377,7 +404,7 @@ space_realloc(void *ctx, void *ptr, size_t size)
 {
 	if (ptr == NULL)
 		return space_malloc(ctx, size);
-	return repalloc_extended(ptr, size, ALLOC_FLAGS);
+	return repalloc_extended(ptr, space_request(size), ALLOC_FLAGS);
 }
 
 /* ---- the library's I/O, seen as stock's ---- */
