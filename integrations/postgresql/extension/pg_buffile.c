@@ -202,15 +202,9 @@ typedef struct FileContext FileContext;
 
 typedef struct PgBufFile
 {
-	dlist_node	node;			/* in its FileContext's files */
+	dlist_node	node;			/* in its memory context's FileContext */
 	bf_file    *bf;				/* the library's handle */
 	ResourceOwner resowner;		/* NULL for an interXact file */
-	FileContext *fcxt;			/* the memory context it lives in */
-	bool		named;			/* a FileSet's file (else private) */
-	bool		readOnly;		/* opened read-only, or exported */
-	bool		wrote;			/* report usage when done */
-	bool		sealed;			/* created with pg_buffile.encryption on */
-	uint8		method;			/* PgBufFileMethod it was created with */
 	uint64		logical_counted;	/* its bytes written and stored, as */
 	uint64		physical_counted;	/* counted in method_usage so far */
 
@@ -219,13 +213,29 @@ typedef struct PgBufFile
 	 * small reads and writes (a hash join's 4-byte hash, then its tuple) are
 	 * copies into or out of it here, not a call of the library each, and
 	 * win_used of its win_room bytes are not advanced over yet.  Ended
-	 * (window_end) before any other call of the library on the handle.
+	 * (window_end) before any other call of the library on the handle.  A
+	 * window lies within one block, so its sizes fit in 16 bits.
 	 */
-	uint8		win_mode;		/* WIN_NONE, WIN_WRITE or WIN_READ */
 	char	   *win;
-	size_t		win_room;
-	size_t		win_used;
+	uint16		win_room;
+	uint16		win_used;
+	uint8		win_mode;		/* WIN_NONE, WIN_WRITE or WIN_READ */
+	uint8		method;			/* PgBufFileMethod it was created with */
+
+	/*
+	 * Bit-fields: the struct is 64 bytes, aset.c's chunk of that size; one
+	 * byte more would take every open file into a chunk twice the size.
+	 */
+	bool		named:1;		/* a FileSet's file (else private) */
+	bool		readOnly:1;		/* opened read-only, or exported */
+	bool		wrote:1;		/* report usage when done */
+	bool		sealed:1;		/* created with pg_buffile.encryption on */
 } PgBufFile;
+
+StaticAssertDecl(BLCKSZ <= PG_UINT16_MAX,
+				 "a window's sizes must fit in PgBufFile's 16-bit fields");
+StaticAssertDecl(sizeof(PgBufFile) <= 64,
+				 "PgBufFile must stay within aset.c's 64-byte chunk");
 
 #define WIN_NONE 0
 #define WIN_WRITE 1
@@ -955,7 +965,6 @@ pg_buffile_remember(bf_file *bf, bool interXact, bool named)
 		ResourceOwnerRemember(file->resowner, PointerGetDatum(file),
 							  &pg_buffile_resowner_desc);
 	}
-	file->fcxt = fcxt;
 	dlist_push_head(&fcxt->files, &file->node);
 	open_files++;
 	return file;
@@ -1086,7 +1095,7 @@ pg_buffile_report_usage(PgBufFile *file, bool last)
 		if (logical != 0 || physical != 0)
 			elog(DEBUG1, "pg_buffile: file \"%s\" (%s, context \"%s\"): written %llu, stored %llu, size %llu, on disk %llu",
 				 file_path(file, path), file->named ? "fileset" : "private",
-				 file->fcxt ? file->fcxt->cxt->name : "none",
+				 GetMemoryChunkContext(file)->name,
 				 (unsigned long long) logical, (unsigned long long) physical,
 				 (unsigned long long) st.logical_bytes,
 				 (unsigned long long) st.physical_bytes);
