@@ -27,19 +27,58 @@
 # (built with PGXS and installed into the hook's build) with pg_buffile.method = M,
 # so the ratio is what that method costs against pristine PostgreSQL; the target is
 # then issue 46's for none and auto (at most 1.03), none for the others (reported).
+#
+# The matrix (issue 46): --matrix, or --query=hashjoin, runs the hash join of the retired
+# pg-bench-hashmatrix.sh in cells instead of the four queries:
+#
+#   pg-hook-wall.sh 18 --matrix --method=none|auto [--rows=10M] [--d=1,10,100,1000]
+#       [--conns=1,2,4] [--work-mem=4MB] [--burner] [--rounds=N] [--seed=N]
+#       [--results=FILE] [--out=FILE]
+#
+# --rows (10M here; k and M are taken) rows a side: hm_u (k = 0 .. rows-1, p = md5(k))
+# and, per D of --d, hm_t_D (k = (i - 1) / D: each key D times in a row, p = md5(k)); the
+# join select count(*), max(t.p), max(u.p) from hm_t_D t join hm_u u on t.k = u.k
+# matches every row once whatever D is, and D sets how compressible hm_t_D's batches
+# are. A cell is (D, connections): --conns sessions run the join at once on a
+# server, a run's time the longest session's \timing; a round runs the cell on both
+# servers, the two in shuffled order. --burner keeps every core busy (a spinning
+# process per core) during the cells' runs. With --method=auto the hook's runs also
+# count the blocks auto stored raw (codec none): pg_buffile's log line of each space
+# that used auto, and pg_buffile_stats (reset before the run) as a cross-check in bytes.
+# Each round is a line of --results (default wall-matrix/results.jsonl in the build's
+# directory), written as soon as it ran: a second invocation runs only the rounds not
+# in it, and reports every cell from it (delete it, or name another, to start over).
+# The matrix has its own cluster and servers (ports 54597/54598 for 18, +100 for
+# master), so it does not disturb the four queries' wall/ directory. Issue 46's runs:
+# --method=none, --method=auto and --method=auto --burner at the defaults
+# (docs/results/pg-buffile-wall.md, "The matrix: how to run it").
 set -euo pipefail
 MAJOR=${1:-}
 case $MAJOR in
   18) PORT=54595 ;;
   master) PORT=54695 ;;
-  *) printf 'usage: %s 18|master [--rows=N] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' "$0" >&2; exit 2 ;;
+  *) printf 'usage: %s 18|master [--rows=N] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' "$0" >&2
+     printf '       %s 18|master --matrix [--rows=N] [--d=LIST] [--conns=LIST] [--work-mem=SIZE]\n' "$0" >&2
+     printf '           [--burner] [--results=FILE] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' >&2
+     exit 2 ;;
 esac
 shift
-ROWS=2000000 ROUNDS=15 SEED=1 OUTF="" METHOD=""
+ROWS="" ROUNDS=15 SEED=1 OUTF="" METHOD=""
+MATRIX="" MONLY="" DS=1,10,100,1000 CONNS=1,2,4 WORK_MEM=4MB BURNER="" RESULTS=""
 CMD="integrations/postgresql/scripts/pg-hook-wall.sh $MAJOR${*:+ $*}"
 for a in "$@"; do
   case $a in
     --rows=*) ROWS=${a#*=} ;;
+    --matrix|--query=hashjoin) MATRIX=1 ;;
+    --query=*) printf 'error: --query takes hashjoin\n' >&2; exit 2 ;;
+    --d=*) MONLY=1 DS=${a#*=}; [[ $DS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] \
+        || { printf 'error: --d takes a list such as 1,10,100,1000\n' >&2; exit 2; } ;;
+    --conns=*) MONLY=1 CONNS=${a#*=}; [[ $CONNS =~ ^([1-9]|1[0-6])(,([1-9]|1[0-6]))*$ ]] \
+        || { printf 'error: --conns takes a list of 1..16 such as 1,2,4\n' >&2; exit 2; } ;;
+    --work-mem=*) MONLY=1 WORK_MEM=${a#*=}; [[ $WORK_MEM =~ ^[1-9][0-9]*(kB|MB|GB)$ ]] \
+        || { printf 'error: --work-mem takes a size such as 4MB\n' >&2; exit 2; } ;;
+    --burner) MONLY=1 BURNER=1 ;;
+    --results=*) MONLY=1 RESULTS=$(realpath -m "${a#*=}") ;;
     --rounds=*) ROUNDS=${a#*=} ;;
     --seed=*) SEED=${a#*=} ;;
     --out=*) OUTF=$(realpath -m "${a#*=}") ;;
@@ -48,6 +87,17 @@ for a in "$@"; do
     *) printf 'unknown argument %s\n' "$a" >&2; exit 2 ;;
   esac
 done
+[ -n "$MATRIX" ] || [ -z "$MONLY" ] \
+  || { printf 'error: --d, --conns, --work-mem, --burner, --results: for --matrix\n' >&2; exit 2; }
+if [ -z "$ROWS" ]; then
+  if [ -n "$MATRIX" ]; then ROWS=10M; else ROWS=2000000; fi
+fi
+[[ $ROWS =~ ^[1-9][0-9]*[kM]?$ ]] \
+  || { printf 'error: --rows takes a number (k and M taken)\n' >&2; exit 2; }
+case $ROWS in
+  *k) ROWS=$((${ROWS%k} * 1000)) ;;
+  *M) ROWS=$((${ROWS%M} * 1000000)) ;;
+esac
 [[ $ROWS =~ ^[1-9][0-9]*$ && $ROUNDS =~ ^[1-9][0-9]*$ && $SEED =~ ^[0-9]+$ ]] \
   || { printf 'error: --rows, --rounds and --seed take numbers\n' >&2; exit 2; }
 # shellcheck source=pg-common.sh
@@ -56,7 +106,10 @@ done
 built=$(bash "$PGS/pg-hook-pristine.sh" "$MAJOR")
 sed '$d' <<< "$built"
 CB=${built##*$'\n'}
-W=$CB/wall SOCK=$CB/wall/sock
+W=$CB/wall
+# the matrix: a cluster and servers of its own (see the header)
+if [ -n "$MATRIX" ]; then W=$CB/wall-matrix PORT=$((PORT + 2)); fi
+SOCK=$W/sock
 export PSQL_BIN=$CB/inst-pristine/bin/psql
 # shellcheck source=pg-server.sh
 . "$PGS/pg-server.sh"
@@ -78,6 +131,72 @@ if [ -n "$METHOD" ]; then
   printf "shared_preload_libraries = 'pg_buffile'\npg_buffile.method = '%s'\n" "$METHOD" >> "$HOOK_CONF"
   log "the hook's server with pg_buffile, method $METHOD"
 fi
+if [ -n "$MATRIX" ]; then
+  # the matrix's cluster: made for its row count, then a table per D when first asked
+  # for; the results file goes with it
+  t0=$SECONDS
+  key="matrix rows=$ROWS $("$CB/inst-pristine/bin/postgres" --version)"
+  if [ "$(cat "$W/data.key" 2>/dev/null)" != "$key" ]; then
+    rm -rf "$W/pristine" "$W/data.key"
+    srv_new "$W/pristine" "$CB/inst-pristine/bin"
+  fi
+  srv_start "$W/pristine" "$CB/inst-pristine/bin" "$PORT" "$W/pristine.log" "$W/wall.conf"
+  if [ "$(cat "$W/data.key" 2>/dev/null)" != "$key" ]; then
+    log "loading hm_u: $ROWS rows"
+    psql_at "$PORT" -c "create table hm_u as select (i - 1)::int8 as k, md5((i - 1)::text) as p
+            from generate_series(1, $ROWS) i" -c "vacuum (freeze, analyze) hm_u"
+    echo "$key" > "$W/data.key"
+  fi
+  for d in ${DS//,/ }; do
+    if [ -z "$(psql_at "$PORT" -At -c "select 1 from pg_class where relname = 'hm_t_$d'")" ]; then
+      log "loading hm_t_$d: $ROWS rows, each key $d times"
+      psql_at "$PORT" -c "create table hm_t_$d as select ((i - 1) / $d)::int8 as k,
+                            md5(((i - 1) / $d)::text) as p from generate_series(1, $ROWS) i" \
+        -c "vacuum (freeze, analyze) hm_t_$d"
+    fi
+  done
+  psql_at "$PORT" -c "checkpoint"
+  srv_stop "$W/pristine" "$CB/inst-pristine/bin"
+  SRV_STARTED=()
+  log "the tables: $((SECONDS - t0)) s"
+  t0=$SECONDS
+  rm -rf "$W/hook"
+  cp -a "$W/pristine" "$W/hook"
+  log "the hook's copy of the cluster: $((SECONDS - t0)) s"
+  t0=$SECONDS
+  srv_start "$W/pristine" "$CB/inst-pristine/bin" "$PORT" "$W/pristine.log" "$W/wall.conf"
+  srv_start "$W/hook" "$CB/inst-hook/bin" $((PORT + 1)) "$W/hook.log" "$HOOK_CONF"
+  # pg_buffile_stats is the extension's view: on the hook's copy only
+  [ -z "$METHOD" ] || psql_at $((PORT + 1)) -c "create extension pg_buffile"
+  # the tables into the page cache, both copies (the servers read their own files)
+  for port in "$PORT" $((PORT + 1)); do
+    for t in hm_u ${DS//,/ }; do
+      [ "$t" = hm_u ] || t=hm_t_$t
+      psql_at "$port" -At -c "select count(*) from $t" > /dev/null
+    done
+  done
+  log "the servers started, the tables read: $((SECONDS - t0)) s"
+  RESULTS=${RESULTS:-$W/results.jsonl}
+  tree=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  touch "$RESULTS"
+  chown "$PG_USER": "$RESULTS"
+  t0=$SECONDS
+  as_user env BUFFILE_PAIRED_LIB="$BUFFILE_PAIRED_LIB" PYTHONPATH="$PYTHONPATH" \
+    PYTHONDONTWRITEBYTECODE=1 python3 "$PGS/pg_hook_wall.py" --matrix --psql="$PSQL_BIN" \
+    --sock="$SOCK" --pristine-port="$PORT" --hook-port=$((PORT + 1)) --rounds="$ROUNDS" \
+    --seed="$SEED" --rows="$ROWS" --major="$MAJOR" --command="$CMD" --method="$METHOD" \
+    --d="$DS" --conns="$CONNS" --work-mem="$WORK_MEM" ${BURNER:+--burner} \
+    --results="$RESULTS" --hook-log="$W/hook.log" --tree="$tree" \
+    --pristine-version="$("$CB/inst-pristine/bin/postgres" --version)" > "$W/report.md"
+  log "the matrix: $((SECONDS - t0)) s"
+  cat "$W/report.md"
+  if [ -n "$OUTF" ]; then
+    cp "$W/report.md" "$OUTF"
+    log "written to $OUTF"
+  fi
+  exit 0
+fi
+
 # One cluster loaded by pristine, copied for the hook: the same data, byte for byte.
 key="rows=$ROWS $("$CB/inst-pristine/bin/postgres" --version)"
 if [ "$(cat "$W/data.key" 2>/dev/null)" != "$key" ]; then

@@ -13,13 +13,23 @@ and checks that both servers give the same answer and spill temp files. The inte
 is tpch_report.stats' (paired.c): a ratio is the geometric mean of the rounds' ratios with
 a Student t interval on their logarithms; the suite's is the same over each round's
 geometric mean across the queries.
+
+With --matrix (pg-hook-wall.sh --matrix) it runs issue 46's hash-join matrix instead: one
+join in cells of (D, connections), C sessions at once on a server, the rounds appended to
+a results file as they run (a second invocation continues), the report made from that
+file; with pg_buffile's method auto, also the share of blocks auto stored raw. See the
+section "the hash-join matrix" below and the script's header.
 """
 
 import argparse
+import json
+import math
 import os
 import re
 import subprocess
 import sys
+import time
+import zlib
 
 from tpch_report import stats
 
@@ -178,5 +188,430 @@ def main():
             f"{n} {times[(r, n, 'pristine')]:.3f}/{times[(r, n, 'hook')]:.3f}" for n in names))
 
 
+# --- the hash-join matrix (pg-hook-wall.sh --matrix) ---------------------------------
+# Issue 46's matrix: the hash join of the retired pg-bench-hashmatrix.sh (ae3c57d^) at
+# one row count, D = duplicates of each key on the probe side (what makes half the spill
+# compressible), C concurrent connections, each cell paired and shuffled between the two
+# servers as above. Every pair (a cell's round: C sessions on one server, then C on the
+# other) is one JSON line appended to the results file as soon as it ran, so that a
+# second invocation continues where the first stopped; the report is made from that file.
+# Invariant: a line is written only for a complete pair, so a round is either wholly in
+# the file or not at all.
+
+# the target of the hook's raw share of blocks under auto with every core busy (issue 46)
+RAW_TARGET = 0.99
+# pg_buffile's line under log_temp_files when a space that used auto goes (pg_buffile.c)
+AUTO_LINE = re.compile(r"temporary file compression auto: blocks written none (\d+), "
+                       r"lz4 (\d+), zstd (\d+), gzip (\d+)")
+CODECS = ("none", "lz4", "zstd", "gzip")
+
+
+def parse_count(s):
+    """10M -> 10000000, 200k -> 200000, 2500 -> 2500 (as pg-hook-wall.sh takes --rows)."""
+    mult = {"k": 10**3, "M": 10**6}.get(s[-1:], 1)
+    return int(s[:-1] if mult > 1 else s) * mult
+
+
+def count_label(n):
+    return (f"{n // 10**6}M" if n % 10**6 == 0 else
+            f"{n // 10**3}k" if n % 10**3 == 0 else str(n))
+
+
+def auto_blocks(text):
+    """The blocks auto wrote per codec in a stretch of the hook's log, and the number of
+    auto's lines in it (one per space that used auto: at least one per session)."""
+    blocks = dict.fromkeys(CODECS, 0)
+    n = 0
+    for m in AUTO_LINE.finditer(text):
+        n += 1
+        for c, v in zip(CODECS, m.groups()):
+            blocks[c] += int(v)
+    return blocks, n
+
+
+def cell_key(c):
+    """What makes two lines of the results file the same cell."""
+    return (c["rows"], c["d"], c["conns"], bool(c["burner"]), c["method"], c["work_mem"])
+
+
+def cell_title(c):
+    return (f"{count_label(c['rows'])} rows, D = {c['d']}, {c['conns']} connection"
+            f"{'s' if c['conns'] > 1 else ''}{', CPU burner' if c['burner'] else ''}")
+
+
+def load_results(path):
+    """The results file's pairs; a last line cut short (a run killed while writing it) is
+    left out, as is any line that is not a pair."""
+    out = []
+    try:
+        f = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        return out
+    with f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(r, dict) and "cell" in r and "round" in r:
+                out.append(r)
+    return out
+
+
+def cell_pairs(records, cell, rounds):
+    """The pairs of the cell for rounds 0 .. rounds-1, the first of each round (a round
+    run twice, by two invocations racing, counts once)."""
+    k = cell_key(cell)
+    got = {}
+    for r in records:
+        if cell_key(r["cell"]) == k and 0 <= r["round"] < rounds and r["round"] not in got:
+            got[r["round"]] = r
+    return [got[i] for i in sorted(got)]
+
+
+def raw_text(frac, bound=RAW_TARGET):
+    """The raw share of auto's blocks against 'at least bound': a count, not a sample, so
+    MET or MISSED (not run without a block)."""
+    if frac is None:
+        return stats.NOT_RUN
+    return stats.MET if frac >= bound else stats.MISSED
+
+
+def summarize(pairs, method):
+    """A cell's figures from its pairs: medians, the hook / pristine interval and its word
+    against the method's target, and with auto the blocks stored raw."""
+    pt = [p["pristine"]["s"] for p in pairs]
+    ht = [p["hook"]["s"] for p in pairs]
+    e = {"rounds": len(pairs), "same_answers": all(p.get("same_answer") for p in pairs)}
+    if not pairs:
+        e["iv"] = stats.Interval(math.nan, math.nan, math.nan, 0)
+        e["word"] = stats.NOT_RUN
+        return e
+    e["pristine_median"], e["hook_median"] = _median(pt), _median(ht)
+    e["iv"] = stats.ratio(ht, pt)
+    target = TARGETS.get(method)
+    e["word"] = stats.target_text(e["iv"], target) if target else "(none)"
+    if method == "auto":
+        blocks = dict.fromkeys(CODECS, 0)
+        shares = []
+        logical = stored = 0
+        for p in pairs:
+            raw = p["hook"].get("raw") or {}
+            b = raw.get("blocks") or {}
+            for c in CODECS:
+                blocks[c] += int(b.get(c, 0))
+            total = sum(int(b.get(c, 0)) for c in CODECS)
+            if total:
+                shares.append(int(b.get("none", 0)) / total)
+            s = (raw.get("stats") or {}).get("auto") or [0, 0, 0]
+            logical += s[1]
+            stored += s[2]
+        total = sum(blocks.values())
+        e["blocks"] = blocks
+        e["raw_share"] = blocks["none"] / total if total else None
+        e["raw_min"] = min(shares) if shares else None
+        e["stored_per_logical"] = stored / logical if logical else None
+    return e
+
+
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def matrix_cells(rows, ds, conns, burner, method, work_mem):
+    """The cells in the order they run: connections, then D (as the retired script)."""
+    return [{"rows": rows, "d": d, "conns": c, "burner": burner, "method": method,
+             "work_mem": work_mem} for c in conns for d in ds]
+
+
+def matrix_report(a, cells, records):
+    """The Markdown report: a summary line per cell, then a table per cell."""
+    lines = []
+    P = lines.append
+    m = a.method or "(no module)"
+    target = TARGETS.get(a.method)
+    P(f"# The hash-join matrix, pg_buffile with method {m}: PostgreSQL {a.major}, pristine "
+      "against the hook (generated by pg-hook-wall.sh --matrix)")
+    P("")
+    P(f"Command: `{a.command}`")
+    P("")
+    burner = ("with a CPU burner on every core during the runs" if a.burner
+              else "without a CPU burner")
+    hook = (f"pg_buffile preloaded, pg_buffile.method = {a.method}" if a.method
+            else "no module loaded")
+    P(f"{a.pristine_version}; two servers side by side on copies of one cluster (pristine, "
+      f"and the hook's with {hook}). "
+      f"The join `select count(*), max(t.p), max(u.p) from hm_t_D t join hm_u u on "
+      f"t.k = u.k` of {a.rows} rows a side, D copies of each key in a row on hm_t_D's "
+      f"side; work_mem {a.work_mem}, hash join only, no parallel workers, no JIT; C "
+      f"sessions at once on a server, a run's time the longest session's \\timing; "
+      f"{a.rounds} round{'s' if a.rounds > 1 else ''} a cell after a warm-up, the two "
+      f"servers' runs of a round in shuffled order (seed {a.seed}); {burner}. Ratio: hook / pristine, the geometric "
+      f"mean of the rounds' ratios with its 95% interval (Student t on their logarithms, "
+      f"tpch_report.stats). " +
+      (f"Target (issue 46): at most {target}; MET means the interval's upper end is at "
+       f"most {target}, MISSED that its lower end is above, not resolved otherwise."
+       if target else "No target for this method: the figures are reported."))
+    if a.method == "auto":
+        P("")
+        P(f"Blocks stored raw (auto): the blocks auto wrote with codec none over all it "
+          f"wrote, summed from pg_buffile's log line of each space that used auto "
+          f"(\"temporary file compression auto: blocks written none N, lz4 N, zstd N, "
+          f"gzip N\", log_temp_files = 0) in the hook's log between the start and the end "
+          f"of the run; pg_buffile_stats (reset before each hook run, read after) counts "
+          f"bytes, not blocks, and gives the cross-check: row method = 'auto', "
+          f"stored_bytes / logical_bytes (about 1 when nearly every block is raw). "
+          + (f"Target (issue 46, with the burner): at least {RAW_TARGET} of the blocks raw."
+             if a.burner else "No target without the burner: reported."))
+    P("")
+    summ = [(c, summarize(cell_pairs(records, c, a.rounds), a.method)) for c in cells]
+    trees = sorted({p.get("tree", "unknown") for c in cells
+                    for p in cell_pairs(records, c, a.rounds)})
+    if len(trees) > 1:
+        P("")
+        P(f"**The rounds come from {len(trees)} trees ({', '.join(trees)}): the results "
+          "file mixes builds.**")
+    head = "| cell | rounds | hook / pristine (95%) | target |"
+    rule = "|---|---:|---|---|"
+    if a.method == "auto":
+        head += " blocks raw | target (raw) |"
+        rule += "---:|---|"
+    P(head)
+    P(rule)
+    for c, e in summ:
+        row = (f"| {cell_title(c)} | {e['rounds']} | {stats.fmt_ratio(e['iv'], digits=3)} "
+               f"| {e['word']} |")
+        if a.method == "auto":
+            row += f" {_share(e.get('raw_share'))} | {_raw_word(a, e)} |"
+        P(row)
+    words = [e["word"] for _, e in summ] if target else []
+    if a.method == "auto" and a.burner:
+        words += [_raw_word(a, e) for _, e in summ]
+    if words:
+        P("")
+        P(f"The matrix as a whole: {stats.overall(words)} "
+          f"({sum(1 for w in words if w == stats.MET)} of {len(words)} targets met).")
+    for c, e in summ:
+        P("")
+        P(f"## {cell_title(c)}")
+        P("")
+        if not e["rounds"]:
+            P("Not run yet.")
+            continue
+        P("| measure | pristine | hook | hook / pristine (95%) | target |")
+        P("|---|---:|---:|---|---|")
+        P(f"| time of a run, median (s) | {e['pristine_median']:.3f} | {e['hook_median']:.3f} "
+          f"| {stats.fmt_ratio(e['iv'], digits=3)} | {e['word']} |")
+        if a.method == "auto":
+            b = e["blocks"]
+            P(f"| blocks auto wrote: none / lz4 / zstd / gzip | | {b['none']} / {b['lz4']} / "
+              f"{b['zstd']} / {b['gzip']} | | |")
+            P(f"| blocks stored raw (lowest round) | | {_share(e['raw_share'])} "
+              f"({_share(e['raw_min'])}) | | {_raw_word(a, e)} |")
+            spl = e["stored_per_logical"]
+            P(f"| pg_buffile_stats, auto: stored_bytes / logical_bytes | | "
+              f"{'-' if spl is None else f'{spl:.4f}'} | | |")
+        if not e["same_answers"]:
+            P("")
+            P("**The two servers' answers DIFFER in some round.**")
+        P("")
+        P("Times (s) round by round, pristine/hook: " + "; ".join(
+            f"{p['pristine']['s']:.3f}/{p['hook']['s']:.3f}"
+            for p in cell_pairs(records, c, a.rounds)))
+    return "\n".join(lines) + "\n"
+
+
+def _share(x):
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _raw_word(a, e):
+    if not a.burner:
+        return "(none)"
+    return raw_text(e.get("raw_share"))
+
+
+class Matrix:
+    """The runs: sessions on the two servers, the burner, the results file."""
+
+    def __init__(self, a):
+        self.a = a
+        self.ports = {"pristine": a.pristine_port, "hook": a.hook_port}
+        self.burners = []
+
+    def opts(self):
+        return (f"-c work_mem={self.a.work_mem} -c enable_mergejoin=off "
+                "-c enable_nestloop=off")
+
+    @staticmethod
+    def query(cell):
+        return (f"select count(*), max(t.p), max(u.p) from hm_t_{cell['d']} t "
+                "join hm_u u on t.k = u.k")
+
+    def sessions(self, server, cell):
+        """Run the cell's join in C sessions at once on a server: the longest session's
+        time, every session's, and their answer (None if they differ)."""
+        a = self.a
+        env = dict(os.environ, PGOPTIONS=f"{BASE} {self.opts()}")
+        sql = f"\\timing on\n{self.query(cell)};\n"
+        procs = [subprocess.Popen([a.psql, "-X", "-q", "-A", "-t", "-h", a.sock, "-p",
+                                   str(self.ports[server]), "-d", "postgres", "-v",
+                                   "ON_ERROR_STOP=1"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  text=True) for _ in range(cell["conns"])]
+        for p in procs:
+            p.stdin.write(sql)
+            p.stdin.close()
+        secs, answers = [], set()
+        for p in procs:
+            out, err = p.stdout.read(), p.stderr.read()
+            if p.wait() != 0:
+                sys.exit(f"psql on {server} failed: {err.strip()}")
+            m = TIME.findall(out)
+            if len(m) != 1:
+                sys.exit(f"no timing in psql's output on {server}: {out!r}")
+            secs.append(float(m[0]) / 1000.0)
+            answers.add(TIME.sub("", out).strip())
+        return max(secs), secs, (answers.pop() if len(answers) == 1 else None)
+
+    def hook_stats(self):
+        out = psql(self.a, self.ports["hook"], "select method, sum(files), sum(logical_bytes), "
+                   "sum(stored_bytes) from pg_buffile_stats group by method;\n")
+        res = {}
+        for line in out.splitlines():
+            f = line.split("|")
+            if len(f) == 4:
+                res[f[0]] = [int(x or 0) for x in f[1:]]
+        return res
+
+    def run(self, server, cell):
+        """One server's run of a cell; with auto on the hook, what auto stored."""
+        auto = server == "hook" and self.a.method == "auto"
+        if auto:
+            psql(self.a, self.ports["hook"], "select pg_buffile_stats_reset();\n")
+            start = os.path.getsize(self.a.hook_log)
+        t, secs, answer = self.sessions(server, cell)
+        res = {"s": t, "sessions": secs}
+        if auto:
+            # a space logs when it goes, at the end of its transaction or at exit, which
+            # may come just after psql returns: wait for a line per session
+            for _ in range(100):
+                with open(self.a.hook_log, "rb") as f:
+                    f.seek(start)
+                    blocks, n = auto_blocks(f.read().decode("utf-8", "replace"))
+                if n >= cell["conns"]:
+                    break
+                time.sleep(0.05)
+            res["raw"] = {"blocks": blocks, "lines": n, "stats": self.hook_stats()}
+        return res, answer
+
+    def burner_start(self):
+        if not self.a.burner or self.burners:
+            return
+        for _ in range(os.cpu_count() or 1):
+            self.burners.append(subprocess.Popen(
+                [sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL))
+
+    def burner_stop(self):
+        for p in self.burners:
+            p.terminate()
+        for p in self.burners:
+            p.wait()
+        self.burners = []
+
+    def warm(self, cell):
+        """A run on each server, not counted: the same answer, and the join spills."""
+        answers = {}
+        for s in ("pristine", "hook"):
+            before = temp_files(self.a, self.ports[s])
+            _, _, answers[s] = self.sessions(s, cell)
+            for _ in range(50):
+                after = temp_files(self.a, self.ports[s])
+                if after > before:
+                    break
+                time.sleep(0.1)
+            if after <= before:
+                sys.exit(f"{cell_title(cell)}: the join wrote no temp file on {s}")
+        if answers["pristine"] is None or answers["pristine"] != answers["hook"]:
+            sys.exit(f"{cell_title(cell)}: pristine answers {answers['pristine']!r}, "
+                     f"hook {answers['hook']!r}")
+
+    def run_cell(self, cell, records, k, n):
+        a = self.a
+        done = {p["round"] for p in cell_pairs(records, cell, a.rounds)}
+        todo = [r for r in range(a.rounds) if r not in done]
+        tag = f"[{k}/{n} {cell_title(cell)}]"
+        if not todo:
+            print(f"{tag} all {a.rounds} rounds in the results file", file=sys.stderr,
+                  flush=True)
+            return
+        t0 = time.monotonic()
+        self.warm(cell)
+        print(f"{tag} warm-up: {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
+        seed = a.seed + (zlib.crc32(json.dumps(cell_key(cell)).encode()) & 0xffff)
+        for r in todo:
+            t1 = time.monotonic()
+            order = [("pristine", "hook")[i] for i in stats.shuffle(seed, r, 2)]
+            rec = {"cell": cell, "round": r, "order": order, "tree": a.tree}
+            answers = {}
+            for s in order:
+                rec[s], answers[s] = self.run(s, cell)
+            rec["same_answer"] = answers["pristine"] is not None and \
+                answers["pristine"] == answers["hook"]
+            with open(a.results, "a", encoding="utf-8") as f:
+                f.write(json.dumps(rec, sort_keys=True) + "\n")
+            records.append(rec)
+            raw = rec["hook"].get("raw")
+            extra = ""
+            if raw:
+                tot = sum(raw["blocks"].values())
+                extra = f", raw {raw['blocks']['none'] / tot:.4f}" if tot else ", no block"
+            print(f"{tag} round {r + 1}/{a.rounds}: pristine {rec['pristine']['s']:.3f} s, "
+                  f"hook {rec['hook']['s']:.3f} s{extra}"
+                  f"{'' if rec['same_answer'] else ', ANSWERS DIFFER'} "
+                  f"({time.monotonic() - t1:.1f} s)", file=sys.stderr, flush=True)
+        print(f"{tag} warm-up and {len(todo)} round{'s' if len(todo) > 1 else ''}: "
+              f"{time.monotonic() - t0:.1f} s", file=sys.stderr,
+              flush=True)
+
+
+def matrix_main(argv=None):
+    p = argparse.ArgumentParser(description="pg-hook-wall.sh's hash-join matrix")
+    p.add_argument("--matrix", action="store_true")
+    for f in ("psql", "sock", "major", "command", "pristine-version", "results", "hook-log",
+              "work-mem"):
+        p.add_argument(f"--{f}", required=True)
+    p.add_argument("--method", default="")
+    p.add_argument("--burner", action="store_true")
+    p.add_argument("--tree", default="unknown", help="the tree's commit, kept in each line")
+    p.add_argument("--conns", required=True)
+    p.add_argument("--d", required=True)
+    for f in ("pristine-port", "hook-port", "rounds", "seed", "rows"):
+        p.add_argument(f"--{f}", type=int, required=True)
+    a = p.parse_args(argv)
+    cells = matrix_cells(a.rows, [int(x) for x in a.d.split(",")],
+                         [int(x) for x in a.conns.split(",")], a.burner, a.method, a.work_mem)
+    records = load_results(a.results)
+    m = Matrix(a)
+    if a.method:
+        shown = psql(a, m.ports["hook"], "show pg_buffile.method;\n").strip()
+        if shown != a.method:
+            sys.exit(f"the hook's server has pg_buffile.method {shown!r}, not {a.method!r}")
+    t0 = time.monotonic()
+    try:
+        m.burner_start()
+        for k, c in enumerate(cells, 1):
+            m.run_cell(c, records, k, len(cells))
+    finally:
+        m.burner_stop()
+    print(f"the matrix's runs: {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
+    sys.stdout.write(matrix_report(a, cells, records))
+
+
 if __name__ == "__main__":
-    main()
+    if "--matrix" in sys.argv[1:]:
+        matrix_main()
+    else:
+        main()
