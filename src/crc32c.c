@@ -333,6 +333,30 @@ __attribute__((target(V512))) static __m512i fold_pair512(unsigned bits)
     return _mm512_broadcast_i32x4(fold_pair(bits));
 }
 
+/* The four 64-byte accumulators as one: x0, x1, x2 lie 192, 128 and 64 bytes before x3,
+   each folded onto it independently. */
+__attribute__((target(V512))) static inline __m512i fold512_merge(__m512i x0, __m512i x1,
+                                                                  __m512i x2, __m512i x3)
+{
+    __m512i zero = _mm512_setzero_si512();
+    return _mm512_ternarylogic_epi64(fold512(x0, fold_pair512(1536), zero),
+                                     fold512(x1, fold_pair512(1024), zero),
+                                     fold512(x2, fold_pair512(512), x3), 0x96);
+}
+
+/* One accumulator's four lanes as one: lanes 0..2 lie 48, 32, 16 bytes before lane 3,
+   folded onto it (lane 3's constants 0). */
+__attribute__((target(V512))) static inline __m128i fold512_lanes(__m512i a)
+{
+    __m512i k4 = _mm512_inserti32x4(
+        _mm512_inserti32x4(_mm512_zextsi128_si512(fold_pair(384)), fold_pair(256), 1),
+        fold_pair(128), 2);
+    __m512i t = fold512(a, k4, _mm512_setzero_si512());
+    return _mm_xor_si128(
+        _mm_xor_si128(_mm512_extracti32x4_epi32(t, 0), _mm512_extracti32x4_epi32(t, 1)),
+        _mm_xor_si128(_mm512_extracti32x4_epi32(t, 2), _mm512_extracti32x4_epi32(a, 3)));
+}
+
 /*
  * Path 1: four 512-bit accumulators (16 lanes of 128 bits), 256 bytes a step; each
  * lane folds over 2048 bits onto the lane 256 bytes on.
@@ -359,25 +383,14 @@ __attribute__((target(V512))) static uint32_t crc_vpclmul(uint32_t crc, const vo
         p += 256;
         len -= 256;
     }
-    /* x0, x1, x2 lie 192, 128 and 64 bytes before x3: fold each onto it (independently). */
-    __m512i zero = _mm512_setzero_si512();
-    __m512i a = _mm512_ternarylogic_epi64(fold512(x0, fold_pair512(1536), zero),
-                                          fold512(x1, fold_pair512(1024), zero),
-                                          fold512(x2, fold_pair512(512), x3), 0x96);
+    __m512i a = fold512_merge(x0, x1, x2, x3);
     k = fold_pair512(512);
     while (len >= 64) {
         a = fold512(a, k, _mm512_loadu_si512(p));
         p += 64;
         len -= 64;
     }
-    /* a's lanes 0..2 lie 48, 32, 16 bytes before lane 3: fold them (lane 3's constants 0). */
-    __m512i k4 = _mm512_inserti32x4(
-        _mm512_inserti32x4(_mm512_zextsi128_si512(fold_pair(384)), fold_pair(256), 1),
-        fold_pair(128), 2);
-    __m512i t = fold512(a, k4, zero);
-    __m128i r = _mm_xor_si128(
-        _mm_xor_si128(_mm512_extracti32x4_epi32(t, 0), _mm512_extracti32x4_epi32(t, 1)),
-        _mm_xor_si128(_mm512_extracti32x4_epi32(t, 2), _mm512_extracti32x4_epi32(a, 3)));
+    __m128i r = fold512_lanes(a);
     /* Clean upper register halves before the legacy-SSE code (fold_finish, and the rest of
        the library built for plain x86-64), which would otherwise pay for the dirty state;
        GCC 12 puts no vzeroupper before its tail call. */
@@ -425,10 +438,7 @@ __attribute__((target(V512))) static uint32_t crc_vpclmul_copy(uint32_t crc, voi
         q += 256;
         len -= 256;
     }
-    __m512i zero = _mm512_setzero_si512();
-    __m512i a = _mm512_ternarylogic_epi64(fold512(x0, fold_pair512(1536), zero),
-                                          fold512(x1, fold_pair512(1024), zero),
-                                          fold512(x2, fold_pair512(512), x3), 0x96);
+    __m512i a = fold512_merge(x0, x1, x2, x3);
     k = fold_pair512(512);
     while (len >= 64) {
         __m512i d = _mm512_loadu_si512(p);
@@ -438,13 +448,7 @@ __attribute__((target(V512))) static uint32_t crc_vpclmul_copy(uint32_t crc, voi
         q += 64;
         len -= 64;
     }
-    __m512i k4 = _mm512_inserti32x4(
-        _mm512_inserti32x4(_mm512_zextsi128_si512(fold_pair(384)), fold_pair(256), 1),
-        fold_pair(128), 2);
-    __m512i t = fold512(a, k4, zero);
-    __m128i r = _mm_xor_si128(
-        _mm_xor_si128(_mm512_extracti32x4_epi32(t, 0), _mm512_extracti32x4_epi32(t, 1)),
-        _mm_xor_si128(_mm512_extracti32x4_epi32(t, 2), _mm512_extracti32x4_epi32(a, 3)));
+    __m128i r = fold512_lanes(a);
     _mm256_zeroupper(); /* as in crc_vpclmul, before the legacy-SSE code and memcpy */
     memcpy(q, p, len);
     return fold_finish(r, p, len);
