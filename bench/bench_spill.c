@@ -47,7 +47,9 @@
  * removed after it, so that no run creates its files in a directory
  * that earlier runs filled and emptied. --configs=A,B,... runs stock and
  * those alone (all seven by default, in the same shuffled orders as
- * before the option existed).
+ * before the option existed). --seed=N shuffles the rounds from another seed
+ * than 26: invocations pooled by bench-spill-runs each take their own, so
+ * that no configuration holds the same place in round r of all of them.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -357,6 +359,7 @@ int main(int argc, char **argv)
     int only = -1; /* --only=CONFIG: that configuration alone, for profilers */
     int times = 0; /* --times: every run's phases, one line each, after the table */
     int use[NCONF] = {1, 1, 1, 1, 1, 1, 1}; /* --configs: which run (stock always) */
+    uint64_t seed = 26;                     /* --seed: of the rounds' shuffled orders */
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--mib=", 6) == 0)
             mib = strtoul(argv[i] + 6, NULL, 10);
@@ -370,6 +373,8 @@ int main(int argc, char **argv)
             c.temp_dir = argv[i] + 11;
         else if (strcmp(argv[i], "--times") == 0)
             times = 1;
+        else if (strncmp(argv[i], "--seed=", 7) == 0)
+            seed = strtoull(argv[i] + 7, NULL, 10);
         else if (strcmp(argv[i], "--fresh-dir") == 0)
             fresh_dir = 1;
         else if (strncmp(argv[i], "--configs=", 10) == 0) {
@@ -399,6 +404,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: bench_spill [--mib=N] [--rounds=2..%d] [--files=1..%d] "
                 "[--tuple=1..65536] [--temp-dir=DIR] [--times] [--fresh-dir] [--configs=A,B,..] "
+                "[--seed=N] "
                 "[--only=stock|stock+32|none|lz4|auto|control|inline]\n",
                 MAX_ROUNDS, MAX_FILES);
         return 2;
@@ -441,7 +447,7 @@ int main(int argc, char **argv)
         one_run(&c, chosen[i], -1, data, &warm); /* page cache, contexts: not counted */
     static int orders[MAX_ROUNDS][NCONF];
     for (int r = 0; r < rounds; r++) {
-        pd_shuffle(26, r, nchosen, orders[r]);
+        pd_shuffle(seed, r, nchosen, orders[r]);
         for (int i = 0; i < nchosen; i++) {
             orders[r][i] = chosen[orders[r][i]];
             one_run(&c, orders[r][i], r, data, &runs[r][orders[r][i]]);

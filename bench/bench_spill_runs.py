@@ -14,7 +14,10 @@ What it runs: K invocations of bench_spill (--invocations) of R rounds each (--r
 every cell (--files x --tuple), interleaved: invocation k of every cell, the cells in an
 order shuffled per k (tpch_report.stats.shuffle), before invocation k+1 of any, so a slow
 spell of the machine falls on all cells alike. bench_spill runs stock and --configs,
-shuffled per round, and prints every run's phases (--times). Each invocation's output is
+shuffled per round from a seed of the invocation's own (--seed=1000 + k: otherwise round r
+would have the same order in every invocation, and a place's effect, such as coming first
+after the warm-up, would fall on the same configuration every time), and prints every run's
+phases (--times). Each invocation's output is
 kept in --out as <cell>.inv<k>.txt (written whole, then renamed) with a .json beside it (the
 command, when it started, how long it took); a rerun with the same --out skips the
 invocations that are there (resumable), and refuses ones run with another --mib, --rounds or
@@ -55,6 +58,7 @@ from tpch_report import stats  # noqa: E402
 CONFIGS = ("stock+32", "none", "lz4", "auto", "control", "inline")
 BASE = "stock"
 SHUFFLE_SEED = 46  # the order of the cells in each invocation
+ROUND_SEED = 1000  # bench_spill --seed of invocation k: ROUND_SEED + k
 
 
 def target_bound(tuple_bytes):
@@ -143,7 +147,8 @@ def summarize(invocations, config):
     gms = [math.exp(sum(g) / len(g)) for g in groups]
     flat = [math.exp(y) for g in groups for y in g]
     s_u, s_e = components(groups)
-    return {"iv": stats.ratio(gms, [1.0] * len(gms)), "pooled": stats.ratio(flat, [1.0] * len(flat)),
+    return {"iv": stats.ratio(gms, [1.0] * len(gms)),
+            "pooled": stats.ratio(flat, [1.0] * len(flat)),
             "per_inv": gms, "s_u": math.expm1(s_u), "s_e": math.expm1(s_e)}
 
 
@@ -252,10 +257,11 @@ def _pct(x):
     return "-" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
-def command(a, cell):
+def command(a, cell, k):
     files, tup = cell
     cmd = [a.bin, f"--files={files}", f"--tuple={tup}", f"--mib={a.mib}",
            f"--rounds={a.rounds}", f"--temp-dir={a.temp_dir}", "--times",
+           f"--seed={ROUND_SEED + k}",
            "--configs=" + ",".join(c for c in a.configs if c != BASE)]
     if a.fresh_dir:
         cmd.append("--fresh-dir")
@@ -284,7 +290,7 @@ def load(a, cell, k):
 def run_one(a, cell, k):
     """Run invocation k of cell, keep its output and its .json; (parsed, wall seconds)."""
     base = os.path.join(a.out, f"{cell_name(*cell)}.inv{k}")
-    cmd = command(a, cell)
+    cmd = command(a, cell, k)
     started = time.time()
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -201,6 +201,8 @@ class Resume(unittest.TestCase):
         self.main(self.argv)
         self.assertEqual(len(self.calls()), 4)
         self.assertTrue(all("--times" in c and "--configs=none" in c for c in self.calls()))
+        seeds = sorted(x for c in self.calls() for x in c.split() if x.startswith("--seed="))
+        self.assertEqual(seeds, ["--seed=1000", "--seed=1000", "--seed=1001", "--seed=1001"])
         os.remove(os.path.join(self.dir, "out", "f32-t100.inv1.json"))  # as if cut short
         self.main(self.argv[:-3] + ["--invocations=3", "--rounds=3", "--mib=1"])
         self.assertEqual(len(self.calls()), 4 + 1 + 2)
