@@ -91,6 +91,7 @@ typedef struct cfg {
 
 typedef struct run {
     double write, read, close;
+    double user, sys; /* CPU seconds of the whole run (getrusage), for --times */
     double raw_share; /* the library's: the share of blocks it stored raw */
 } run;
 
@@ -328,10 +329,20 @@ static void one_run_in(const cfg *c, int k, const unsigned char *data, run *r)
 /* Run `k` under c->temp_dir, or with --fresh-dir in a new subdirectory of it (made and
    removed outside the timed phases; the round and configuration name it). */
 static int fresh_dir = 0;
+static double cpu_s(const struct timeval *t)
+{
+    return (double)t->tv_sec + (double)t->tv_usec * 1e-6;
+}
+
 static void one_run(const cfg *c, int k, int round, const unsigned char *data, run *r)
 {
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     if (!fresh_dir) {
         one_run_in(c, k, data, r);
+        getrusage(RUSAGE_SELF, &u1);
+        r->user = cpu_s(&u1.ru_utime) - cpu_s(&u0.ru_utime);
+        r->sys = cpu_s(&u1.ru_stime) - cpu_s(&u0.ru_stime);
         return;
     }
     char dir[4096];
@@ -344,6 +355,9 @@ static void one_run(const cfg *c, int k, int round, const unsigned char *data, r
     one_run_in(&sub, k, data, r);
     if (rmdir(dir) != 0)
         bench_die(prog, "a run left files in its directory (--fresh-dir)");
+    getrusage(RUSAGE_SELF, &u1);
+    r->user = cpu_s(&u1.ru_utime) - cpu_s(&u0.ru_utime);
+    r->sys = cpu_s(&u1.ru_stime) - cpu_s(&u0.ru_stime);
 }
 
 static double total(const run *r)
@@ -494,13 +508,14 @@ int main(int argc, char **argv)
            "rounds of the time beyond stock's, per byte spilled\n");
     if (times) {
         /* For bench-spill-runs: seconds, as measured; raw is auto's share of blocks stored raw
-           (the library's configurations only, 0 for the others). */
-        printf("times: round place config write_s read_s close_s raw\n");
+           (the library's configurations only, 0 for the others); user and sys the run's CPU
+           time (getrusage's granularity, with --fresh-dir the directory's making too). */
+        printf("times: round place config write_s read_s close_s raw user_s sys_s\n");
         for (int r = 0; r < rounds; r++)
             for (int i = 0; i < nchosen; i++) {
                 const run *x = &runs[r][orders[r][i]];
-                printf("time %d %d %s %.9f %.9f %.9f %.6f\n", r, i, labels[orders[r][i]], x->write,
-                       x->read, x->close, x->raw_share);
+                printf("time %d %d %s %.9f %.9f %.9f %.6f %.6f %.6f\n", r, i, labels[orders[r][i]],
+                       x->write, x->read, x->close, x->raw_share, x->user, x->sys);
             }
     }
     free(data);

@@ -68,8 +68,9 @@ def target_bound(tuple_bytes):
 
 def parse_output(text):
     """bench_spill --times's output: {"mib", "tuple", "files", "rounds", "runs"}, runs a list
-    of {"round", "place", "config", "write", "read", "close", "raw"} (seconds; raw is the
-    share of blocks stored raw). ValueError when the header or the time lines are missing or
+    of {"round", "place", "config", "write", "read", "close", "raw", "user", "sys"} (seconds;
+    raw is the share of blocks stored raw; user and sys the run's CPU time, NaN from a
+    bench_spill that did not print them). ValueError when the header or the time lines are missing or
     a round lacks stock."""
     head = None
     runs = []
@@ -80,10 +81,11 @@ def parse_output(text):
             # R rounds (shuffled), ..."
             head = {"mib": int(w[1]), "tuple": int(w[7].split("-")[0]), "files": int(w[10]),
                     "rounds": int(w[w.index("rounds") - 1])}
-        elif w and w[0] == "time" and len(w) == 8:
+        elif w and w[0] == "time" and len(w) in (8, 10):
             runs.append({"round": int(w[1]), "place": int(w[2]), "config": w[3],
                          "write": float(w[4]), "read": float(w[5]), "close": float(w[6]),
-                         "raw": float(w[7])})
+                         "raw": float(w[7]), "user": float(w[8]) if len(w) == 10 else math.nan,
+                         "sys": float(w[9]) if len(w) == 10 else math.nan})
     if head is None:
         raise ValueError("no bench_spill header line")
     if not runs:
@@ -163,7 +165,8 @@ def phase_medians(invocations, config):
         n = len(xs)
         return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
-    out = {k: med([r[k] for r in runs]) for k in ("write", "read", "close")}
+    out = {k: med([r.get(k, math.nan) for r in runs])
+           for k in ("write", "read", "close", "user", "sys")}
     out["total"] = med([total(r) for r in runs])
     out["raw"] = med([r["raw"] for r in runs])
     return out
@@ -235,11 +238,13 @@ def report(a, cells, results, walls):
             P(f"| {cell[0]} | {cell[1]} | {c} | {' '.join(f'{g:.3f}' for g in s['per_inv'])} "
               f"| {_pct(s['s_u'])} | {_pct(s['s_e'])} | {fmt_iv(s['pooled'])} |")
     P("")
-    P("Phases: medians over all rounds of all invocations, seconds (raw: the share of "
-      "blocks stored raw); wall: each invocation's wall time, median (total).")
+    P("Phases: medians over all rounds of all invocations, seconds (user, sys: the run's "
+      "CPU time; raw: the share of blocks stored raw); wall: each invocation's wall time, "
+      "median (total).")
     P("")
-    P("| files | tuple | config | write_s | read_s | close_s | total_s | raw | wall |")
-    P("|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    P("| files | tuple | config | write_s | read_s | close_s | total_s | user_s | sys_s | raw "
+      "| wall |")
+    P("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for cell in cells:
         w = sorted(walls.get(cell, []))
         wall = f"{w[len(w) // 2]:.1f} s ({sum(w):.0f} s)" if w else "-"
@@ -249,8 +254,13 @@ def report(a, cells, results, walls):
                 continue
             raw = f"{100 * m['raw']:.1f}%" if c in ("none", "lz4", "auto") else ""
             P(f"| {cell[0]} | {cell[1]} | {c} | {m['write']:.4f} | {m['read']:.4f} "
-              f"| {m['close']:.4f} | {m['total']:.4f} | {raw} | {wall if c == BASE else ''} |")
+              f"| {m['close']:.4f} | {m['total']:.4f} | {_sec(m['user'])} | {_sec(m['sys'])} "
+              f"| {raw} | {wall if c == BASE else ''} |")
     return "\n".join(L) + "\n"
+
+
+def _sec(x):
+    return "-" if math.isnan(x) else f"{x:.4f}"
 
 
 def _pct(x):

@@ -59,6 +59,7 @@ class Parse(unittest.TestCase):
         self.assertEqual((r["round"], r["place"], r["config"]), (1, 0, "auto"))
         self.assertAlmostEqual(r["read"], 0.040504663)
         self.assertAlmostEqual(r["raw"], 0.598485)
+        self.assertTrue(math.isnan(r["sys"]))  # a bench_spill without CPU times
         none0 = b.round_logs(p, "none")[0]
         self.assertAlmostEqual(none0, math.log((0.001081084 + 0.000132552 + 0.000096866)
                                                / (0.001244754 + 0.000130172 + 0.000104375)))
@@ -71,6 +72,8 @@ class Parse(unittest.TestCase):
         cut = "\n".join(RECORDED.splitlines()[:-4]) + "\n"  # round 1 without its stock
         with self.assertRaisesRegex(ValueError, "rounds"):
             b.parse_output(cut)
+        self.assertEqual(b.parse_output(RECORDED.replace(" 0.598485\n", " 0.598485 0.5 0.25\n"))
+                         ["runs"][0]["sys"], 0.25)
         with self.assertRaisesRegex(ValueError, "header"):
             b.parse_output("\n".join(RECORDED.splitlines()[1:]))
 
@@ -166,7 +169,7 @@ FAKE = textwrap.dedent("""\
     for r in range(rounds):
         for i, c in enumerate(["stock"] + a["configs"].split(",")):
             w = 0.1 * (1.02 if c == "none" else 1.0) * (1 + 0.01 * r)
-            print(f"time {r} {i} {c} {w:.9f} {w / 2:.9f} {w / 10:.9f} 1.0")
+            print(f"time {r} {i} {c} {w:.9f} {w / 2:.9f} {w / 10:.9f} 1.0 {w:.6f} 0.0")
     """)
 
 
@@ -209,6 +212,8 @@ class Resume(unittest.TestCase):
         with open(os.path.join(self.dir, "out", "report.md"), encoding="utf-8") as f:
             text = f.read()
         self.assertIn("| 8 | 100 | 1.020 [1.020, 1.020]", text)
+        self.assertIn("| 8 | 100 | none | 0.1030 | 0.0515 | 0.0103 | 0.1648 | 0.1030 | 0.0000 "
+                      "| 100.0% |", text)
 
     def test_rerun_with_other_rounds_refused(self):
         self.main(self.argv)
