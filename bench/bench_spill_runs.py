@@ -37,7 +37,11 @@ rounds as if independent, and the two variance components (as shares, exp(s) - 1
 s_u is near 0 the invocations do not matter and the two intervals agree.
 
 Issue 46's must-show (none / stock and auto / stock at most 1.03, 1.05 at 40-byte tuples)
-is judged on the across-invocation interval: MET when all of it is within the bound.
+is judged on the across-invocation interval: MET when all of it is within the bound. The
+report's last table gives each configuration's phases and its runs' user and system CPU
+time (medians): on ext4 the invocation effect showed in the system time
+(docs/results/format4.md, "bench_spill over invocations", which also has the command for
+the 9 cells). --fresh-dir passes bench_spill's: each run in a new directory.
 """
 
 import argparse
