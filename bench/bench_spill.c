@@ -38,12 +38,25 @@
  * (callgrind --toggle-collect='run_plain*' or run_library, which stay out of
  * line for that) and for CPU time on a shared machine
  * (docs/results/none-path-profile.md).
+ * --times adds, after the table, one line per run (round, place in the
+ * round, configuration, its three phases, auto's raw share) for
+ * bench/bench-spill-runs, which pools several invocations: one
+ * invocation's interval does not cover what differs between invocations
+ * (docs/results/format4.md, "Run-to-run spread"). --fresh-dir runs each
+ * configuration of each round in a new subdirectory of --temp-dir,
+ * removed after it, so that no run creates its files in a directory
+ * that earlier runs filled and emptied. --configs=A,B,... runs stock and
+ * those alone (all seven by default, in the same shuffled orders as
+ * before the option existed). --seed=N shuffles the rounds from another seed
+ * than 26: invocations pooled by bench-spill-runs each take their own, so
+ * that no configuration holds the same place in round r of all of them.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -78,6 +91,7 @@ typedef struct cfg {
 
 typedef struct run {
     double write, read, close;
+    double user, sys; /* CPU seconds of the whole run (getrusage), for --times */
     double raw_share; /* the library's: the share of blocks it stored raw */
 } run;
 
@@ -299,7 +313,7 @@ __attribute__((noinline)) static void run_library(const cfg *c, bf_codec codec,
     r->close = t3 - t2;
 }
 
-static void one_run(const cfg *c, int k, const unsigned char *data, run *r)
+static void one_run_in(const cfg *c, int k, const unsigned char *data, run *r)
 {
     switch (k) {
     case STOCK:
@@ -310,6 +324,40 @@ static void one_run(const cfg *c, int k, const unsigned char *data, run *r)
     case LIB_LZ4: run_library(c, BF_CODEC_LZ4, data, r); break;
     case LIB_AUTO: run_library(c, BF_CODEC_AUTO, data, r); break;
     }
+}
+
+/* Run `k` under c->temp_dir, or with --fresh-dir in a new subdirectory of it (made and
+   removed outside the timed phases; the round and configuration name it). */
+static int fresh_dir = 0;
+static double cpu_s(const struct timeval *t)
+{
+    return (double)t->tv_sec + (double)t->tv_usec * 1e-6;
+}
+
+static void one_run(const cfg *c, int k, int round, const unsigned char *data, run *r)
+{
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
+    if (!fresh_dir) {
+        one_run_in(c, k, data, r);
+        getrusage(RUSAGE_SELF, &u1);
+        r->user = cpu_s(&u1.ru_utime) - cpu_s(&u0.ru_utime);
+        r->sys = cpu_s(&u1.ru_stime) - cpu_s(&u0.ru_stime);
+        return;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/bench-spill-run.%ld.%d.%d", c->temp_dir, (long)getpid(), round,
+             k);
+    if (mkdir(dir, 0700) != 0)
+        bench_die(prog, "cannot create a run's directory (--fresh-dir)");
+    cfg sub = *c;
+    sub.temp_dir = dir;
+    one_run_in(&sub, k, data, r);
+    if (rmdir(dir) != 0)
+        bench_die(prog, "a run left files in its directory (--fresh-dir)");
+    getrusage(RUSAGE_SELF, &u1);
+    r->user = cpu_s(&u1.ru_utime) - cpu_s(&u0.ru_utime);
+    r->sys = cpu_s(&u1.ru_stime) - cpu_s(&u0.ru_stime);
 }
 
 static double total(const run *r)
@@ -323,6 +371,9 @@ int main(int argc, char **argv)
     size_t mib = 128;
     int rounds = 11;
     int only = -1; /* --only=CONFIG: that configuration alone, for profilers */
+    int times = 0; /* --times: every run's phases, one line each, after the table */
+    int use[NCONF] = {1, 1, 1, 1, 1, 1, 1}; /* --configs: which run (stock always) */
+    uint64_t seed = 26;                     /* --seed: of the rounds' shuffled orders */
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--mib=", 6) == 0)
             mib = strtoul(argv[i] + 6, NULL, 10);
@@ -334,7 +385,26 @@ int main(int argc, char **argv)
             c.tuple = strtoul(argv[i] + 8, NULL, 10);
         else if (strncmp(argv[i], "--temp-dir=", 11) == 0)
             c.temp_dir = argv[i] + 11;
-        else if (strncmp(argv[i], "--only=", 7) == 0) {
+        else if (strcmp(argv[i], "--times") == 0)
+            times = 1;
+        else if (strncmp(argv[i], "--seed=", 7) == 0)
+            seed = strtoull(argv[i] + 7, NULL, 10);
+        else if (strcmp(argv[i], "--fresh-dir") == 0)
+            fresh_dir = 1;
+        else if (strncmp(argv[i], "--configs=", 10) == 0) {
+            memset(use, 0, sizeof(use));
+            use[STOCK] = 1;
+            for (const char *p = argv[i] + 10; *p;) {
+                size_t n = strcspn(p, ",");
+                int found = 0;
+                for (int k = 0; k < NCONF; k++)
+                    if (strlen(labels[k]) == n && strncmp(p, labels[k], n) == 0)
+                        found = use[k] = 1;
+                if (!found)
+                    rounds = -1;
+                p += n + (p[n] == ',');
+            }
+        } else if (strncmp(argv[i], "--only=", 7) == 0) {
             for (int k = 0; k < NCONF; k++)
                 if (strcmp(argv[i] + 7, labels[k]) == 0)
                     only = k;
@@ -347,7 +417,8 @@ int main(int argc, char **argv)
         c.tuple < 1 || c.tuple > 65536) {
         fprintf(stderr,
                 "usage: bench_spill [--mib=N] [--rounds=2..%d] [--files=1..%d] "
-                "[--tuple=1..65536] [--temp-dir=DIR] "
+                "[--tuple=1..65536] [--temp-dir=DIR] [--times] [--fresh-dir] [--configs=A,B,..] "
+                "[--seed=N] "
                 "[--only=stock|stock+32|none|lz4|auto|control|inline]\n",
                 MAX_ROUNDS, MAX_FILES);
         return 2;
@@ -361,12 +432,12 @@ int main(int argc, char **argv)
     if (only >= 0) {
         /* One configuration, a warm-up run and `rounds` runs: for callgrind (toggle-collect
            run_plain or run_library) and for CPU time (user and system, from getrusage). */
-        one_run(&c, only, data, &warm);
+        one_run(&c, only, -1, data, &warm);
         struct rusage r0, r1;
         getrusage(RUSAGE_SELF, &r0);
         double w[MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
-            one_run(&c, only, data, &runs[r][only]);
+            one_run(&c, only, r, data, &runs[r][only]);
             w[r] = total(&runs[r][only]);
         }
         getrusage(RUSAGE_SELF, &r1);
@@ -382,21 +453,30 @@ int main(int argc, char **argv)
         free(data);
         return 0;
     }
+    int chosen[NCONF], nchosen = 0; /* the configurations that run, in label order */
     for (int k = 0; k < NCONF; k++)
-        one_run(&c, k, data, &warm); /* page cache, contexts: not counted */
+        if (use[k])
+            chosen[nchosen++] = k;
+    for (int i = 0; i < nchosen; i++)
+        one_run(&c, chosen[i], -1, data, &warm); /* page cache, contexts: not counted */
+    static int orders[MAX_ROUNDS][NCONF];
     for (int r = 0; r < rounds; r++) {
-        int order[NCONF];
-        pd_shuffle(26, r, NCONF, order);
-        for (int i = 0; i < NCONF; i++)
-            one_run(&c, order[i], data, &runs[r][order[i]]);
+        pd_shuffle(seed, r, nchosen, orders[r]);
+        for (int i = 0; i < nchosen; i++) {
+            orders[r][i] = chosen[orders[r][i]];
+            one_run(&c, orders[r][i], r, data, &runs[r][orders[r][i]]);
+        }
     }
     printf("bench_spill: %zu MiB of lineitem text as %zu-byte tuples into %d batch files "
            "(hash order), read back file by file, deleted; %d rounds (shuffled), page cache "
-           "under %s\n",
-           mib, c.tuple, c.files, rounds, c.temp_dir);
+           "under %s%s\n",
+           mib, c.tuple, c.files, rounds, c.temp_dir,
+           fresh_dir ? " (a new directory per run)" : "");
     printf("%-9s %8s %8s %8s %8s  %-26s %10s\n", "config", "write_s", "read_s", "close_s",
            "total_s", "total / stock [95%]", "+ns/B");
     for (int k = 0; k < NCONF; k++) {
+        if (!use[k])
+            continue;
         double w[MAX_ROUNDS], rd[MAX_ROUNDS], cl[MAX_ROUNDS], t[MAX_ROUNDS], b[MAX_ROUNDS],
             extra[MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
@@ -421,10 +501,23 @@ int main(int argc, char **argv)
     double share[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++)
         share[r] = runs[r][LIB_AUTO].raw_share;
-    printf("auto stored %.1f%% of its blocks raw (median over the rounds)\n",
-           100 * bench_median(share, rounds));
+    if (use[LIB_AUTO])
+        printf("auto stored %.1f%% of its blocks raw (median over the rounds)\n",
+               100 * bench_median(share, rounds));
     printf("'~': the interval holds 1.0 (no measurable difference); +ns/B: the median over the "
            "rounds of the time beyond stock's, per byte spilled\n");
+    if (times) {
+        /* For bench-spill-runs: seconds, as measured; raw is auto's share of blocks stored raw
+           (the library's configurations only, 0 for the others); user and sys the run's CPU
+           time (getrusage's granularity, with --fresh-dir the directory's making too). */
+        printf("times: round place config write_s read_s close_s raw user_s sys_s\n");
+        for (int r = 0; r < rounds; r++)
+            for (int i = 0; i < nchosen; i++) {
+                const run *x = &runs[r][orders[r][i]];
+                printf("time %d %d %s %.9f %.9f %.9f %.6f %.6f %.6f\n", r, i, labels[orders[r][i]],
+                       x->write, x->read, x->close, x->raw_share, x->user, x->sys);
+            }
+    }
     free(data);
     return 0;
 }
