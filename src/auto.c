@@ -16,11 +16,20 @@
 #include "codec.h"
 
 /*
- * Before the first window is measured: a 200 MB/s disk, with no overlap.
- * The guess only decides a space's first blocks, and it is a good bet
- * either way: compressible data gets lz4, never far from the best on any
- * device, and incompressible data gets none (every codec's ratio equals
- * none's, so its time can only add).
+ * Before the first window is measured, once a transfer has waited: a
+ * 200 MB/s disk, with no overlap. The guess only decides a space's first
+ * blocks, and it is a good bet either way: compressible data gets lz4,
+ * never far from the best on any device, and incompressible data gets none
+ * (every codec's ratio equals none's, so its time can only add).
+ * Until a transfer waits the device is taken for the page cache, where
+ * every write lands first, and the blocks go raw (bf_auto_cost): the prior's
+ * ~56 lz4 blocks a space (the first 256 KiB of transfers) were most of what
+ * auto cost over none there, ~1.2 ms of lz4 a space in bench_spill
+ * (docs/results/format4.md, "What auto costs over none, once raw"). A
+ * device that limits from the start (a throttle, a FUSE device) makes the
+ * first transfers wait, and the prior holds from the first that does.
+ * XXX: a slow disk behind the write-back cache makes nothing wait in its
+ * first 256 KiB either; those blocks now go raw, to be written back later.
  */
 #define IO_PRIOR_NS 5.0
 /* Decompression before it is measured: a quarter of compression (lz4 and zstd are faster). */
@@ -35,7 +44,8 @@
 _Static_assert(BF_AUTO_WARMUP == TIME_WARM, "the warm-up is TIME_WARM probes");
 /* probe_every goes from BF_AUTO_PROBE_EVERY to BF_AUTO_PROBE_MAX by doubling: powers of two. */
 _Static_assert((BF_AUTO_PROBE_EVERY & (BF_AUTO_PROBE_EVERY - 1)) == 0 &&
-                   (BF_AUTO_PROBE_MAX & (BF_AUTO_PROBE_MAX - 1)) == 0,
+                   (BF_AUTO_PROBE_MAX & (BF_AUTO_PROBE_MAX - 1)) == 0 &&
+                   (BF_AUTO_PROBE_IDLE & (BF_AUTO_PROBE_IDLE - 1)) == 0,
                "the probe schedule is a mask");
 /* A time sample counts as at most this many times the estimate. */
 #define TIME_CAP 3.0
@@ -382,6 +392,18 @@ void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t 
     int waited = (double)ns > BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B * (double)bytes;
     w->wait_ns += waited ? ns : 0;
     time_device(a, bytes, start, end, waited, dw);
+    if (waited && !a->waited) {
+        /* The prior holds from now on (bf_auto_cost): the files decide again at once,
+           as when a window changes the space's choice. */
+        a->waited = 1;
+        if (device_unknown(a)) {
+            int best = bf_auto_choose(a, a->best, 0, NULL, 0);
+            if (best != a->best) {
+                a->best = best;
+                a->epoch++;
+            }
+        }
+    }
     if (!waited) {
         w->free_bytes += bytes;
         w->free_ns += ns;
@@ -416,10 +438,18 @@ int bf_auto_probe_due(const bf_auto *a)
 {
     if (bf_auto_warming(a))
         return 1;
+    /* A power of two: no division at every block. */
+    if (device_ns(a) > 0)
+        return (a->blocks & (a->probe_every - 1)) == 0;
     /* While the device does not limit, codecs can only cost time: their figures
-       matter little, and probing for them is most of what auto costs there. */
-    uint32_t every = device_ns(a) > 0 ? a->probe_every : BF_AUTO_PROBE_MAX;
-    return (a->blocks & (every - 1)) == 0; /* a power of two: no division at every block */
+       matter little, and probing for them is most of what auto costs there. So the
+       probes thin out as the space grows, at the powers of two from BF_AUTO_PROBE_MAX
+       to BF_AUTO_PROBE_IDLE: one every 4096 blocks was 40 probes, 8-16 ms, in each
+       10M-row hash join through pg_buffile, whose files all stayed raw. A device that
+       starts to limit is seen by the transfers' timing, not by probes, and brings
+       back probe_every. */
+    uint64_t b = a->blocks;
+    return b >= BF_AUTO_PROBE_MAX && ((b & (b - 1)) == 0 || (b & (BF_AUTO_PROBE_IDLE - 1)) == 0);
 }
 
 void bf_auto_note_probe(bf_auto *a, int shrinks)
@@ -479,7 +509,7 @@ double bf_auto_cost(const bf_auto *a, int k)
     if (c->samples == 0)
         return -1;
     if (device_unknown(a))
-        return c->comp_ns + decomp_of(c) + c->ratio * IO_PRIOR_NS * 2;
+        return c->comp_ns + decomp_of(c) + c->ratio * (a->waited ? IO_PRIOR_NS : 0) * 2;
     /* A block written is read back once: until reads are seen, they wait for the device. */
     double dev = device_ns(a);
     double io = c->ratio * (dev + sys_of(a, dev));
@@ -525,7 +555,9 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         else
             PUT(", %s %.2f (%.3f)", name, c, a->cand[j].ratio);
     }
-    if (device_unknown(a))
+    if (device_unknown(a) && !a->waited)
+        PUT("; device not known, no transfer waited yet");
+    else if (device_unknown(a))
         PUT("; device %.2f ns/B (prior)", IO_PRIOR_NS);
     else if (device_ns(a) == 0)
         PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", a->dev.transfer_ns,

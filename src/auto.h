@@ -90,6 +90,9 @@
 #define BF_AUTO_TIME_EVERY 8          /* transfers timed, one in this many, while nothing waits */
 #define BF_AUTO_PROBE_MAX                                                                          \
     4096 /* probes back off to one in this many on flat data, or a device not limiting */
+/* While the device does not limit, probes come at the powers of two from BF_AUTO_PROBE_MAX,
+   then one block in this many (bf_auto_probe_due). */
+#define BF_AUTO_PROBE_IDLE 65536
 
 typedef struct bf_auto_cand {
     bf_codec codec;
@@ -135,6 +138,8 @@ typedef struct bf_auto {
     uint8_t epoch;                 /* changes with best: every file decides again at once */
     uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
     uint32_t probe_every;          /* probe one block in this many (backs off on flat data) */
+    int waited;                    /* a transfer waited: before the device is known, the prior
+                                      (a 200 MB/s disk) holds only from then on (bf_auto_cost) */
     uint64_t probed;               /* `blocks` at the last probe (0: none yet): a probe of the
                                       next block finds the codecs warm and runs each once */
     unsigned char *probe_out, *probe_back;

@@ -376,6 +376,42 @@ static void test_flat_data_ends_the_warmup(void **state)
     assert_true(bf_auto_probe_due(&a));
 }
 
+/*
+ * While the device does not limit, the probes after the warm-up come at
+ * the powers of two from BF_AUTO_PROBE_MAX, then every BF_AUTO_PROBE_IDLE
+ * blocks: a 10M-row hash join in the page cache probed 40 times, for
+ * figures nothing there decides by. A device that limits brings back
+ * probe_every.
+ */
+static void test_probes_thin_out_while_the_device_does_not_limit(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    a.blocks = BF_AUTO_WARMUP;
+    assert_false(bf_auto_warming(&a));
+    int due = 0;
+    for (; a.blocks <= 4 * (uint64_t)BF_AUTO_PROBE_IDLE; a.blocks++)
+        due += bf_auto_probe_due(&a);
+    /* 4096 .. 65536 (five powers of two), then 131072, 196608, 262144 */
+    assert_int_equal(due, 5 + 3);
+    a.blocks = 3 * BF_AUTO_PROBE_MAX;
+    assert_false(bf_auto_probe_due(&a));
+    a.blocks = 2 * BF_AUTO_PROBE_IDLE;
+    assert_true(bf_auto_probe_due(&a));
+    a.blocks = 3 * BF_AUTO_PROBE_IDLE;
+    assert_true(bf_auto_probe_due(&a));
+    /* The device limits: one block in probe_every again. */
+    a.dev.device_runs = 1;
+    a.dev.device_ns = 10.0;
+    a.blocks = 3 * BF_AUTO_PROBE_MAX;
+    assert_true(bf_auto_probe_due(&a));
+    a.blocks = 3 * BF_AUTO_PROBE_MAX + BF_AUTO_PROBE_EVERY;
+    assert_true(bf_auto_probe_due(&a));
+    a.blocks++;
+    assert_false(bf_auto_probe_due(&a));
+}
+
 /* One transfer of `bytes` after the caller's `gap` ns, taking `ns` (over 1 ms: it waited). */
 static void transfer(bf_auto *a, uint64_t bytes, uint64_t gap, uint64_t ns)
 {
@@ -578,8 +614,36 @@ static void test_text_follows_the_device(void **state)
 
     sp = device_space(0.05); /* faster than any codec */
     spill(sp, T_DATA_TEXT, 8, &st);
-    /* Until the first 256 KiB of transfers are timed, the prior (200 MB/s) picks lz4. */
     assert_true(st.blocks_by_codec[BF_CODEC_NONE] * 100 >= blocks(&st) * 85);
+    bf_space_destroy(sp);
+}
+
+/*
+ * Before the device is known, the prior (a 200 MB/s disk: compress) holds
+ * only once a transfer has waited. In the page cache nothing waits, and a
+ * new space stores its first window raw as well: its ~56 lz4 blocks were
+ * most of what auto cost over none there. A device that limits from the
+ * start makes the first transfer wait, and the blocks after it compress.
+ */
+static void test_the_prior_holds_once_a_transfer_waited(void **state)
+{
+    (void)state;
+    require_codecs();
+    bf_space *sp = device_space(0.05);
+    bf_stats st;
+    spill(sp, T_DATA_TEXT, 1, &st);
+    assert_int_equal(st.blocks_by_codec[BF_CODEC_NONE], blocks(&st));
+    assert_int_equal(sp->autoc->waited, 0);
+    bf_space_destroy(sp);
+
+    sp = device_space(10000); /* 100 KB/s: every transfer waits */
+    spill(sp, T_DATA_TEXT, 1, &st);
+    assert_int_equal(sp->autoc->waited, 1);
+    /* The first block went out before anything waited; from the file's next decision
+       (the space's choice changed: at once) the prior's lz4 took the rest of the first
+       window, more than its 256 KiB of transfers in blocks. The blocks after it went
+       raw until a run of waits timed the device, as before. */
+    assert_true(st.blocks_by_codec[BF_CODEC_LZ4] > BF_AUTO_IO_FIRST / 8192);
     bf_space_destroy(sp);
 }
 
@@ -606,8 +670,8 @@ static void test_a_space_starts_from_what_another_learned(void **state)
             assert_true(learned.device_runs > 0);
             assert_true(learned.device_ns > 9000 && learned.device_ns < 11000);
         } else {
-            /* From nothing, the prior (200 MB/s) compressed its first window. */
-            assert_true(raw_cold < blocks(&st));
+            /* From nothing, nothing waited: the prior never held, every block went raw. */
+            assert_true(raw_cold == blocks(&st));
             assert_int_equal(learned.device_runs, 0);
             assert_true(learned.since_wait > BF_AUTO_CHAIN);
         }
@@ -1115,10 +1179,12 @@ int main(void)
         cmocka_unit_test(test_timing_is_sampled_while_nothing_waits),
         cmocka_unit_test(test_a_device_turning_slow_is_seen_while_sampling),
         cmocka_unit_test(test_flat_data_ends_the_warmup),
+        cmocka_unit_test(test_probes_thin_out_while_the_device_does_not_limit),
         cmocka_unit_test(test_slow_runs_count_less),
         cmocka_unit_test(test_a_run_cut_short_times_the_device),
         cmocka_unit_test(test_random_data_settles_on_none),
         cmocka_unit_test(test_text_follows_the_device),
+        cmocka_unit_test(test_the_prior_holds_once_a_transfer_waited),
         cmocka_unit_test(test_a_space_starts_from_what_another_learned),
         cmocka_unit_test(test_bad_device_figures_are_refused),
         cmocka_unit_test(test_unmeasurable_figures_are_refused),
