@@ -324,14 +324,14 @@ static uint32_t zeros_from(const unsigned char *p, uint32_t start, uint32_t n)
 
 /*
  * `off` rounded up to a multiple of `align` (a power of two; 1: unaligned)
- * counted from the start of its segment file of `seg_size` bytes: the file
+ * counted from the start of its segment file (of sp->segment_size bytes): the file
  * system, and its page cache, see offsets in that file. The result may lie
  * past the segment's end (a segment size is a multiple of a page, not of a
  * block): the caller checks that the extent fits.
  */
-static uint64_t seg_align_up(uint64_t off, uint32_t align, uint64_t seg_size)
+static uint64_t seg_align_up(const bf_space *sp, uint64_t off, uint32_t align)
 {
-    uint64_t in = off % seg_size;
+    uint64_t in = bf_space_segoff(sp, off);
     return off - in + ((in + align - 1) & ~(uint64_t)(align - 1));
 }
 
@@ -394,8 +394,8 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
        placed there later was written whole into the first segment's file, past its end,
        while a patch of its second half went through its offset to the next segment's file,
        and the read found the old bytes failing the new check. */
-    uint64_t seg_end = (f->phys_end / sp->segment_size + 1) * sp->segment_size;
-    uint64_t off = seg_align_up(f->phys_end, align, sp->segment_size);
+    uint64_t seg_end = (bf_space_segno(sp, f->phys_end) + 1) * sp->segment_size;
+    uint64_t off = seg_align_up(sp, f->phys_end, align);
     if (off + need > seg_end)
         off = seg_end; /* the next segment's start, aligned to anything */
     uint64_t end = off + need;
@@ -597,7 +597,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
        block's skip to its alignment is covered by its own write. */
     int gap = placed && !from_free && ch.off > f->phys_end;
     int holes = holes_read_zero(f);
-    if (gap && ch.off % sp->segment_size == 0)
+    if (gap && bf_space_segoff(sp, ch.off) == 0)
         rc = bf_seg_resize(&f->seg, ch.off);
     /* A bare block's leading zeros where the bytes read as zeros already are not written
        (holes_read_zero): the end, or a clean free chunk. Its last unit is, so that the
@@ -792,7 +792,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
 {
     bf_space *sp = f->seg.space;
     uint64_t off = f->phys_end, end = off;
-    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
     uint32_t k = 0, min_len = UINT32_MAX;
     for (; k < n; k++) {
         const bf_job *j = js[k];
@@ -1216,7 +1216,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
            skipped are written as zeros (the batch stays one contiguous write) and become
            free space for later compressed extents. At the batch's start that would leave
            a hole in front of the write: the block goes the ordinary way (block_store). */
-        uint64_t o = seg_align_up(end, bare_align(&info[i]), sp->segment_size);
+        uint64_t o = seg_align_up(sp, end, bare_align(&info[i]));
         if (o != end && i == 0)
             break;
         if (o != end) {
@@ -1234,7 +1234,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     uint32_t asked = n;
     n = laid;
     uint64_t total = end - off;
-    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
     int fits = n >= 1 && off + total <= seg_end &&
                !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
     /* A batch the budget has no room for is stored block by block, which says why. */
@@ -1292,7 +1292,7 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     }
     uint64_t end = off + len;
     if (sequential) {
-        uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+        uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
         uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
         uint64_t gaps = 0; /* bytes in the window that are not the stream's next extents */
         /* The window grows with the pass: at most half as many blocks ahead as the pass has

@@ -231,8 +231,8 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
 int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total)
 {
     struct bf_space *sp = seg->space;
-    uint32_t segno = (uint32_t)(off / sp->segment_size);
-    uint64_t soff = off % sp->segment_size;
+    uint32_t segno = (uint32_t)bf_space_segno(sp, off);
+    uint64_t soff = bf_space_segoff(sp, off);
     if (soff + total > sp->segment_size) {
         /* A caller's bug, refused rather than written: the bytes past the end would go into
            this segment's file while a later write or read of them by their own offset goes
@@ -286,8 +286,8 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
 int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
 {
     struct bf_space *sp = seg->space;
-    uint32_t segno = (uint32_t)(off / sp->segment_size);
-    uint64_t soff = off % sp->segment_size;
+    uint32_t segno = (uint32_t)bf_space_segno(sp, off);
+    uint64_t soff = bf_space_segoff(sp, off);
     int rc = seg_open(seg, segno, 0);
     if (rc != BF_OK)
         return rc;
