@@ -131,6 +131,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
     sp->codec = o.codec;
     sp->level = level;
     sp->segment_size = o.segment_size;
+    if ((o.segment_size & (o.segment_size - 1)) == 0)
+        sp->segment_shift = (uint32_t)__builtin_ctzll(o.segment_size);
     sp->auto_prefer = o.auto_prefer;
     sp->auto_slack_pct = o.auto_slack_pct;
     sp->auto_seed = seed;

@@ -170,6 +170,16 @@ bf_map_entry *bf_map_slot(bf_blockmap *m, const bf_allocator *a, uint32_t blkno)
 void bf_map_put(bf_blockmap *m, uint32_t blkno, const bf_map_entry *v);
 
 /*
+ * bf_map_put through the entry itself: `slot` is what bf_map_slot returned
+ * (or bf_map_get of an occupied block), the map unchanged since. For the
+ * store path, which holds the entry from making room to committing.
+ */
+static inline void bf_map_put_slot(bf_map_entry *slot, const bf_map_entry *v)
+{
+    *slot = *v; /* occupied already (reserved or data): no count changes */
+}
+
+/*
  * Make `blkno` a hole and give back what its entry held (the caller has
  * released its extent; room reserved and not filled goes too); a leaf may
  * turn compact, or go. Never fails: an allocation that fails only leaves

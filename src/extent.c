@@ -1,8 +1,8 @@
 /*
  * extent.c - encoding, checksumming, sealing and verifying extents.
  * Implements: bf_extent_pack and its mirror bf_extent_unpack,
- * bf_extent_check(_names), bf_extent_expect, bf_extent_unseal, bf_extent_crc(_seeded),
- * bf_extent_name_seed (extent.h).
+ * bf_extent_pack_bare, bf_extent_check(_names), bf_extent_expect,
+ * bf_extent_unseal, bf_extent_crc(_seeded), bf_extent_name_seed (extent.h).
  *
  * The CRC covers the header (with its CRC field zeroed) and the payload,
  * so a flipped bit anywhere, a payload from another block or a header
@@ -91,8 +91,8 @@ uint32_t bf_extent_crc_seeded(uint32_t seed, const unsigned char *hdr,
 }
 
 /* A bare block: the data itself is what goes to disk; its check goes to the map. */
-static int pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
-                     uint32_t raw_len, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
+int bf_extent_pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
+                        uint32_t raw_len, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
     iov[0].iov_base = (void *)data;
     iov[0].iov_len = raw_len;
@@ -119,7 +119,7 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
     if (ops->id == BF_CODEC_NONE && seal == NULL) {
         /* Nothing to ask the codec: the block goes out bare, as it came. */
         info->codec_ns = 0;
-        return pack_bare(ops->id, blkno, gen, data, raw_len, iov, iovcnt, info);
+        return bf_extent_pack_bare(ops->id, blkno, gen, data, raw_len, iov, iovcnt, info);
     }
     /* Room of raw_len - 1 (or what a caller's codec asks for): a payload that is not
        smaller is not worth decompressing. Only the codec call is timed: checksums and the
@@ -134,7 +134,7 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
         return BF_ECODEC;
     int raw = clen == 0;
     if (raw && seal == NULL)
-        return pack_bare(ops->id, blkno, gen, data, raw_len, iov, iovcnt, info);
+        return bf_extent_pack_bare(ops->id, blkno, gen, data, raw_len, iov, iovcnt, info);
     uint32_t len = raw ? raw_len : (uint32_t)clen;
     uint32_t plen = len + (seal != NULL ? BF_SEAL_BYTES : 0);
 

@@ -90,6 +90,14 @@ int bf_extent_pack(const bf_codec_ops *ops, void *ctx, int32_t level, uint64_t b
                    const void *data, uint32_t raw_len, const bf_extent_seal *seal,
                    unsigned char *scratch, struct iovec iov[2], int *iovcnt, bf_extent_info *info);
 
+/*
+ * bf_extent_pack's bare block, for a caller that knows it is one (codec
+ * none, no seal: nothing to ask the codec): iov[0] is `data`, *info filled
+ * (codec `codec`; codec_ns untouched), info->crc computed. Returns BF_OK.
+ */
+int bf_extent_pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
+                        uint32_t raw_len, struct iovec iov[2], int *iovcnt, bf_extent_info *info);
+
 /* The check a bare block's map entry holds: CRC-32C of blkno (8 bytes, little-endian), then data. */
 uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len);
 

@@ -324,14 +324,14 @@ static uint32_t zeros_from(const unsigned char *p, uint32_t start, uint32_t n)
 
 /*
  * `off` rounded up to a multiple of `align` (a power of two; 1: unaligned)
- * counted from the start of its segment file of `seg_size` bytes: the file
+ * counted from the start of its segment file (of sp->segment_size bytes): the file
  * system, and its page cache, see offsets in that file. The result may lie
  * past the segment's end (a segment size is a multiple of a page, not of a
  * block): the caller checks that the extent fits.
  */
-static uint64_t seg_align_up(uint64_t off, uint32_t align, uint64_t seg_size)
+static uint64_t seg_align_up(const bf_space *sp, uint64_t off, uint32_t align)
 {
-    uint64_t in = off % seg_size;
+    uint64_t in = bf_space_segoff(sp, off);
     return off - in + ((in + align - 1) & ~(uint64_t)(align - 1));
 }
 
@@ -394,8 +394,8 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
        placed there later was written whole into the first segment's file, past its end,
        while a patch of its second half went through its offset to the next segment's file,
        and the read found the old bytes failing the new check. */
-    uint64_t seg_end = (f->phys_end / sp->segment_size + 1) * sp->segment_size;
-    uint64_t off = seg_align_up(f->phys_end, align, sp->segment_size);
+    uint64_t seg_end = (bf_space_segno(sp, f->phys_end) + 1) * sp->segment_size;
+    uint64_t off = seg_align_up(sp, f->phys_end, align);
     if (off + need > seg_end)
         off = seg_end; /* the next segment's start, aligned to anything */
     uint64_t end = off + need;
@@ -438,16 +438,21 @@ static int block_pack(bf_file *f, uint64_t blkno, const void *data, uint32_t raw
     bf_space *sp = f->seg.space;
     if (f->fauto.on && prepare)
         bf_auto_file_prepare(sp, &f->fauto, &f->codec, &f->level, data, raw_len);
+    uint32_t gen = f->named != NULL ? f->named->gen : 0;
+    if (f->codec == BF_CODEC_NONE && !f->sealed) {
+        /* An unsealed block of codec none goes out bare without asking the codec, as
+           bf_extent_pack would send it: no codec table, context or seal to look up. */
+        bf_extent_pack_bare(BF_CODEC_NONE, blkno, gen, data, raw_len, iov, iovcnt, info);
+        info->codec_ns = 0;
+        if (f->fauto.on)
+            bf_auto_file_packed(sp, &f->fauto, BF_CODEC_NONE, info);
+        return BF_OK;
+    }
     const bf_codec_ops *ops = bf_space_codec_ops(sp, (bf_codec)f->codec);
     void *ctx = NULL;
-    /* An unsealed block of codec none goes out bare without asking the codec
-       (bf_extent_pack), and none's context is NULL: nothing to look up at every block. */
-    int rc = f->codec == BF_CODEC_NONE && !f->sealed
-                 ? BF_OK
-                 : bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
+    int rc = bf_space_codec_ctx(sp, (bf_codec)f->codec, &ctx);
     if (rc != BF_OK)
         return rc;
-    uint32_t gen = f->named != NULL ? f->named->gen : 0;
     unsigned char id[BF_FILE_ID_BYTES];
     bf_extent_seal seal = {sp->seal, id};
     if (f->sealed)
@@ -529,17 +534,21 @@ static void ra_stale(bf_file *f, uint64_t blkno)
         j->rd.stale = 1; /* the caller's field: the task never reads it */
 }
 
-/* The extent of `blkno` has been written at `off`: point the map at it, release the old one. */
-static void block_commit(bf_file *f, uint64_t blkno, uint64_t off, uint32_t cap,
+/*
+ * The extent of `blkno` has been written at `off`: point the map at it, release the old one.
+ * `slot`: the block's entry (bf_map_slot made room for it before the write; the map has not
+ * changed since).
+ */
+static void block_commit(bf_file *f, uint64_t blkno, bf_map_entry *slot, uint64_t off, uint32_t cap,
                          const bf_extent_info *info, uint32_t written)
 {
     uint32_t len = info->disk_len;
     ra_stale(f, blkno);
-    release_extent(f, bf_map_get(&f->map, blkno)); /* made room for before the write */
+    release_extent(f, slot);
     bf_map_entry e = {off, len | (info->raw ? BF_MAP_RAW : 0), cap};
     if (info->bare) /* a bare block's room is its length; the word holds its check */
         e = (bf_map_entry){off, len | BF_MAP_RAW | BF_MAP_BARE, info->crc};
-    bf_map_put(&f->map, (uint32_t)blkno, &e);
+    bf_map_put_slot(slot, &e);
     live_add(f, len);
     COUNT(f, physical_written, written);
     count_stored(f, info->codec, info->raw, info->sealed);
@@ -558,12 +567,17 @@ static void map_unroom(bf_file *f, uint64_t first, uint32_t n, uint32_t old_n)
 /*
  * Make the map hold blocks first..first+n-1 before anything is written, so
  * that committing cannot fail; *old_n lets a failure give the room back.
+ * *last (if not NULL): the entry of block first+n-1, valid until the map
+ * changes again.
  */
-static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n)
+static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n, bf_map_entry **last)
 {
     *old_n = f->map.n;
     for (uint32_t i = 0; i < n; i++) {
-        if (bf_map_slot(&f->map, bf_file_alloc(f), (uint32_t)(first + i)) == NULL) {
+        bf_map_entry *e = bf_map_slot(&f->map, bf_file_alloc(f), (uint32_t)(first + i));
+        if (last != NULL)
+            *last = e;
+        if (e == NULL) {
             map_unroom(f, first, i, *old_n);
             return bf_fail(f->seg.space, BF_ENOMEM, "write", NULL, 0, "block map for %llu blocks",
                            (unsigned long long)(first + n));
@@ -582,14 +596,14 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
 {
     bf_space *sp = f->seg.space;
     uint32_t old_n;
-    int rc = map_room(f, blkno, 1, &old_n);
+    bf_map_entry *slot;
+    int rc = map_room(f, blkno, 1, &old_n, &slot);
     if (rc != BF_OK)
         return rc;
     bf_chunk ch = {0, 0, 0};
     uint64_t grow = f->phys_end;
     uint32_t len = info->disk_len;
-    rc = extent_place(f, len, bare_align(info), bf_map_used(bf_map_get(&f->map, blkno)), &ch,
-                      &grow);
+    rc = extent_place(f, len, bare_align(info), bf_map_used(slot), &ch, &grow);
     int placed = rc == BF_OK;
     int from_free = placed && grow == f->phys_end;
     /* An extent that skips to the next segment leaves a gap, made part of the segment
@@ -597,7 +611,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
        block's skip to its alignment is covered by its own write. */
     int gap = placed && !from_free && ch.off > f->phys_end;
     int holes = holes_read_zero(f);
-    if (gap && ch.off % sp->segment_size == 0)
+    if (gap && bf_space_segoff(sp, ch.off) == 0)
         rc = bf_seg_resize(&f->seg, ch.off);
     /* A bare block's leading zeros where the bytes read as zeros already are not written
        (holes_read_zero): the end, or a clean free chunk. Its last unit is, so that the
@@ -628,7 +642,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
                                                       (uint32_t)(ch.off - f->phys_end));
         physical_set(f, grow);
     }
-    block_commit(f, blkno, ch.off, ch.cap, info, len - skip);
+    block_commit(f, blkno, slot, ch.off, ch.cap, info, len - skip);
     return BF_OK;
 }
 
@@ -792,7 +806,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
 {
     bf_space *sp = f->seg.space;
     uint64_t off = f->phys_end, end = off;
-    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
     uint32_t k = 0, min_len = UINT32_MAX;
     for (; k < n; k++) {
         const bf_job *j = js[k];
@@ -812,7 +826,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
     if (f->counted && sp->budget != NULL && bf_budget_reserve(sp, end - off, "write", NULL) != BF_OK)
         return 0;
     uint32_t old_n;
-    int rc = map_room(f, js[0]->blkno, k, &old_n);
+    int rc = map_room(f, js[0]->blkno, k, &old_n, NULL);
     if (rc != BF_OK) {
         bf_budget_sync(sp);
         return 0; /* one at a time: it says so for the block that needs the room */
@@ -840,7 +854,8 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
             if (f->fauto.on)
                 bf_auto_file_packed(sp, &f->fauto, j->ops->id, &j->info);
         }
-        block_commit(f, j->blkno, off, j->info.disk_len, &j->info, j->info.disk_len);
+        block_commit(f, j->blkno, bf_map_get(&f->map, j->blkno), off, j->info.disk_len, &j->info,
+                     j->info.disk_len);
         off += j->info.disk_len;
         j->stuck = 0;
         job_free(sp->workers, j);
@@ -1195,7 +1210,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     uint32_t old_n;
     int rc = bf_space_reserve_scratch(sp, (size_t)n * bf_space_extent_room(sp, bs));
     if (rc == BF_OK)
-        rc = map_room(f, blkno, n, &old_n);
+        rc = map_room(f, blkno, n, &old_n, NULL);
     if (rc != BF_OK)
         return rc;
     static const unsigned char zeros[BF_BARE_ALIGN_MAX];
@@ -1216,7 +1231,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
            skipped are written as zeros (the batch stays one contiguous write) and become
            free space for later compressed extents. At the batch's start that would leave
            a hole in front of the write: the block goes the ordinary way (block_store). */
-        uint64_t o = seg_align_up(end, bare_align(&info[i]), sp->segment_size);
+        uint64_t o = seg_align_up(sp, end, bare_align(&info[i]));
         if (o != end && i == 0)
             break;
         if (o != end) {
@@ -1234,7 +1249,7 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     uint32_t asked = n;
     n = laid;
     uint64_t total = end - off;
-    uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+    uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
     int fits = n >= 1 && off + total <= seg_end &&
                !(f->counted && sp->temp_limit != 0 && sp->physical_now + total > sp->temp_limit);
     /* A batch the budget has no room for is stored block by block, which says why. */
@@ -1252,7 +1267,8 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
     }
     physical_set(f, end);
     for (uint32_t i = 0; i < n; i++) {
-        block_commit(f, blkno + i, at[i], info[i].disk_len, &info[i], info[i].disk_len);
+        block_commit(f, blkno + i, bf_map_get(&f->map, blkno + i), at[i], info[i].disk_len,
+                     &info[i], info[i].disk_len);
         uint64_t prev_end = i == 0 ? at[0] : at[i - 1] + info[i - 1].disk_len;
         if (at[i] > prev_end) { /* written as zeros: clean */
             bf_free_put_clean(&f->free, bf_file_alloc(f), sp->segment_size, prev_end,
@@ -1292,7 +1308,7 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
     }
     uint64_t end = off + len;
     if (sequential) {
-        uint64_t seg_end = (off / sp->segment_size + 1) * sp->segment_size;
+        uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
         uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
         uint64_t gaps = 0; /* bytes in the window that are not the stream's next extents */
         /* The window grows with the pass: at most half as many blocks ahead as the pass has
@@ -1926,7 +1942,8 @@ static int buf_flush(bf_file *f, int dropping)
         return BF_OK;
     uint32_t n = block_bytes(f, f->buf_blk);
     int rc = BF_OK;
-    if (n > 0 && (rc = bare_patch(f, n)) == 1)
+    /* A block never stored (no buf_rmw: an append) has no extent to patch: no call. */
+    if (n > 0 && (rc = f->buf_rmw ? bare_patch(f, n) : 1) == 1)
         rc = block_store_bounded(f, f->buf_blk, f->buf, n, sub_block_bound(f, n),
                                  dropping ? &f->buf : NULL);
     if (rc == BF_OK) {

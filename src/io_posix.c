@@ -31,8 +31,11 @@ static ssize_t posix_pwritev(void *ctx, int fd, const struct iovec *iov, int iov
 {
     (void)ctx;
     ssize_t n;
+    /* One buffer (a bare block: the common case) goes out as stock's does, with pwrite: the
+       kernel then has no iovec array to copy in. */
     do
-        n = pwritev(fd, iov, iovcnt, off);
+        n = iovcnt == 1 ? pwrite(fd, iov[0].iov_base, iov[0].iov_len, off)
+                        : pwritev(fd, iov, iovcnt, off);
     while (n < 0 && errno == EINTR);
     return n;
 }

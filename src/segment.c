@@ -231,8 +231,8 @@ static int seg_open(bf_seg *seg, uint32_t segno, int create)
 int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt, size_t total)
 {
     struct bf_space *sp = seg->space;
-    uint32_t segno = (uint32_t)(off / sp->segment_size);
-    uint64_t soff = off % sp->segment_size;
+    uint32_t segno = (uint32_t)bf_space_segno(sp, off);
+    uint64_t soff = bf_space_segoff(sp, off);
     if (soff + total > sp->segment_size) {
         /* A caller's bug, refused rather than written: the bytes past the end would go into
            this segment's file while a later write or read of them by their own offset goes
@@ -251,8 +251,9 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
     if (iovcnt > BF_SEG_IOV_MAX)
         return bf_fail(sp, BF_EINVAL, "write", NULL, 0, "%d iovecs in one write", iovcnt);
     int n = iovcnt;
-    memcpy(local, iov, (size_t)iovcnt * sizeof(*iov));
-    struct iovec *v = local;
+    /* The caller's iovecs, until a short write: then a copy in `local` that moves past the
+       bytes written (copying them before every write cost each block a memcpy call). */
+    const struct iovec *v = iov;
     size_t done = 0;
     uint64_t t0;
     int timed = bf_auto_io_begin(sp, total, &t0);
@@ -267,17 +268,22 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
                            (unsigned long long)(soff + done));
         }
         done += (size_t)w;
+        if (done >= total)
+            break;
         /* Skip the iovecs the short write consumed. */
+        memmove(local, v, (size_t)n * sizeof(*v));
+        struct iovec *m = local;
         size_t skip = (size_t)w;
-        while (n > 0 && skip >= v->iov_len) {
-            skip -= v->iov_len;
-            v++;
+        while (n > 0 && skip >= m->iov_len) {
+            skip -= m->iov_len;
+            m++;
             n--;
         }
         if (n > 0) {
-            v->iov_base = (char *)v->iov_base + skip;
-            v->iov_len -= skip;
+            m->iov_base = (char *)m->iov_base + skip;
+            m->iov_len -= skip;
         }
+        v = m;
     }
     bf_auto_io_end(sp, total, timed, t0);
     return BF_OK;
@@ -286,8 +292,8 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
 int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
 {
     struct bf_space *sp = seg->space;
-    uint32_t segno = (uint32_t)(off / sp->segment_size);
-    uint64_t soff = off % sp->segment_size;
+    uint32_t segno = (uint32_t)bf_space_segno(sp, off);
+    uint64_t soff = bf_space_segoff(sp, off);
     int rc = seg_open(seg, segno, 0);
     if (rc != BF_OK)
         return rc;

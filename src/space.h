@@ -54,6 +54,10 @@ struct bf_space {
     int32_t level;
     uint64_t temp_limit;
     uint64_t segment_size;
+    /* log2 of segment_size when it is a power of two (the default), else 0: an offset's
+       segment and its offset in it are a shift and a mask, not a 64-bit division, on the
+       paths every block takes (bf_space_segno) */
+    uint32_t segment_shift;
     bf_allocator alloc;
     bf_iostack ios; /* the I/O stack (io_stack.c) */
     void *codec_ctx[4];
@@ -121,6 +125,17 @@ struct bf_space {
 static inline bf_errstate *bf_space_err(struct bf_space *space)
 {
     return space != NULL ? &space->err : NULL;
+}
+
+/* The segment `off` (a file's physical offset) is in, and its offset in that segment. */
+static inline uint64_t bf_space_segno(const struct bf_space *space, uint64_t off)
+{
+    return space->segment_shift != 0 ? off >> space->segment_shift : off / space->segment_size;
+}
+
+static inline uint64_t bf_space_segoff(const struct bf_space *space, uint64_t off)
+{
+    return space->segment_shift != 0 ? off & (space->segment_size - 1) : off % space->segment_size;
 }
 
 /* The clock codec=auto times transfers with (codec time is always the monotonic clock). */

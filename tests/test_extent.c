@@ -117,12 +117,60 @@ static void test_every_bit_flip_detected(void **state)
     }
 }
 
+/*
+ * The store path packs a block of codec none without a seal through
+ * bf_extent_pack_bare, not bf_extent_pack: the two must produce the same
+ * extent (iovec, length, check, codec, generation) for every block, else a
+ * file of codec none would hold what the general path would not write.
+ */
+static void test_bare_pack_same_as_general(void **state)
+{
+    (void)state;
+    static unsigned char data[BS], scratch[BF_EXTENT_HDR + BS];
+    const bf_codec_ops *ops = bf_codec_ops_get(BF_CODEC_NONE);
+    for (uint32_t len = 1; len <= BS; len = len * 3 + 1) {
+        for (uint64_t blkno = 0; blkno < 3; blkno++) {
+            t_rng r = {blkno + len};
+            t_fill(&r, blkno == 1 ? T_DATA_TEXT : T_DATA_RANDOM, data, len);
+            struct iovec ga[2], fa[2];
+            int gn = 0, fn = 0;
+            bf_extent_info g, fi;
+            memset(&g, 0xa5, sizeof(g));
+            memset(&fi, 0x5a, sizeof(fi));
+            uint32_t gen = (uint32_t)blkno * 7;
+            assert_int_equal(bf_extent_pack(ops, NULL, 0, blkno << 20, gen, data, len, NULL,
+                                            scratch, ga, &gn, &g),
+                             BF_OK);
+            assert_int_equal(
+                bf_extent_pack_bare(BF_CODEC_NONE, blkno << 20, gen, data, len, fa, &fn, &fi),
+                BF_OK);
+            fi.codec_ns = g.codec_ns; /* left to the caller */
+            assert_int_equal(gn, 1);
+            assert_int_equal(fn, 1);
+            assert_ptr_equal(ga[0].iov_base, fa[0].iov_base);
+            assert_int_equal(ga[0].iov_len, fa[0].iov_len);
+            assert_int_equal(g.codec, fi.codec);
+            assert_int_equal(g.raw, fi.raw);
+            assert_int_equal(g.sealed, fi.sealed);
+            assert_int_equal(g.bare, fi.bare);
+            assert_int_equal(g.crc, fi.crc);
+            assert_int_equal(g.disk_len, fi.disk_len);
+            assert_int_equal(g.payload_len, fi.payload_len);
+            assert_int_equal(g.raw_len, fi.raw_len);
+            assert_int_equal(g.blkno, fi.blkno);
+            assert_int_equal(g.gen, fi.gen);
+            assert_int_equal(g.codec_ns, 0);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_raw_choice),
         cmocka_unit_test(test_every_bit_flip_detected),
         cmocka_unit_test(test_bare_block_checks),
+        cmocka_unit_test(test_bare_pack_same_as_general),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

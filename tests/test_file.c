@@ -1307,6 +1307,81 @@ static void test_tail_extension_fails(void **state)
     }
 }
 
+/*
+ * A spill's blocks in codec none take the store path's short way (packed bare without asking
+ * the codec, placed at the end of the last segment); lz4 with blocks that do not shrink takes
+ * the general one to the same bare blocks. Both files must come out the same: each block's
+ * map entry (offset, length, flags, check), the statistics, and every segment file's bytes,
+ * at a segment size that is a power of two (offsets by shift and mask) and at one that is
+ * not (by division), each holding a whole number of blocks or not.
+ */
+static void test_none_stores_what_the_general_path_does(void **state)
+{
+    (void)state;
+    enum { BSZ = 8192, LEN = 21 * BSZ + 500, TUPLE = 1000 };
+    static unsigned char img[LEN], seg_a[1 << 16], seg_b[1 << 16];
+    static const uint64_t segsizes[] = {1 << 16, 40960, 1 << 15, 28672};
+    t_rng r = {97};
+    t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+    for (size_t k = 0; k < sizeof(segsizes) / sizeof(segsizes[0]); k++) {
+        bf_space *sp[2];
+        bf_file *f[2];
+        bf_stats st[2];
+        for (int i = 0; i < 2; i++) {
+            bf_space_options o;
+            bf_space_options_init(&o);
+            o.temp_dir = parent;
+            o.codec = i == 0 ? BF_CODEC_NONE : BF_CODEC_LZ4;
+            o.block_size = BSZ;
+            o.segment_size = segsizes[k];
+            sp[i] = t_space_opts(&o);
+            assert_int_equal(sp[i]->segment_shift != 0, (segsizes[k] & (segsizes[k] - 1)) == 0);
+            assert_int_equal(bf_file_create(sp[i], NULL, &f[i]), BF_OK);
+            for (size_t off = 0; off < LEN; off += TUPLE)
+                assert_int_equal(bf_file_write(f[i], img + off, LEN - off < TUPLE ? LEN - off : TUPLE),
+                                 BF_OK);
+            assert_int_equal(bf_file_flush(f[i]), BF_OK);
+            bf_file_stats(f[i], &st[i]);
+        }
+        assert_int_equal(st[0].blocks_raw, (LEN + BSZ - 1) / BSZ);
+        assert_int_equal(st[1].blocks_raw, st[0].blocks_raw);
+        assert_int_equal(st[1].blocks_compressed, 0);
+        assert_int_equal(st[1].physical_written, st[0].physical_written);
+        assert_int_equal(st[1].physical_bytes, st[0].physical_bytes);
+        assert_int_equal(st[1].logical_written, st[0].logical_written);
+        for (uint64_t b = 0; b * BSZ < LEN; b++) {
+            const bf_map_entry *e0 = bf_map_get(&f[0]->map, b), *e1 = bf_map_get(&f[1]->map, b);
+            assert_non_null(e0);
+            assert_non_null(e1);
+            assert_true(bf_map_bare(e0));
+            assert_int_equal(e0->off, e1->off);
+            assert_int_equal(e0->len, e1->len);
+            assert_int_equal(e0->cap, e1->cap);
+        }
+        assert_nothing_crosses_a_segment(f[0]);
+        for (uint32_t n = 0; n < f[0]->seg.nsegs; n++) {
+            char path[2][4096], seg[2][4200];
+            size_t got[2];
+            unsigned char *buf[2] = {seg_a, seg_b};
+            for (int i = 0; i < 2; i++) {
+                bf_file_path(f[i], path[i], sizeof(path[i]));
+                snprintf(seg[i], sizeof(seg[i]), "%s.%u", path[i], n);
+                FILE *fp = fopen(seg[i], "rb");
+                assert_non_null(fp);
+                got[i] = fread(buf[i], 1, sizeof(seg_a), fp);
+                fclose(fp);
+            }
+            assert_int_equal(got[0], got[1]);
+            assert_memory_equal(seg_a, seg_b, got[0]);
+        }
+        for (int i = 0; i < 2; i++) {
+            assert_blocks_on_disk(f[i], img, LEN, BSZ, seg_a);
+            assert_int_equal(bf_file_close(f[i]), BF_OK);
+            bf_space_destroy(sp[i]);
+        }
+    }
+}
+
 static void test_batched_writes(void **state)
 {
     (void)state;
@@ -1389,6 +1464,7 @@ int main(void)
         cmocka_unit_test(test_bare_layout),
         cmocka_unit_test(test_partial_rewrite_in_place),
         cmocka_unit_test(test_extents_stay_in_their_segment),
+        cmocka_unit_test(test_none_stores_what_the_general_path_does),
         cmocka_unit_test(test_segment_write_past_its_end),
         cmocka_unit_test(test_new_block_past_size_reads_zeros),
         cmocka_unit_test(test_windows_carry_small_pieces),
