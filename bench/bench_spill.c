@@ -8,8 +8,9 @@
  * sequence (same tuples, same files, same order) in an order shuffled per
  * round:
  *  - stock: what PostgreSQL's buffile.c does with it: an 8 KiB buffer per
- *    file, one pwrite of the whole block at a multiple of 8 KiB when it
- *    fills, reads of 8 KiB into the buffer, then unlink; each tuple goes
+ *    file, one pwritev of the whole block (one iovec, as PostgreSQL 17+'s
+ *    FileWrite) at a multiple of 8 KiB when it fills, reads of 8 KiB into
+ *    the buffer, then unlink; each tuple goes
  *    through a call of an out-of-line write (and read) function, as an
  *    executor calls BufFileWrite and BufFileRead, which live in another
  *    file of the server (plain_write, plain_read);
