@@ -57,8 +57,9 @@
 # in it, and reports every cell from it (delete it, or name another, to start over).
 # The matrix has its own cluster and servers (ports 54597/54598 for 18, +100 for
 # master), so it does not disturb the four queries' wall/ directory. Issue 46's runs:
-# --method=none, --method=auto and --method=auto --burner at the defaults
-# (docs/results/pg-buffile-wall.md, "The matrix: how to run it").
+# --method=none, --method=auto and --method=auto --burner at the defaults, or
+# --method=none,auto for the two in the same rounds (docs/results/pg-buffile-wall.md, "The
+# matrix: how to run it").
 set -euo pipefail
 MAJOR=${1:-}
 case $MAJOR in
@@ -66,7 +67,7 @@ case $MAJOR in
   master) PORT=54695 ;;
   *) printf 'usage: %s 18|master [--rows=N] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' "$0" >&2
      printf '       %s 18|master --matrix [--rows=N] [--d=LIST] [--conns=LIST] [--work-mem=SIZE]\n' "$0" >&2
-     printf '           [--burner] [--results=FILE] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' >&2
+     printf '           [--burner] [--results=FILE] [--rounds=N] [--seed=N] [--method=M[,M...]] [--out=FILE]\n' >&2
      exit 2 ;;
 esac
 shift
