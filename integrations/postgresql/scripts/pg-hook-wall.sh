@@ -31,9 +31,9 @@
 # The matrix (issue 46): --matrix, or --query=hashjoin, runs the hash join of the retired
 # pg-bench-hashmatrix.sh in cells instead of the four queries:
 #
-#   pg-hook-wall.sh 18 --matrix --method=none|auto|none,auto [--rows=10M] [--d=1,10,100,1000]
-#       [--conns=1,2,4] [--work-mem=4MB] [--burner] [--rounds=N] [--seed=N]
-#       [--results=FILE] [--out=FILE]
+#   pg-hook-wall.sh 18 --matrix --method=none|auto|none,auto [--rows=10M]
+#       [--d=1,10,100,1000] [--conns=1,2,4] [--work-mem=4MB] [--burner] [--rounds=N]
+#       [--seed=N] [--results=FILE] [--out=FILE]
 #
 # --rows (10M here; k and M are taken) rows a side: hm_u (k = 0 .. rows-1, p = md5(k))
 # and, per D of --d, hm_t_D (k = (i - 1) / D: each key D times in a row, p = md5(k)); the
@@ -92,7 +92,8 @@ for a in "$@"; do
     --out=*) OUTF=$(realpath -m "${a#*=}") ;;
     --method=*) METHOD=${a#*=}
       [[ ,$METHOD, =~ ^(,(none|lz4|zstd|gzip|auto))+,$ ]] \
-        || { printf 'error: --method takes none, lz4, zstd, gzip or auto, or a list of them\n' >&2; exit 2; }
+        || { printf 'error: --method takes none, lz4, zstd, gzip or auto, or a list of them\n' >&2
+             exit 2; }
       dup=$(tr , '\n' <<< "$METHOD" | sort | uniq -d)
       [ -z "$dup" ] || { printf 'error: --method names %s twice\n' "$dup" >&2; exit 2; }
       [[ $METHOD != *,* ]] || MLIST=1 ;;
@@ -100,7 +101,8 @@ for a in "$@"; do
   esac
 done
 [ -n "$MATRIX" ] || [ -z "$MONLY$MLIST" ] \
-  || { printf 'error: --d, --conns, --work-mem, --burner, --results, a list of methods: for --matrix\n' >&2; exit 2; }
+  || { printf 'error: --d, --conns, --work-mem, --burner, --results, a list of methods: for --matrix\n' >&2
+       exit 2; }
 if [ -z "$ROWS" ]; then
   if [ -n "$MATRIX" ]; then ROWS=10M; else ROWS=2000000; fi
 fi

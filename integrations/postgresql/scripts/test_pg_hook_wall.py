@@ -213,7 +213,8 @@ class TwoMethods(unittest.TestCase):
         self.assertTrue(cols[2].startswith("1.030"), cols[2])
         self.assertTrue(cols[4].startswith("1.051"), cols[4])
         self.assertTrue(cols[6].startswith("1.020 ("), cols[6])
-        iv = stats.ratio([r["hook:auto"]["s"] for r in recs], [r["hook:none"]["s"] for r in recs])
+        iv = stats.ratio([r["hook:auto"]["s"] for r in recs],
+                         [r["hook:none"]["s"] for r in recs])
         self.assertLess(iv.hi - iv.lo, 0.01)
         self.assertIn(stats.fmt_ratio(iv, digits=3), cols[6])
         # the raw share is auto's runs' blocks: 3966 of 4000
