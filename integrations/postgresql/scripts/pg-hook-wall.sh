@@ -31,9 +31,9 @@
 # The matrix (issue 46): --matrix, or --query=hashjoin, runs the hash join of the retired
 # pg-bench-hashmatrix.sh in cells instead of the four queries:
 #
-#   pg-hook-wall.sh 18 --matrix --method=none|auto [--rows=10M] [--d=1,10,100,1000]
-#       [--conns=1,2,4] [--work-mem=4MB] [--burner] [--rounds=N] [--seed=N]
-#       [--results=FILE] [--out=FILE]
+#   pg-hook-wall.sh 18 --matrix --method=none|auto|none,auto [--rows=10M]
+#       [--d=1,10,100,1000] [--conns=1,2,4] [--work-mem=4MB] [--burner] [--rounds=N]
+#       [--seed=N] [--results=FILE] [--out=FILE]
 #
 # --rows (10M here; k and M are taken) rows a side: hm_u (k = 0 .. rows-1, p = md5(k))
 # and, per D of --d, hm_t_D (k = (i - 1) / D: each key D times in a row, p = md5(k)); the
@@ -45,13 +45,21 @@
 # process per core) during the cells' runs. With --method=auto the hook's runs also
 # count the blocks auto stored raw (codec none): pg_buffile's log line of each space
 # that used auto, and pg_buffile_stats (reset before the run) as a cross-check in bytes.
+# --method=none,auto (a list of methods, matrix only) times the methods in the same
+# rounds: a round runs the cell on pristine and once per method on the hook's server (the
+# method set per session, PGOPTIONS -c pg_buffile.method=M; the server preloads pg_buffile
+# with the first as its default), all in an order shuffled per round, and the report gives
+# per cell each method / pristine and each later method / the first (auto / none: the
+# paired ratio of the same rounds, which separate runs minutes apart cannot resolve);
+# auto's raw share from auto's runs only.
 # Each round is a line of --results (default wall-matrix/results.jsonl in the build's
 # directory), written as soon as it ran: a second invocation runs only the rounds not
 # in it, and reports every cell from it (delete it, or name another, to start over).
 # The matrix has its own cluster and servers (ports 54597/54598 for 18, +100 for
 # master), so it does not disturb the four queries' wall/ directory. Issue 46's runs:
-# --method=none, --method=auto and --method=auto --burner at the defaults
-# (docs/results/pg-buffile-wall.md, "The matrix: how to run it").
+# --method=none, --method=auto and --method=auto --burner at the defaults, or
+# --method=none,auto for the two in the same rounds (docs/results/pg-buffile-wall.md, "The
+# matrix: how to run it").
 set -euo pipefail
 MAJOR=${1:-}
 case $MAJOR in
@@ -59,11 +67,11 @@ case $MAJOR in
   master) PORT=54695 ;;
   *) printf 'usage: %s 18|master [--rows=N] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' "$0" >&2
      printf '       %s 18|master --matrix [--rows=N] [--d=LIST] [--conns=LIST] [--work-mem=SIZE]\n' "$0" >&2
-     printf '           [--burner] [--results=FILE] [--rounds=N] [--seed=N] [--method=M] [--out=FILE]\n' >&2
+     printf '           [--burner] [--results=FILE] [--rounds=N] [--seed=N] [--method=M[,M...]] [--out=FILE]\n' >&2
      exit 2 ;;
 esac
 shift
-ROWS="" ROUNDS=15 SEED=1 OUTF="" METHOD=""
+ROWS="" ROUNDS=15 SEED=1 OUTF="" METHOD="" MLIST=""
 MATRIX="" MONLY="" DS=1,10,100,1000 CONNS=1,2,4 WORK_MEM=4MB BURNER="" RESULTS=""
 CMD="integrations/postgresql/scripts/pg-hook-wall.sh $MAJOR${*:+ $*}"
 for a in "$@"; do
@@ -82,13 +90,19 @@ for a in "$@"; do
     --rounds=*) ROUNDS=${a#*=} ;;
     --seed=*) SEED=${a#*=} ;;
     --out=*) OUTF=$(realpath -m "${a#*=}") ;;
-    --method=none|--method=lz4|--method=zstd|--method=gzip|--method=auto) METHOD=${a#*=} ;;
-    --method=*) printf 'error: --method takes none, lz4, zstd, gzip or auto\n' >&2; exit 2 ;;
+    --method=*) METHOD=${a#*=}
+      [[ ,$METHOD, =~ ^(,(none|lz4|zstd|gzip|auto))+,$ ]] \
+        || { printf 'error: --method takes none, lz4, zstd, gzip or auto, or a list of them\n' >&2
+             exit 2; }
+      dup=$(tr , '\n' <<< "$METHOD" | sort | uniq -d)
+      [ -z "$dup" ] || { printf 'error: --method names %s twice\n' "$dup" >&2; exit 2; }
+      [[ $METHOD != *,* ]] || MLIST=1 ;;
     *) printf 'unknown argument %s\n' "$a" >&2; exit 2 ;;
   esac
 done
-[ -n "$MATRIX" ] || [ -z "$MONLY" ] \
-  || { printf 'error: --d, --conns, --work-mem, --burner, --results: for --matrix\n' >&2; exit 2; }
+[ -n "$MATRIX" ] || [ -z "$MONLY$MLIST" ] \
+  || { printf 'error: --d, --conns, --work-mem, --burner, --results, a list of methods: for --matrix\n' >&2
+       exit 2; }
 if [ -z "$ROWS" ]; then
   if [ -n "$MATRIX" ]; then ROWS=10M; else ROWS=2000000; fi
 fi
@@ -128,8 +142,9 @@ if [ -n "$METHOD" ]; then
     || { cat "$CB/ext/make.log" 2>/dev/null || true; die "pg_buffile does not build against $CB/inst-hook"; }
   HOOK_CONF=$W/wall-method.conf
   cp "$W/wall.conf" "$HOOK_CONF"
-  printf "shared_preload_libraries = 'pg_buffile'\npg_buffile.method = '%s'\n" "$METHOD" >> "$HOOK_CONF"
-  log "the hook's server with pg_buffile, method $METHOD"
+  # a list of methods: the first is the server's, the others are set per session
+  printf "shared_preload_libraries = 'pg_buffile'\npg_buffile.method = '%s'\n" "${METHOD%%,*}" >> "$HOOK_CONF"
+  log "the hook's server with pg_buffile, method ${METHOD%%,*}${MLIST:+ (and $METHOD per session)}"
 fi
 if [ -n "$MATRIX" ]; then
   # the matrix's cluster: made for its row count, then a table per D when first asked

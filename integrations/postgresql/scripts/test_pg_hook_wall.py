@@ -163,5 +163,75 @@ class Report(unittest.TestCase):
         self.assertIn("DIFFER", text)
 
 
+MCELL = dict(CELL, method="none,auto", burner=False)
+
+
+def round3(rnd, pristine, none, auto, raw_auto=None, cell=MCELL):
+    """A round of two methods as Matrix.run_cell writes it."""
+    r = {"cell": dict(cell), "round": rnd, "order": ["hook:auto", "pristine", "hook:none"],
+         "pristine": {"s": pristine, "sessions": [pristine]},
+         "hook:none": {"s": none, "sessions": [none]},
+         "hook:auto": {"s": auto, "sessions": [auto]}, "same_answer": True}
+    if raw_auto is not None:
+        r["hook:auto"]["raw"] = raw_auto
+    return r
+
+
+class TwoMethods(unittest.TestCase):
+    def test_each_round_runs_pristine_and_both_methods_in_shuffled_orders(self):
+        orders = set()
+        for r in range(20):
+            plan = w.round_plan("none,auto", 7, r)
+            self.assertEqual(sorted(plan), [("hook:auto", "auto"), ("hook:none", "none"),
+                                            ("pristine", None)])
+            orders.add(tuple(k for k, _ in plan))
+        # 20 rounds of 3 runs: pristine is not always in one place, the order changes
+        self.assertGreaterEqual(len(orders), 3)
+        self.assertEqual({o.index("pristine") for o in orders}, {0, 1, 2})
+
+    def test_one_method_keeps_the_pair_of_pristine_and_hook(self):
+        for r in range(6):
+            plan = w.round_plan("auto", 1, r)
+            self.assertEqual([k for k, _ in plan],
+                             [("pristine", "hook")[i] for i in stats.shuffle(1, r, 2)])
+        self.assertEqual(w.hook_labels(""), [("hook", "")])
+        self.assertEqual(w.hook_labels("none,auto"), [("hook:none", "none"),
+                                                       ("hook:auto", "auto")])
+
+    def test_the_report_gives_auto_over_none_from_the_same_rounds(self):
+        # auto 2% slower than none in every round while pristine wanders by 10%: the
+        # paired auto / none is 1.02 with a narrow interval
+        recs = [round3(i, p, p * 1.03, p * 1.03 * 1.02 * f, raw(990 + i, 10 - i))
+                for i, (p, f) in enumerate([(2.0, 1.001), (2.2, 0.999), (1.8, 1.0),
+                                            (2.1, 1.0005)])]
+        text = w.matrix_report(args(method="none,auto", burner=False, rounds=4), [MCELL],
+                               recs)
+        row = [ln for ln in text.splitlines() if ln.startswith("| 200k rows")][0]
+        cols = [c.strip() for c in row.strip("|").split("|")]
+        # cell, rounds, none / pristine, target, auto / pristine, target, auto / none, raw
+        self.assertEqual(cols[1], "4")
+        self.assertTrue(cols[2].startswith("1.030"), cols[2])
+        self.assertTrue(cols[4].startswith("1.051"), cols[4])
+        self.assertTrue(cols[6].startswith("1.020 ("), cols[6])
+        iv = stats.ratio([r["hook:auto"]["s"] for r in recs],
+                         [r["hook:none"]["s"] for r in recs])
+        self.assertLess(iv.hi - iv.lo, 0.01)
+        self.assertIn(stats.fmt_ratio(iv, digits=3), cols[6])
+        # the raw share is auto's runs' blocks: 3966 of 4000
+        self.assertEqual(cols[7], f"{(990 + 991 + 992 + 993) / 4000:.4f}")
+        self.assertIn("| auto / none | | 1.020", text)
+        self.assertIn("pristine/none/auto", text)
+
+    def test_resuming_runs_only_the_rounds_of_this_method_list_left(self):
+        recs = [round3(0, 1.0, 1.0, 1.0), round3(2, 1.0, 1.0, 1.0),
+                pair(1, 1.0, 1.0, cell=dict(MCELL, method="auto"))]
+        done = {p["round"] for p in w.cell_pairs(recs, MCELL, 4)}
+        self.assertEqual([r for r in range(4) if r not in done], [1, 3])
+        # and the one-method line reports as it always did
+        c = dict(MCELL, method="auto")
+        text = w.matrix_report(args(method="auto", burner=False), [c], recs)
+        self.assertIn("| 200k rows, D = 10, 2 connections | 1 |", text)
+
+
 if __name__ == "__main__":
     unittest.main()
