@@ -157,6 +157,10 @@ typedef struct bf_file_auto {
     uint8_t on : 1;    /* the file chooses its codec */
     uint8_t flat : 1;  /* its data stopped shrinking: none until a probe says otherwise */
     uint8_t first : 1; /* its next block is its first: decide before packing it */
+    /* Not auto's: a bit of the file's own (file.c: sub_block_bound), kept in this byte's
+       spare bits because struct bf_file is at its 256-byte bound (file.h). It is set for
+       every codec, auto or not. */
+    uint8_t rewrites : 1;
     uint8_t cand;      /* index of its current candidate */
     uint8_t since; /* blocks packed since its last decision (up to BF_AUTO_EVERY) */
     uint8_t raw;   /* of those, stored raw */
