@@ -542,11 +542,7 @@ static owner_ent *owner_add(bf_workers *w, const void *owner)
 static void owner_remove(bf_workers *w, const void *owner)
 {
     uint32_t i = otab_pos(w, owner), at = w->otab[i] - 1, last = w->nowners - 1;
-    if (at != last) {
-        w->owners[at] = w->owners[last];
-        w->otab[otab_pos(w, w->owners[at].owner)] = at + 1;
-    }
-    w->nowners--;
+    /* First out of the table, so that no position names `at` while the last moves there. */
     w->otab[i] = 0;
     for (uint32_t k = (i + 1) & w->otab_mask; w->otab[k] != 0; k = (k + 1) & w->otab_mask) {
         uint32_t home = hash_ptr(w->owners[w->otab[k] - 1].owner) & w->otab_mask;
@@ -557,6 +553,11 @@ static void owner_remove(bf_workers *w, const void *owner)
             i = k;
         }
     }
+    if (at != last) {
+        w->otab[otab_pos(w, w->owners[last].owner)] = at + 1;
+        w->owners[at] = w->owners[last];
+    }
+    w->nowners--;
 }
 
 /* The head and tail a slot's list has: its owner's blocks to store, or the reads'. */

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "alloc.h"
 #include "space.h"
 #include "support.h"
 
@@ -596,6 +597,136 @@ static void burst_stays_off_the_caller(void **state)
     free(got);
 }
 
+/*
+ * Many files with blocks in flight at once, each coming and going from the
+ * index of the caller's (a file leaves it when its last block is committed,
+ * another's entry then takes its place): blocks written round-robin over
+ * the files with reads of other files between, each file's data read back
+ * whole. A file's entry lost or swapped committed its blocks in another
+ * file's order, or never (a hash join's hundreds of files: spillbench read
+ * zeros back).
+ */
+static void many_files_in_flight(void **state)
+{
+    (void)state;
+    if (!bf_codec_available(BF_CODEC_LZ4))
+        return;
+    enum { FILES = 300, ROUNDS = 6 };
+    bf_space *sp = space_with(BF_CODEC_LZ4, 1, NULL, NULL);
+    bf_file *f[FILES];
+    unsigned char *data = malloc((size_t)FILES * ROUNDS * BS), *got = malloc(BS);
+    assert_non_null(data);
+    assert_non_null(got);
+    fill(data, (size_t)FILES * ROUNDS * BS, 300);
+    for (int i = 0; i < FILES; i++)
+        assert_int_equal(bf_file_create(sp, NULL, &f[i]), BF_OK);
+    t_rng r = {301};
+    for (int k = 0; k < ROUNDS; k++)
+        for (int i = 0; i < FILES; i++) {
+            const unsigned char *src = data + ((size_t)i * ROUNDS + (size_t)k) * BS;
+            assert_int_equal(bf_file_write_block(f[i], (uint64_t)k, src), BF_OK);
+            if (t_below(&r, 8) == 0) { /* a read of another file's block written before */
+                int o = (int)t_below(&r, FILES);
+                uint64_t b = t_below(&r, (uint64_t)k + (o < i ? 1 : 0) + 1);
+                if (b > (uint64_t)k || (b == (uint64_t)k && o >= i))
+                    continue;
+                assert_int_equal(bf_file_read_block(f[o], b, got), BF_OK);
+                assert_memory_equal(got, data + ((size_t)o * ROUNDS + b) * BS, BS);
+            }
+        }
+    for (int i = 0; i < FILES; i++) {
+        assert_int_equal(bf_file_flush(f[i]), BF_OK);
+        for (int k = 0; k < ROUNDS; k++) {
+            assert_int_equal(bf_file_read_block(f[i], (uint64_t)k, got), BF_OK);
+            assert_memory_equal(got, data + ((size_t)i * ROUNDS + (size_t)k) * BS, BS);
+        }
+        assert_int_equal(bf_file_close(f[i]), BF_OK);
+    }
+    bf_space_destroy(sp);
+    free(data);
+    free(got);
+}
+
+/*
+ * The caller's index of the slots (workers.h) against a model: slots
+ * linked to many owners and released in random order, every owner's
+ * oldest slot, each slot found by (owner, blkno), the owners' number and
+ * the free slots checked at every step. Owners come and go (an owner's
+ * entry goes with its last slot, the last entry taking its place, and the
+ * open addressing closing the hole): a lost or swapped entry shows here.
+ */
+static void index_keeps_each_owner(void **state)
+{
+    (void)state;
+    enum { OWNERS = 97, STEPS = 20000 };
+    bf_workers *w;
+    assert_int_equal(bf_workers_new(&bf_default_allocator, 1, t_runner_inline, NULL, &w), BF_OK);
+    uint32_t n = bf_workers_nslots(w);
+    /* Owners whose entries collide in the open addressing: their addresses hashed as
+       workers.c's hash_ptr does fall in 8 of its 2 x nslots positions, so that entries are
+       probed past others and moved back when one goes. */
+    static char pool[1 << 20];
+    char *owners[OWNERS];
+    uint32_t found = 0;
+    for (size_t k = 0; k < sizeof(pool) && found < OWNERS; k++) {
+        uint64_t x = (uint64_t)(uintptr_t)&pool[k];
+        x ^= x >> 29;
+        x *= 0xbf58476d1ce4e5b9u;
+        if (((uint32_t)(x >> 32) & (2 * n - 1)) < 8)
+            owners[found++] = &pool[k];
+    }
+    assert_int_equal(found, OWNERS);
+    uint32_t *order = calloc(n, sizeof(*order)); /* link order of each linked slot */
+    assert_non_null(order);
+    uint32_t clock = 0, linked = 0;
+    t_rng r = {49};
+    for (int step = 0; step < STEPS; step++) {
+        uint32_t i = (uint32_t)t_below(&r, n);
+        bf_job *j = bf_workers_slot(w, i);
+        if (j->owner == NULL) {
+            j->owner = owners[t_below(&r, t_below(&r, 2) ? 5 : OWNERS)];
+            j->blkno = t_below(&r, 40);
+            j->task = NULL;
+            bf_workers_link(w, j);
+            order[i] = ++clock;
+            linked++;
+        } else {
+            bf_workers_release(w, j);
+            linked--;
+        }
+        /* the model: each owner's oldest linked slot */
+        uint32_t oldest[OWNERS] = {0}, nown = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            const bf_job *c = bf_workers_slot(w, k);
+            if (c->owner == NULL)
+                continue;
+            uint32_t o = 0;
+            while (owners[o] != c->owner)
+                o++;
+            if (oldest[o] == 0)
+                nown++;
+            if (oldest[o] == 0 || order[k] < order[oldest[o] - 1])
+                oldest[o] = k + 1;
+            assert_non_null(bf_workers_find(w, c->owner, c->blkno, 0, 1));
+        }
+        assert_int_equal(bf_workers_nowners(w), nown);
+        for (uint32_t o = 0; o < OWNERS; o++) {
+            bf_job *first = bf_workers_first(w, owners[o]);
+            if (oldest[o] == 0)
+                assert_null(first);
+            else
+                assert_ptr_equal(first, bf_workers_slot(w, oldest[o] - 1));
+        }
+        bf_job *fr = bf_workers_free_slot(w, n);
+        assert_true(linked == n ? fr == NULL : (fr != NULL && fr->owner == NULL));
+    }
+    for (uint32_t k = 0; k < n; k++)
+        if (bf_workers_slot(w, k)->owner != NULL)
+            bf_workers_release(w, bf_workers_slot(w, k));
+    bf_workers_free(&bf_default_allocator, w);
+    free(order);
+}
+
 /* The caller's allocator hooks, wrapped: any call from another thread than the test's. */
 static pthread_t main_thread;
 static _Atomic int off_thread;
@@ -838,6 +969,8 @@ int main(void)
         cmocka_unit_test(done_blocks_written_together),
         cmocka_unit_test(done_blocks_wait_for_half_the_window),
         cmocka_unit_test(burst_stays_off_the_caller),
+        cmocka_unit_test(many_files_in_flight),
+        cmocka_unit_test(index_keeps_each_owner),
         cmocka_unit_test(hooks_on_caller_thread),
         cmocka_unit_test(close_in_flight),
         cmocka_unit_test(slots_bounded_by_bytes),
