@@ -1652,17 +1652,18 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     bf_space *sp = f->seg.space;
     if (sp->workers == NULL) /* nothing below but the load: no calls at every block */
         return block_load_here(f, blkno, stream, dst);
-    /* The map is right for this block once its copies on workers are committed, and for
-       the stream reader, which reads ahead, for the blocks it hands to workers too. Not the
-       rest of the file's: a reader of one region while another is being written (SQLite's
-       sorter merges from the file it writes) would wait for the worker to pack them all,
-       at every block (issue 49: ~110,000 waits of ~20 us spinning in a CREATE INDEX of 10M
-       rows). Blocks read into the read-ahead buffer while a newer copy is on a worker are
-       harmless: a block's load commits its copies first (the map then points elsewhere, or
-       the write over the window drops it). What is done is committed without waiting when
+    /* A load waits for no block on a worker: the map is right for a block with no copy in
+       flight, and one with a copy is taken from its slot (below); the stream reader hands to
+       workers only blocks with no copy in flight (ra_submit). Waiting for the rest of the
+       file's, a reader of one region while another is being written (SQLite's sorter merges
+       from the file it writes) waited for the worker to pack them all, at every block
+       (issue 49: ~110,000 waits of ~20 us spinning in a CREATE INDEX of 10M rows). Blocks
+       read into the read-ahead buffer while a newer copy is on a worker are harmless: their
+       loads take that copy, and its commit marks any job unpacked ahead stale (ra_stale) or
+       the write over the window drops it. What is done is committed without waiting when
        jobs_due says so (half the window taken, or a failure to report: a worker's failure is
        still reported at the file's next load), several blocks with one write. */
-    int rc = stream && jobs_due(f) ? jobs_settle(f, 0) : BF_OK;
+    int rc = jobs_due(f) ? jobs_settle(f, 0) : BF_OK; /* a worker's failure: this call's */
     if (rc != BF_OK)
         return rc;
     /* A block whose newest copy is still on a worker is that copy: taken from its slot, with
