@@ -106,11 +106,11 @@ struct bf_workers {
        every submission (tail, next_seq) on cache lines of their own: shared, each side's
        writes took the line from the other at every block (issue 49: bf_workers_submit was
        ~2% of SQLite's thread once the worker packed whole bursts). */
-    _Alignas(64) _Atomic uint64_t head; /* taken (never wraps) */
-    _Alignas(64) _Atomic uint64_t tail; /* appended (never wraps) */
-    uint64_t next_seq;                  /* submissions (the caller's) */
+    _Alignas(64) _Atomic uint64_t head;     /* taken (never wraps) */
+    _Alignas(64) _Atomic uint64_t tail;     /* appended (never wraps) */
+    uint64_t next_seq;                      /* submissions (the caller's) */
     _Alignas(64) _Atomic uint64_t finished; /* slots made DONE */
-    _Alignas(64) _Atomic uint32_t tasks; /* a runner's tasks not yet returned */
+    _Alignas(64) _Atomic uint32_t tasks;    /* a runner's tasks not yet returned */
     _Atomic uint32_t idle;       /* threads asleep on `work`, or about to be */
     _Atomic uint32_t waiting;    /* the caller asleep on `done`, or about to be */
     _Atomic uint64_t wake_at;    /* ... for `finished` at least this (0: any slot done) */
