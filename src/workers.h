@@ -123,12 +123,13 @@ void bf_workers_free(const bf_allocator *a, bf_workers *w);
 
 /*
  * What file.c reads of a set at every block it stores: the first member of
- * struct bf_workers, so that the accessors below are inline. file.c scans
- * the slots for a file's oldest block to commit, a free slot and others'
- * blocks to harvest at every block; as calls into workers.c these scans
- * were ~2% of the spilling thread's CPU with one worker (issue 49,
+ * struct bf_workers, so that the accessors below are inline. file.c used
+ * to scan the slots for a file's oldest block to commit, a free slot and
+ * others' blocks to harvest at every block; as calls into workers.c these
+ * scans were ~2% of the spilling thread's CPU with one worker (issue 49,
  * spillbench SF 0.1 under perf: bf_workers_slot and bf_workers_nslots not
- * inlined, called per slot).
+ * inlined, called per slot). It now finds them through the caller's index
+ * below.
  */
 typedef struct bf_workers_head {
     uint32_t nslots;
