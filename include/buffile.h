@@ -391,13 +391,24 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * that is stored (the buffer leaving a block, a whole block written from
  * the caller's memory, bf_file_write_block) is copied into one of the
  * space's in-flight slots and compressed and checksummed there by a
- * worker, while the caller goes on; when every slot is busy, or the caller
- * needs a block back that no worker has taken yet, the call packs the
- * oldest queued blocks itself (the space's own threads; a caller's pool's
- * tasks are left to it), then waits. A file's blocks use up to 128 KiB of blocks' worth of slots a
- * worker (at least 2 slots, at most 16: 16 for 8 KiB blocks, 2 for 64 KiB
- * and up), each a block and the extent's room, in memory_bytes as they
- * are first used; the space has at most 16n slots. Handing a block over
+ * worker, while the caller goes on. When every slot is busy the call
+ * waits, asleep, for the workers to finish half of them; it packs the
+ * oldest queued block itself only when no worker is running (the space's
+ * own threads; a caller's pool's tasks are left to it). When it needs
+ * back a block no worker has taken yet (a rewrite of part of that block,
+ * bf_file_flush) it packs the queued blocks up to it itself; a read of a
+ * block whose newest copy is still in a slot copies it from there. A
+ * file's blocks use up to 2 MiB of blocks' worth of slots a worker (at
+ * least 2 slots, at most 512: 512 for 4 KiB blocks, 256 for 8 KiB, 32 for
+ * 64 KiB, 2 for 1 MiB and up), so a burst of a few MB (a sorter's run, a
+ * pager's evictions) is packed on the workers; each slot used holds a
+ * block and the extent's room (about twice the block: 2 x 2 MiB a worker
+ * at most, ~4.1 MiB), in memory_bytes as they are first used and kept
+ * until the workers are set again or the space is destroyed; the space
+ * has at most 512n slots, each ~0.4 KiB of bookkeeping allocated with the
+ * workers (~200 KiB a worker). A call's bookkeeping does not grow with the
+ * slots (free slots in a bitmap, each file's slots in a list in the order
+ * it handed them over, a hash of the blocks in flight). Handing a block over
  * takes no lock and no system call: a worker with nothing to do sleeps
  * (after a few microseconds' spin) and is woken when half of its share of
  * the slots waits, or when the caller needs a slot or a block back.

@@ -496,6 +496,14 @@ static inline void job_own(bf_file *f, bf_job *j)
 {
     j->owner = f;
     f->seg.space->njobs[read_job(j)]++;
+    bf_workers_link(f->seg.space->workers, j);
+}
+
+/* Slot `j`, owned, was not handed over after all: unowned again, uncounted. */
+static inline void job_disown(bf_workers *w, bf_job *j)
+{
+    ((bf_file *)j->owner)->seg.space->njobs[read_job(j)]--;
+    bf_workers_release(w, j);
 }
 
 /* Slot `j` is freed: counted one fewer (every release of a file's slot goes through here). */
@@ -509,15 +517,9 @@ static inline void job_free(bf_workers *w, bf_job *j)
    hands a block over only when it has none). */
 static bf_job *ra_find(bf_file *f, uint64_t blkno)
 {
-    bf_workers *w = f->seg.space->workers;
     if (f->seg.space->njobs[1] == 0)
         return NULL;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && read_job(j) && j->blkno == blkno)
-            return j;
-    }
-    return NULL;
+    return bf_workers_find(f->seg.space->workers, f, blkno, 1, 1);
 }
 
 /*
@@ -708,16 +710,9 @@ static int block_store_now(bf_file *f, uint64_t blkno, const void *data, uint32_
 /* The oldest slot of `f` holding a block to store, or NULL. */
 static bf_job *oldest_job(bf_file *f)
 {
-    bf_workers *w = f->seg.space->workers;
-    bf_job *best = NULL;
     if (f->seg.space->njobs[0] == 0)
         return NULL;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && !read_job(j) && (best == NULL || j->seq < best->seq))
-            best = j;
-    }
-    return best;
+    return bf_workers_first(f->seg.space->workers, f);
 }
 
 /* Write and commit `f`'s oldest slot `j`, which is done; free it if that worked. */
@@ -744,14 +739,15 @@ static int job_commit(bf_file *f, bf_job *j)
         }
         rc = extent_store(f, j->blkno, j->iov, j->iovcnt, &j->info);
     }
-    j->stuck = rc != BF_OK;
+    bf_workers_set_stuck(sp->workers, j, rc != BF_OK);
     if (rc == BF_OK)
         job_free(sp->workers, j);
     return rc;
 }
 
-/* At most this many of a file's slots are written with one pwritev (jobs_commit_batch). */
-#define COMMIT_BATCH 16u
+/* At most this many of a file's slots are written with one pwritev (jobs_commit_batch): two
+   iovecs each at most, within BF_SEG_IOV_MAX. */
+#define COMMIT_BATCH 32u
 
 /*
  * `f`'s oldest slots holding blocks to store that are done, oldest first,
@@ -761,28 +757,12 @@ static int job_commit(bf_file *f, bf_job *j)
 static uint32_t jobs_done_run(bf_file *f, bf_job **js)
 {
     bf_workers *w = f->seg.space->workers;
-    bf_job *all[COMMIT_BATCH];
-    uint32_t n = 0;
-    /* The COMMIT_BATCH oldest of the file's slots, by insertion (a window holds 16 a worker). */
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner != f || read_job(j))
-            continue;
-        uint32_t at = n;
-        while (at > 0 && all[at - 1]->seq > j->seq)
-            at--;
-        if (at == COMMIT_BATCH)
-            continue;
-        uint32_t last = n < COMMIT_BATCH ? n : COMMIT_BATCH - 1;
-        memmove(all + at + 1, all + at, (last - at) * sizeof(*all));
-        all[at] = j;
-        n += n < COMMIT_BATCH;
-    }
     uint32_t k = 0;
-    while (k < n && bf_workers_state(w, all[k]) == BF_JOB_DONE) {
-        js[k] = all[k];
-        k++;
-    }
+    /* The file's list is in submission order (workers.h's index). */
+    for (bf_job *j = oldest_job(f);
+         j != NULL && k < COMMIT_BATCH && bf_workers_state(w, j) == BF_JOB_DONE;
+         j = bf_workers_next(w, j))
+        js[k++] = j;
     return k;
 }
 
@@ -841,7 +821,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
         cut_back(f); /* best effort: what a short write left */
         map_unroom(f, js[0]->blkno, k, old_n);
         bf_budget_sync(sp);
-        js[0]->stuck = 1;
+        bf_workers_set_stuck(sp->workers, js[0], 1);
         return rc;
     }
     physical_set(f, end);
@@ -857,7 +837,7 @@ static int jobs_commit_batch(bf_file *f, bf_job **js, uint32_t n)
         block_commit(f, j->blkno, bf_map_get(&f->map, j->blkno), off, j->info.disk_len, &j->info,
                      j->info.disk_len);
         off += j->info.disk_len;
-        j->stuck = 0;
+        bf_workers_set_stuck(sp->workers, j, 0);
         job_free(sp->workers, j);
     }
     return (int)k;
@@ -898,17 +878,14 @@ static int jobs_settle(bf_file *f, int wait)
 static bf_job *newest_job(bf_file *f, uint64_t blkno)
 {
     bf_workers *w = f->seg.space->workers;
-    bf_job *best = NULL;
     if (w == NULL || f->seg.space->njobs[0] == 0)
         return NULL;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && !read_job(j) && j->blkno == blkno &&
-            (best == NULL || j->seq > best->seq))
-            best = j;
-    }
-    return best;
+    return bf_workers_find(w, f, blkno, 0, 1);
 }
+
+/* At most this many blocks' hash chains are looked up for a range (jobs_settle_range); a
+   longer range walks the file's list. */
+#define RANGE_LOOKUPS 8u
 
 /*
  * Commit `f`'s slots of blocks `first`..`last`, oldest first, waiting for
@@ -922,11 +899,17 @@ static int jobs_settle_range(bf_file *f, uint64_t first, uint64_t last)
         return BF_OK;
     for (;;) {
         bf_job *j = NULL;
-        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-            bf_job *c = bf_workers_slot(w, i);
-            if (c->owner == f && !read_job(c) && c->blkno >= first && c->blkno <= last &&
-                (j == NULL || c->seq < j->seq))
-                j = c;
+        if (last - first < RANGE_LOOKUPS) {
+            /* A block's copies are chained together: the oldest of each block's. */
+            for (uint64_t b = first; b <= last; b++) {
+                bf_job *c = bf_workers_find(w, f, b, 0, 0);
+                if (c != NULL && (j == NULL || c->seq < j->seq))
+                    j = c;
+            }
+        } else {
+            for (bf_job *c = oldest_job(f); c != NULL && j == NULL; c = bf_workers_next(w, c))
+                if (c->blkno >= first && c->blkno <= last)
+                    j = c;
         }
         if (j == NULL)
             return BF_OK;
@@ -952,11 +935,14 @@ static void jobs_harvest(bf_space *sp, const bf_file *except)
     bf_workers *w = sp->workers;
     for (int progress = 1; progress;) {
         progress = 0;
-        for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-            bf_job *j = bf_workers_slot(w, i);
-            bf_file *f = j->owner;
-            if (f == NULL || f == except || read_job(j) || j->stuck ||
-                bf_workers_state(w, j) != BF_JOB_DONE || j->rc != BF_OK || oldest_job(f) != j)
+        /* The files with blocks to store, from the last: a file whose last slot is committed
+           leaves the list, the last taking its place (one already seen). */
+        for (uint32_t i = bf_workers_nowners(w); i-- > 0;) {
+            if (i >= bf_workers_nowners(w))
+                continue;
+            bf_file *f = bf_workers_owner(w, i);
+            bf_job *j = f != except ? oldest_job(f) : NULL;
+            if (j == NULL || j->stuck || bf_workers_state(w, j) != BF_JOB_DONE || j->rc != BF_OK)
                 continue;
             bf_job *js[COMMIT_BATCH];
             uint32_t n = jobs_done_run(f, js);
@@ -986,13 +972,8 @@ static int jobs_due(bf_file *f)
     bf_workers *w = sp->workers;
     if (w == NULL || sp->njobs[0] == 0)
         return 0;
-    int due = sp->njobs[0] + sp->njobs[1] >= bf_workers_window(w, f->block_size) / 2;
-    for (uint32_t i = 0; !due && i < bf_workers_nslots(w); i++) {
-        const bf_job *j = bf_workers_slot(w, i);
-        due = j->owner == f && !read_job(j) &&
-              (j->stuck || (bf_workers_state(w, j) == BF_JOB_DONE && j->rc != BF_OK));
-    }
-    return due;
+    return sp->njobs[0] + sp->njobs[1] >= bf_workers_window(w, f->block_size) / 2 ||
+           bf_workers_bad(w, f) != 0;
 }
 
 static int jobs_poll(bf_file *f)
@@ -1015,12 +996,15 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
     bf_workers *w = f->seg.space->workers;
     if (w == NULL || f->seg.space->njobs[0] + f->seg.space->njobs[1] == 0)
         return;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && j->blkno >= first && j->blkno <= last) {
-            f->seg.space->ra_misses += read_job(j);
-            bf_workers_wait(w, j);
-            job_free(w, j);
+    for (int reads = 0; reads < 2; reads++) {
+        bf_job *next;
+        for (bf_job *j = reads ? bf_workers_reads(w) : oldest_job(f); j != NULL; j = next) {
+            next = bf_workers_next(w, j); /* another slot: still linked once j is freed */
+            if (j->owner == f && j->blkno >= first && j->blkno <= last) {
+                f->seg.space->ra_misses += read_job(j);
+                bf_workers_wait(w, j);
+                job_free(w, j);
+            }
         }
     }
 }
@@ -1035,14 +1019,12 @@ static bf_job *job_slot(bf_space *sp, uint32_t window)
 {
     bf_workers *w = sp->workers;
     for (int harvested = 0;; harvested = 1) {
-        for (uint32_t i = 0; i < window; i++) {
-            bf_job *j = bf_workers_slot(w, i);
-            if (j->owner == NULL)
-                return j;
-        }
-        for (uint32_t i = 0; i < window; i++) {
-            bf_job *j = bf_workers_slot(w, i);
-            if (read_job(j) && bf_workers_state(w, j) == BF_JOB_DONE) {
+        bf_job *free = bf_workers_free_slot(w, window);
+        if (free != NULL)
+            return free;
+        for (bf_job *j = bf_workers_reads(w); j != NULL; j = bf_workers_next(w, j)) {
+            if ((uint32_t)(j - bf_workers_slot(w, 0)) < window &&
+                bf_workers_state(w, j) == BF_JOB_DONE) {
                 sp->ra_misses++;
                 job_free(w, j);
                 return j;
@@ -1139,8 +1121,7 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
             *swap = j->data;
             j->data = mine;
         }
-        f->seg.space->njobs[0]--;
-        j->owner = NULL;
+        job_disown(sp->workers, j);
         return 1;
     }
     return BF_OK;
@@ -1166,7 +1147,14 @@ static int block_store_bounded(bf_file *f, uint64_t blkno, const void *data, uin
     int rc = bound == 0 ? job_store(f, blkno, data, raw_len, swap) : 1;
     if (rc <= 0)
         return rc;
-    if ((rc = jobs_settle(f, 1)) != BF_OK)
+    /* Only this block's copies on workers must be committed before it (a later copy is not
+       to be overwritten by an earlier one); the file's others stay in flight. Waiting for
+       them all made the caller pack the queued ones itself (bf_workers_wait), which with a
+       window that holds a burst was most of a sorter run each time SQLite flushed a run's
+       short last block (issue 49). What is done is committed, and a failure reported, as
+       at any store (jobs_due). */
+    if ((rc = jobs_due(f) ? jobs_settle(f, 0) : BF_OK) != BF_OK ||
+        (rc = jobs_settle_block(f, blkno)) != BF_OK)
         return rc;
     return block_store_now(f, blkno, data, raw_len, 0, bound);
 }
@@ -1418,7 +1406,9 @@ static void ra_submit(bf_file *f, uint64_t blkno)
 {
     bf_space *sp = f->seg.space;
     bf_workers *w = sp->workers;
-    if (blkno >= f->map.n || ra_find(f, blkno) != NULL)
+    /* A block with a copy on a worker to store: its map entry is not the block (block_load
+       takes it from that slot). */
+    if (blkno >= f->map.n || ra_find(f, blkno) != NULL || newest_job(f, blkno) != NULL)
         return;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (!bf_map_used(e) || bf_map_bare(e)) /* a bare block is a pread and a CRC: no work */
@@ -1453,15 +1443,10 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     }
     /* The slots this block size may use (their buffers stay bounded: bf_workers_window). */
     uint32_t window = bf_workers_window(w, f->block_size);
-    bf_job *j = NULL;
-    uint32_t reads = 0;
-    for (uint32_t i = 0; i < bf_workers_nslots(w); i++) {
-        bf_job *c = bf_workers_slot(w, i);
-        if (c->owner == NULL && j == NULL && i < window)
-            j = c;
-        reads += c->owner != NULL && read_job(c);
-    }
-    if (j == NULL || reads >= window / 2)
+    if (sp->njobs[1] >= window / 2)
+        return;
+    bf_job *j = bf_workers_free_slot(w, window);
+    if (j == NULL)
         return;
     if (ra_grow(sp, &j->data, &j->data_size, f->block_size) != 0 ||
         ra_grow(sp, &j->out, &j->out_size, (size_t)len * (f->sealed ? 2 : 1)) != 0)
@@ -1498,10 +1483,8 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     /* XXX: a read job is waited for soon, so a sleeping worker must wake for it alone, not
        for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
        of the submission would say it better. */
-    if (bf_workers_submit(w, j, 1) != BF_OK) {
-        f->seg.space->njobs[1]--;
-        j->owner = NULL;
-    }
+    if (bf_workers_submit(w, j, 1) != BF_OK)
+        job_disown(w, j);
 }
 
 /*
@@ -1513,9 +1496,10 @@ static void ra_ahead(bf_file *f, uint64_t blkno)
 {
     bf_space *sp = f->seg.space;
     bf_workers *w = sp->workers;
-    for (uint32_t i = 0; f->seg.space->njobs[1] != 0 && i < bf_workers_nslots(w); i++) {
-        bf_job *j = bf_workers_slot(w, i);
-        if (j->owner == f && read_job(j) && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
+    bf_job *next;
+    for (bf_job *j = bf_workers_reads(w); j != NULL; j = next) {
+        next = bf_workers_next(w, j);
+        if (j->owner == f && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
             bf_workers_state(w, j) == BF_JOB_DONE) {
             sp->ra_misses++;
             job_free(w, j);
@@ -1684,24 +1668,41 @@ static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst
     bf_space *sp = f->seg.space;
     if (sp->workers == NULL) /* nothing below but the load: no calls at every block */
         return block_load_here(f, blkno, stream, dst);
-    /* The map is right for this block once its copies on workers are committed, and for
-       the stream reader, which reads ahead, for the blocks it hands to workers too. Not the
-       rest of the file's: a reader of one region while another is being written (SQLite's
-       sorter merges from the file it writes) would wait for the worker to pack them all,
-       at every block (issue 49: ~110,000 waits of ~20 us spinning in a CREATE INDEX of 10M
-       rows). Blocks read into the read-ahead buffer while a newer copy is on a worker are
-       harmless: a block's load commits its copies first (the map then points elsewhere, or
-       the write over the window drops it). What is done is committed without waiting when
+    /* A load waits for no block on a worker: the map is right for a block with no copy in
+       flight, and one with a copy is taken from its slot (below); the stream reader hands to
+       workers only blocks with no copy in flight (ra_submit). Waiting for the rest of the
+       file's, a reader of one region while another is being written (SQLite's sorter merges
+       from the file it writes) waited for the worker to pack them all, at every block
+       (issue 49: ~110,000 waits of ~20 us spinning in a CREATE INDEX of 10M rows). Blocks
+       read into the read-ahead buffer while a newer copy is on a worker are harmless: their
+       loads take that copy, and its commit marks any job unpacked ahead stale (ra_stale) or
+       the write over the window drops it. What is done is committed without waiting when
        jobs_due says so (half the window taken, or a failure to report: a worker's failure is
        still reported at the file's next load), several blocks with one write. */
-    int rc = stream && jobs_due(f) ? jobs_settle(f, 0) : BF_OK;
-    if (rc == BF_OK)
-        rc = jobs_settle_range(f, blkno, stream ? blkno + RA_DEPTH : blkno);
-    if (rc != BF_OK || !stream || sp->workers == NULL)
-        return rc != BF_OK ? rc : block_load_here(f, blkno, stream, dst);
-    int sequential = sp->seq_file == f && sp->seq_blk + 1 == blkno;
-    if (!ra_take(f, blkno, dst) && (rc = block_load_here(f, blkno, stream, dst)) != BF_OK)
+    int rc = jobs_due(f) ? jobs_settle(f, 0) : BF_OK; /* a worker's failure: this call's */
+    if (rc != BF_OK)
         return rc;
+    /* A block whose newest copy is still on a worker is that copy: taken from its slot, with
+       no wait for the worker and no packing here (issue 49: SQLite's sorter reads back the
+       blocks of a run it just wrote; waiting for them made the caller pack the queued blocks
+       ahead of them itself, bf_workers_wait). Its extent is committed later, as any. The
+       map stays as it is: a rewrite of part of the block settles it first (bare_patch). */
+    bf_job *mine = newest_job(f, blkno);
+    if (mine == NULL && !stream)
+        return block_load_here(f, blkno, stream, dst);
+    int sequential = sp->seq_file == f && sp->seq_blk + 1 == blkno;
+    if (mine != NULL) {
+        memcpy(dst, mine->data, mine->raw_len);
+        memset(dst + mine->raw_len, 0, f->block_size - mine->raw_len);
+        if (!stream)
+            return BF_OK;
+        /* The pass goes on as if extent_fetch had seen the block (as ra_take). */
+        sp->seq_file = f;
+        sp->seq_blk = blkno;
+        sp->seq_run = sequential ? sp->seq_run + 1 : 1;
+    } else if (!ra_take(f, blkno, dst) && (rc = block_load_here(f, blkno, stream, dst)) != BF_OK) {
+        return rc;
+    }
     if (sequential)
         ra_ahead(f, blkno);
     return BF_OK;

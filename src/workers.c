@@ -68,8 +68,28 @@
 #define WORKER_SPIN_NS 3000
 #define CALLER_SPIN_NS 30000
 
-/* A worker's slots hold at most this many bytes of blocks (2 to BF_WORKER_SLOTS slots). */
-#define WINDOW_BYTES (128u * 1024u)
+/* A worker's slots hold at most this many bytes of blocks (2 to BF_WORKER_SLOTS slots): a
+   sorter run of SQLite's (~2 MB at its default cache size) fits. */
+#define WINDOW_BYTES (2u * 1024u * 1024u)
+
+/*
+ * Whether the caller, its window full, packs the oldest queued block
+ * itself while a worker is running (1), or waits for the workers (0: it
+ * packs only when every worker is asleep). Helping kept the caller busy
+ * instead of asleep, but its time is the wall with one worker on 2 cores,
+ * and in SQLite's write bursts it was 5-14% of its thread (issue 49). A
+ * build-time switch for measuring one against the other.
+ */
+#ifndef BF_WORKERS_HELP_WHEN_FULL
+#define BF_WORKERS_HELP_WHEN_FULL 0
+#endif
+
+/* An owner's entry of the caller's index (workers.h). */
+typedef struct owner_ent {
+    const void *owner;
+    uint32_t head, tail; /* its blocks to store, oldest first (fnext) */
+    uint32_t bad;        /* of those, slots with `bad` set */
+} owner_ent;
 
 struct bf_workers {
     bf_workers_head h; /* first: workers.h's inline accessors read it (nslots, slots) */
@@ -82,15 +102,32 @@ struct bf_workers {
     void (*run)(void *ctx, void (*task)(void *arg), void *arg);
     void *run_ctx;
     _Atomic uint32_t *queue;     /* nslots entries: slot indexes, submission order */
-    _Atomic uint64_t head, tail; /* taken, appended (never wrap) */
-    uint64_t next_seq;           /* submissions (the caller's) */
-    _Atomic uint64_t finished;   /* slots made DONE */
-    _Atomic uint32_t tasks;      /* a runner's tasks not yet returned */
+    /* What a worker writes at every slot (head, finished) and what the caller writes at
+       every submission (tail, next_seq) on cache lines of their own: shared, each side's
+       writes took the line from the other at every block (issue 49: bf_workers_submit was
+       ~2% of SQLite's thread once the worker packed whole bursts). */
+    _Alignas(64) _Atomic uint64_t head;     /* taken (never wraps) */
+    _Alignas(64) _Atomic uint64_t tail;     /* appended (never wraps) */
+    uint64_t next_seq;                      /* submissions (the caller's) */
+    _Alignas(64) _Atomic uint64_t finished; /* slots made DONE */
+    _Alignas(64) _Atomic uint32_t tasks;    /* a runner's tasks not yet returned */
     _Atomic uint32_t idle;       /* threads asleep on `work`, or about to be */
     _Atomic uint32_t waiting;    /* the caller asleep on `done`, or about to be */
     _Atomic uint64_t wake_at;    /* ... for `finished` at least this (0: any slot done) */
     uint64_t fault_in;           /* tests: submissions until the faulty one (0: none) */
     int fault_status;
+    _Atomic uint64_t failures; /* slots a task made DONE with a failure */
+    /* the caller's index (workers.h; the caller's thread only) */
+    uint64_t *freemap; /* a bit a slot: set when no owner holds it */
+    uint32_t *buckets; /* nslots chains of (owner, blkno) through hnext */
+    owner_ent *owners; /* owners with blocks to store, dense (nslots at most) */
+    uint32_t nowners;
+    uint32_t *otab; /* open addressing: an owner's entry index + 1 (0: empty) */
+    uint32_t otab_mask;
+    uint32_t rhead, rtail;  /* blocks unpacked ahead, oldest first */
+    uint64_t failures_seen; /* `failures` at the last scan for them */
+    uint64_t full_waits;    /* bf_workers_wait_any with a slot in flight: the window full */
+    uint64_t full_packed;   /* of those, blocks the caller packed itself */
 };
 
 static void cpu_relax(void)
@@ -144,6 +181,18 @@ static int spin_until(bf_workers *w, int (*done)(bf_workers *, const void *), co
     }
 }
 
+static void free_arrays(const bf_allocator *a, bf_workers *w)
+{
+    bf_free(a, w->h.slots);
+    bf_free(a, (void *)w->queue);
+    bf_free(a, w->threads);
+    bf_free(a, w->freemap);
+    bf_free(a, w->buckets);
+    bf_free(a, w->owners);
+    bf_free(a, w->otab);
+    bf_free(a, w);
+}
+
 int bf_workers_new(const bf_allocator *a, unsigned n,
                    void (*run)(void *ctx, void (*task)(void *arg), void *arg), void *run_ctx,
                    bf_workers **out)
@@ -162,22 +211,26 @@ int bf_workers_new(const bf_allocator *a, unsigned n,
     w->h.slots = bf_calloc(a, w->h.nslots, sizeof(*w->h.slots));
     w->queue = bf_calloc(a, w->h.nslots, sizeof(*w->queue));
     w->threads = run == NULL ? bf_calloc(a, n, sizeof(*w->threads)) : NULL;
-    if (w->h.slots == NULL || w->queue == NULL || (run == NULL && w->threads == NULL)) {
-        bf_free(a, w->h.slots);
-        bf_free(a, (void *)w->queue);
-        bf_free(a, w->threads);
-        bf_free(a, w);
+    uint32_t words = (w->h.nslots + 63) / 64, ocap = 1;
+    while (ocap < 2 * w->h.nslots)
+        ocap *= 2;
+    w->otab_mask = ocap - 1;
+    w->freemap = bf_calloc(a, words, sizeof(*w->freemap));
+    w->buckets = bf_calloc(a, w->h.nslots, sizeof(*w->buckets));
+    w->owners = bf_calloc(a, w->h.nslots, sizeof(*w->owners));
+    w->otab = bf_calloc(a, ocap, sizeof(*w->otab));
+    if (w->h.slots == NULL || w->queue == NULL || (run == NULL && w->threads == NULL) ||
+        w->freemap == NULL || w->buckets == NULL || w->owners == NULL || w->otab == NULL ||
+        pthread_mutex_init(&w->mu, NULL) != 0) {
+        free_arrays(a, w);
         return BF_ENOMEM;
     }
-    for (uint32_t i = 0; i < w->h.nslots; i++)
+    for (uint32_t i = 0; i < w->h.nslots; i++) {
         w->h.slots[i].w = w;
-    if (pthread_mutex_init(&w->mu, NULL) != 0) {
-        bf_free(a, w->h.slots);
-        bf_free(a, (void *)w->queue);
-        bf_free(a, w->threads);
-        bf_free(a, w);
-        return BF_ENOMEM;
+        w->freemap[i / 64] |= (uint64_t)1 << (i % 64);
+        w->buckets[i] = BF_JOB_NIL;
     }
+    w->rhead = w->rtail = BF_JOB_NIL;
     pthread_cond_init(&w->work, NULL);
     pthread_cond_init(&w->done, NULL);
     *out = w;
@@ -201,7 +254,10 @@ static void job_run(bf_job *j)
 /* The slot is done: the caller sees its results with its state; wake it if it sleeps. */
 static void job_finish(bf_workers *w, bf_job *j)
 {
+    int failed = j->rc != BF_OK;
     j->state = BF_JOB_DONE;
+    if (failed) /* after DONE: the caller that sees the count sees the slot done */
+        w->failures++;
     uint64_t finished = ++w->finished;
     if (w->waiting > 0 && finished >= w->wake_at)
         wake(w, &w->done, 1);
@@ -324,10 +380,7 @@ void bf_workers_free(const bf_allocator *a, bf_workers *w)
     pthread_cond_destroy(&w->work);
     pthread_cond_destroy(&w->done);
     pthread_mutex_destroy(&w->mu);
-    bf_free(a, w->h.slots);
-    bf_free(a, (void *)w->queue);
-    bf_free(a, w->threads);
-    bf_free(a, w);
+    free_arrays(a, w);
 }
 
 uint32_t bf_workers_window(const bf_workers *w, uint32_t block_size)
@@ -421,8 +474,16 @@ int bf_workers_wait_any(bf_workers *w)
     uint64_t was = w->finished;
     if (was == w->next_seq)
         return 0; /* nothing queued or running */
-    if (help_one(w))
+    w->full_waits++;
+    /* With a window that holds a burst, a full one means the workers are behind: the caller
+       packing a block itself then costs its thread (the wall) what the worker would have
+       spent (issue 49). It helps only when no worker runs (every thread asleep, about to be
+       woken, or not started), or when built to (BF_WORKERS_HELP_WHEN_FULL). */
+    if ((BF_WORKERS_HELP_WHEN_FULL || w->idle >= w->started) && help_one(w)) {
+        w->full_packed++;
+        wake_for_wait(w);
         return 1; /* a slot is done: the caller commits what it can */
+    }
     /* The window is full: the caller outruns the workers. It sleeps until half of what is
        in flight is done, woken once for that batch, and does not spin: spinning for each
        slot cost the caller what the worker spent packing the block (issue 49: SQLite's
@@ -433,9 +494,233 @@ int bf_workers_wait_any(bf_workers *w)
     return 1;
 }
 
+/* ---- the caller's index (workers.h) ------------------------------------ */
+
+static uint32_t slot_index(bf_workers *w, const bf_job *j)
+{
+    return (uint32_t)(j - w->h.slots);
+}
+
+static uint32_t hash_ptr(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9u;
+    return (uint32_t)(x >> 32);
+}
+
+static uint32_t bucket_of(bf_workers *w, const void *owner, uint64_t blkno)
+{
+    uint64_t x = (hash_ptr(owner) ^ blkno) * 0x9e3779b97f4a7c15u;
+    return (uint32_t)((x >> 32) % w->h.nslots);
+}
+
+/* The otab position of `owner`, or of the empty one where it would go. */
+static uint32_t otab_pos(const bf_workers *w, const void *owner)
+{
+    uint32_t i = hash_ptr(owner) & w->otab_mask;
+    while (w->otab[i] != 0 && w->owners[w->otab[i] - 1].owner != owner)
+        i = (i + 1) & w->otab_mask;
+    return i;
+}
+
+static owner_ent *owner_get(const bf_workers *w, const void *owner)
+{
+    uint32_t i = otab_pos(w, owner);
+    return w->otab[i] != 0 ? &w->owners[w->otab[i] - 1] : NULL;
+}
+
+/* `owner`'s entry, made if it has none (there is room: an owner holds a slot). */
+static owner_ent *owner_add(bf_workers *w, const void *owner)
+{
+    uint32_t i = otab_pos(w, owner);
+    if (w->otab[i] == 0) {
+        owner_ent *e = &w->owners[w->nowners++];
+        *e = (owner_ent){owner, BF_JOB_NIL, BF_JOB_NIL, 0};
+        w->otab[i] = w->nowners;
+    }
+    return &w->owners[w->otab[i] - 1];
+}
+
+/* `owner`'s entry goes (its list is empty): the last takes its place in the dense array, and
+   the open addressing's run is shifted back over the hole (no tombstones). */
+static void owner_remove(bf_workers *w, const void *owner)
+{
+    uint32_t i = otab_pos(w, owner), at = w->otab[i] - 1, last = w->nowners - 1;
+    /* First out of the table, so that no position names `at` while the last moves there. */
+    w->otab[i] = 0;
+    for (uint32_t k = (i + 1) & w->otab_mask; w->otab[k] != 0; k = (k + 1) & w->otab_mask) {
+        uint32_t home = hash_ptr(w->owners[w->otab[k] - 1].owner) & w->otab_mask;
+        /* Moved back into the hole if its home is not in (i, k] (cyclically). */
+        if (((k - home) & w->otab_mask) >= ((k - i) & w->otab_mask)) {
+            w->otab[i] = w->otab[k];
+            w->otab[k] = 0;
+            i = k;
+        }
+    }
+    if (at != last) {
+        w->otab[otab_pos(w, w->owners[last].owner)] = at + 1;
+        w->owners[at] = w->owners[last];
+    }
+    w->nowners--;
+}
+
+/* The head and tail a slot's list has: its owner's blocks to store, or the reads'. */
+static void list_ends(bf_workers *w, const bf_job *j, uint32_t **head, uint32_t **tail,
+                      owner_ent **e)
+{
+    *e = NULL;
+    if (j->task != NULL) {
+        *head = &w->rhead;
+        *tail = &w->rtail;
+        return;
+    }
+    *e = owner_get(w, j->owner);
+    *head = &(*e)->head;
+    *tail = &(*e)->tail;
+}
+
+void bf_workers_link(bf_workers *w, bf_job *j)
+{
+    uint32_t i = slot_index(w, j), *head, *tail;
+    owner_ent *e;
+    w->freemap[i / 64] &= ~((uint64_t)1 << (i % 64));
+    uint32_t b = bucket_of(w, j->owner, j->blkno);
+    j->hnext = w->buckets[b];
+    w->buckets[b] = i;
+    if (j->task == NULL)
+        owner_add(w, j->owner);
+    list_ends(w, j, &head, &tail, &e);
+    j->fnext = BF_JOB_NIL;
+    j->fprev = *tail;
+    if (*tail != BF_JOB_NIL)
+        w->h.slots[*tail].fnext = i;
+    else
+        *head = i;
+    *tail = i;
+    j->bad = 0;
+    j->linked = 1;
+}
+
+static void unlink_job(bf_workers *w, bf_job *j)
+{
+    uint32_t i = slot_index(w, j), *head, *tail;
+    owner_ent *e;
+    uint32_t *p = &w->buckets[bucket_of(w, j->owner, j->blkno)];
+    while (*p != i)
+        p = &w->h.slots[*p].hnext;
+    *p = j->hnext;
+    list_ends(w, j, &head, &tail, &e);
+    if (j->fprev != BF_JOB_NIL)
+        w->h.slots[j->fprev].fnext = j->fnext;
+    else
+        *head = j->fnext;
+    if (j->fnext != BF_JOB_NIL)
+        w->h.slots[j->fnext].fprev = j->fprev;
+    else
+        *tail = j->fprev;
+    if (e != NULL) {
+        e->bad -= j->bad;
+        if (e->head == BF_JOB_NIL)
+            owner_remove(w, j->owner);
+    }
+    j->linked = 0;
+    j->bad = 0;
+    w->freemap[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+bf_job *bf_workers_free_slot(bf_workers *w, uint32_t window)
+{
+    for (uint32_t k = 0; k * 64 < window; k++) {
+        uint64_t word = w->freemap[k];
+        if (window - k * 64 < 64)
+            word &= ((uint64_t)1 << (window - k * 64)) - 1;
+        if (word != 0)
+            return &w->h.slots[k * 64 + (uint32_t)__builtin_ctzll(word)];
+    }
+    return NULL;
+}
+
+bf_job *bf_workers_first(bf_workers *w, const void *owner)
+{
+    const owner_ent *e = w->nowners != 0 ? owner_get(w, owner) : NULL;
+    return e != NULL ? &w->h.slots[e->head] : NULL;
+}
+
+bf_job *bf_workers_find(bf_workers *w, const void *owner, uint64_t blkno, int read, int newest)
+{
+    bf_job *best = NULL;
+    for (uint32_t i = w->buckets[bucket_of(w, owner, blkno)]; i != BF_JOB_NIL;) {
+        bf_job *j = &w->h.slots[i];
+        if (j->owner == owner && j->blkno == blkno && (j->task != NULL) == read &&
+            (best == NULL || (newest ? j->seq > best->seq : j->seq < best->seq)))
+            best = j;
+        i = j->hnext;
+    }
+    return best;
+}
+
+bf_job *bf_workers_reads(bf_workers *w)
+{
+    return w->rhead != BF_JOB_NIL ? &w->h.slots[w->rhead] : NULL;
+}
+
+uint32_t bf_workers_nowners(const bf_workers *w)
+{
+    return w->nowners;
+}
+
+void *bf_workers_owner(const bf_workers *w, uint32_t i)
+{
+    return (void *)w->owners[i].owner;
+}
+
+/* Whether `j`, a block to store, is to be counted bad: stuck, or failed on a worker. */
+static int job_bad(const bf_job *j)
+{
+    return j->stuck || (j->state == BF_JOB_DONE && j->rc != BF_OK);
+}
+
+static void set_bad(bf_workers *w, bf_job *j)
+{
+    int bad = job_bad(j);
+    if (bad != j->bad) {
+        owner_ent *e = owner_get(w, j->owner);
+        e->bad = e->bad + (uint32_t)bad - j->bad;
+        j->bad = (uint8_t)bad;
+    }
+}
+
+uint32_t bf_workers_bad(bf_workers *w, const void *owner)
+{
+    uint64_t failures = w->failures;
+    if (failures != w->failures_seen) { /* rare: a scan of the owners' lists */
+        w->failures_seen = failures;
+        for (uint32_t o = 0; o < w->nowners; o++)
+            for (uint32_t i = w->owners[o].head; i != BF_JOB_NIL; i = w->h.slots[i].fnext)
+                set_bad(w, &w->h.slots[i]);
+    }
+    const owner_ent *e = w->nowners != 0 ? owner_get(w, owner) : NULL;
+    return e != NULL ? e->bad : 0;
+}
+
+void bf_workers_set_stuck(bf_workers *w, bf_job *j, int stuck)
+{
+    j->stuck = (uint8_t)stuck;
+    if (j->linked && j->task == NULL)
+        set_bad(w, j);
+}
+
+void bf_workers_full_counts(const bf_workers *w, uint64_t *waits, uint64_t *packed)
+{
+    *waits = w->full_waits;
+    *packed = w->full_packed;
+}
+
 void bf_workers_release(bf_workers *w, bf_job *j)
 {
-    (void)w;
+    if (j->linked)
+        unlink_job(w, j);
     atomic_store_explicit(&j->state, BF_JOB_FREE, memory_order_relaxed);
     j->owner = NULL;
 }
@@ -444,6 +729,9 @@ uint64_t bf_workers_memory(const bf_workers *w)
 {
     uint64_t m = sizeof(*w) + (uint64_t)w->h.nslots * (sizeof(bf_job) + sizeof(*w->queue)) +
                  (w->threads != NULL ? w->n * sizeof(pthread_t) : 0);
+    m += (uint64_t)(w->h.nslots + 63) / 64 * sizeof(*w->freemap) +
+         (uint64_t)w->h.nslots * (sizeof(*w->buckets) + sizeof(*w->owners)) +
+         ((uint64_t)w->otab_mask + 1) * sizeof(*w->otab);
     for (uint32_t i = 0; i < w->h.nslots; i++)
         m += w->h.slots[i].data_size + w->h.slots[i].out_size;
     return m;

@@ -42,8 +42,15 @@
 
 enum { BF_JOB_FREE, BF_JOB_QUEUED, BF_JOB_RUNNING, BF_JOB_DONE };
 
-/* In-flight slots a worker at most (bf_workers_window; buffile.h says what they cost). */
-#define BF_WORKER_SLOTS 16
+/* In-flight slots a worker at most (bf_workers_window; buffile.h says what they cost). A
+   burst of stores (SQLite's sorter writes a run of ~512 blocks of 4 KiB at once, a pager
+   evicts as fast) fits in the window, so the caller does not pack a block itself while a
+   worker is running (issue 49); the caller's index (bf_workers_link below) keeps the cost of
+   a call independent of the slots' number. */
+#define BF_WORKER_SLOTS 512
+
+/* No slot (the index's links). */
+#define BF_JOB_NIL UINT32_MAX
 
 /* Built-in codec ids with a context per slot (none, lz4, zstd, zlib). */
 #define BF_JOB_CODECS 4
@@ -92,6 +99,11 @@ typedef struct bf_job {
     uint8_t reported; /* a failure of the task was reported to the owner's caller */
     uint8_t noted;    /* the codec time and auto's figures are counted */
     uint8_t stuck;    /* its commit failed: only its own file's calls try it again */
+    uint8_t bad;      /* the index's: counted in its owner's `bad` (stuck, or failed on a worker) */
+    uint8_t linked;   /* the index's: in its owner's list (or the reads') and the hash */
+    uint32_t fnext, fprev; /* the index's: the owner's blocks to store in submission order, or
+                              the space's blocks unpacked ahead */
+    uint32_t hnext;        /* the index's: the (owner, blkno) hash chain */
     /* the workers' */
     bf_workers *w;
     _Atomic int state;
@@ -111,12 +123,13 @@ void bf_workers_free(const bf_allocator *a, bf_workers *w);
 
 /*
  * What file.c reads of a set at every block it stores: the first member of
- * struct bf_workers, so that the accessors below are inline. file.c scans
- * the slots for a file's oldest block to commit, a free slot and others'
- * blocks to harvest at every block; as calls into workers.c these scans
- * were ~2% of the spilling thread's CPU with one worker (issue 49,
+ * struct bf_workers, so that the accessors below are inline. file.c used
+ * to scan the slots for a file's oldest block to commit, a free slot and
+ * others' blocks to harvest at every block; as calls into workers.c these
+ * scans were ~2% of the spilling thread's CPU with one worker (issue 49,
  * spillbench SF 0.1 under perf: bf_workers_slot and bf_workers_nslots not
- * inlined, called per slot).
+ * inlined, called per slot). It now finds them through the caller's index
+ * below.
  */
 typedef struct bf_workers_head {
     uint32_t nslots;
@@ -142,6 +155,54 @@ static inline int bf_workers_state(bf_workers *w, const bf_job *j)
 }
 
 /*
+ * The caller's index of the slots (caller's thread only; workers.c keeps
+ * it, file.c says what goes in): free slots in a bitmap, each owner's
+ * blocks to store in a list in submission order (an owner's entry found by
+ * a hash of the owner), every owned slot in a hash of (owner, blkno), and
+ * the blocks unpacked ahead in a list of their own. With a window of 512
+ * slots a worker, file.c's scans of every slot per call cost more than the
+ * packing the window took off the caller (issue 49: +160 samples of ~2000
+ * in a CREATE INDEX); with the index a call costs the same whatever the
+ * window: a free slot is a few words of the bitmap, a file's oldest block
+ * its list's head, a block's copies a hash chain.
+ */
+
+/* Slot `j` (FREE, its owner, blkno and task set: file.c) is owned: indexed. */
+void bf_workers_link(bf_workers *w, bf_job *j);
+
+/* The first slot among the first `window` that no owner holds, or NULL. */
+bf_job *bf_workers_free_slot(bf_workers *w, uint32_t window);
+
+/* The oldest block to store of `owner` (its list's head), or NULL; the next of `j`. */
+bf_job *bf_workers_first(bf_workers *w, const void *owner);
+static inline bf_job *bf_workers_next(bf_workers *w, const bf_job *j)
+{
+    return j->fnext == BF_JOB_NIL ? NULL : bf_workers_slot(w, j->fnext);
+}
+
+/* The newest (`newest` 1) or oldest slot of `owner`'s block `blkno`, of blocks to store
+   (read 0) or unpacked ahead (read 1), or NULL. */
+bf_job *bf_workers_find(bf_workers *w, const void *owner, uint64_t blkno, int read, int newest);
+
+/* The oldest slot unpacked ahead (every owner's), or NULL: walked with bf_workers_next. */
+bf_job *bf_workers_reads(bf_workers *w);
+
+/* Owners with blocks to store: their number, and the i-th (an owner goes when its last
+   block does: walk from the last down). */
+uint32_t bf_workers_nowners(const bf_workers *w);
+void *bf_workers_owner(const bf_workers *w, uint32_t i);
+
+/* Slots of `owner` to store that are stuck or failed on a worker (bf_workers_mark_bad), after
+   noting the failures workers made since the last call (a scan only when there are new ones). */
+uint32_t bf_workers_bad(bf_workers *w, const void *owner);
+/* `j`'s commit failed (`stuck` 1) or worked (0). */
+void bf_workers_set_stuck(bf_workers *w, bf_job *j, int stuck);
+
+/* Tests and measurements: the times the caller found its window full (bf_workers_wait_any
+   with a slot in flight), and of those, the blocks it packed itself. */
+void bf_workers_full_counts(const bf_workers *w, uint64_t *waits, uint64_t *packed);
+
+/*
  * The slots (the first ones) that blocks of `block_size` bytes may use:
  * 128 KiB of blocks a worker, at least 2 and at most BF_WORKER_SLOTS a
  * worker. The slot buffers a block size may grow stay bounded so, and
@@ -160,12 +221,12 @@ int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window);
    (threads of the set's own only: workers.c's help_one). */
 void bf_workers_wait(bf_workers *w, const bf_job *j);
 
-/* Make a slot DONE: pack the ring's oldest queued slot on the caller's thread if there is one,
-   else wait, asleep, until half of the QUEUED or RUNNING slots (at least one) are DONE; 0 at
-   once when there is none. */
+/* Make a slot DONE: when no worker is running (all asleep: woken first), pack the ring's
+   oldest queued slot on the caller's thread if there is one; else wait, asleep, until half of
+   the QUEUED or RUNNING slots (at least one) are DONE; 0 at once when there is none. */
 int bf_workers_wait_any(bf_workers *w);
 
-/* Give a DONE slot back (its buffers and contexts stay for the next block). */
+/* Give a DONE slot back (its buffers and contexts stay for the next block), unindexed. */
 void bf_workers_release(bf_workers *w, bf_job *j);
 
 /* Bytes the set holds: its struct, the slots, the queue and the slots' buffers (contexts
