@@ -614,10 +614,9 @@ static uint64_t tail_room(bf_file *f, uint64_t off, uint32_t len)
     uint64_t room = off + BF_BARE_ALIGN;
     uint64_t add = room - (off + len);
     if (bf_space_segno(sp, off) != bf_space_segno(sp, room - 1) ||
-        (f->counted && sp->temp_limit != 0 && sp->physical_now + (off + len - f->phys_end) + add >
-                                                  sp->temp_limit) ||
-        (f->counted && sp->budget != NULL &&
-         bf_budget_reserve(sp, add, "write", NULL) != BF_OK))
+        (f->counted && sp->temp_limit != 0 &&
+         sp->physical_now + (off + len - f->phys_end) + add > sp->temp_limit) ||
+        (f->counted && sp->budget != NULL && bf_budget_reserve(sp, add, "write", NULL) != BF_OK))
         return off + len;
     /* A clean chunk's bytes are the segment file's (bare_patch leaves its zeros unwritten):
        the file is extended over the room, a hole. XXX a failure here leaves its message in
@@ -686,7 +685,7 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
         uint64_t room = holes && info->bare ? tail_room(f, ch.off, len) : grow;
         if (room > grow)
             bf_free_put_room(&f->free, bf_file_alloc(f), sp->segment_size, grow,
-                              (uint32_t)(room - grow));
+                             (uint32_t)(room - grow));
         physical_set(f, room);
     }
     block_commit(f, blkno, slot, ch.off, ch.cap, info, len - skip);

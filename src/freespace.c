@@ -1,7 +1,7 @@
 /*
  * freespace.c - best-fit free list with merging of neighbours.
- * Implements: bf_free_put, bf_free_put_clean, bf_free_put_room, bf_free_take, bf_free_take_at, bf_free_take_aligned,
- * bf_free_tail_start, bf_free_drop_beyond, bf_free_memory, bf_free_clear
+ * Implements: bf_free_put, bf_free_put_clean, bf_free_put_room, bf_free_take, bf_free_take_at,
+ * bf_free_take_aligned, bf_free_tail_start, bf_free_drop_beyond, bf_free_memory, bf_free_clear
  * (freespace.h).
  *
  * Invariants: c[0..n) sorted ascending by (cap, off) and the by-offset
