@@ -368,6 +368,18 @@ static uint32_t bare_align(const bf_extent_info *info)
 }
 
 /*
+ * Whether a short bare block of `f` keeps the rest of its page as room to
+ * grow into (tail_room, extent_place; freespace.h's BF_CHUNK_ROOM): when the
+ * bytes after it read as zeros where they are left unwritten, and the file
+ * may pack. none packs nothing: the extents after a block are bare and
+ * aligned, and leave the rest of its page free as it is.
+ */
+static int rooms_kept(const bf_file *f)
+{
+    return holes_read_zero(f) && (f->codec != BF_CODEC_NONE || f->fauto.on);
+}
+
+/*
  * Find room for an extent of `need` bytes at a multiple of `align` counted
  * from its segment's start (bare_align): a free chunk, else the end
  * (skipping to the next segment when it would straddle; the bytes skipped
@@ -383,11 +395,21 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
     *grow = f->phys_end;
     /* A spill appending to a file that never freed anything (the common case) has no
        free space to look through: no call at every block. */
+    /* A short bare block placed in free space takes a page there, the rest of it its room
+       (rooms_kept): placed in a freed slot that fitted it alone, it was written whole
+       elsewhere at its next growth, and left a slot of its size for the next one to do so. */
+    uint32_t take = align == BF_BARE_ALIGN && need < align && rooms_kept(f) ? align : need;
     if (f->free.n != 0 && (align > 1 ? bf_free_take_aligned(&f->free, bf_file_alloc(f),
-                                                            sp->segment_size, need, align, ch)
+                                                            sp->segment_size, take, align, ch)
                                      : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size,
-                                                    need, f->block_size / 8, ch)))
+                                                    need, f->block_size / 8, ch))) {
+        if (take > need) {
+            bf_free_put_room(&f->free, bf_file_alloc(f), sp->segment_size, ch->off + need,
+                             take - need, ch->clean);
+            ch->cap = need;
+        }
         return BF_OK;
+    }
     /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
        skipped become one free chunk, and a free chunk must not run past a segment's end
        (freespace.h). When it did (a 64 KiB alignment in 136 KiB segments), a bare block
@@ -607,9 +629,8 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n, bf_
 static uint64_t tail_room(bf_file *f, uint64_t off, uint32_t len)
 {
     bf_space *sp = f->seg.space;
-    /* none packs nothing: its next extents are bare, aligned, and leave the room free */
-    if ((f->codec == BF_CODEC_NONE && !f->fauto.on) || len >= BF_BARE_ALIGN ||
-        len < BF_BARE_ALIGN / 4 || off % BF_BARE_ALIGN != 0)
+    if (!rooms_kept(f) || len >= BF_BARE_ALIGN || len < BF_BARE_ALIGN / 4 ||
+        off % BF_BARE_ALIGN != 0)
         return off + len;
     uint64_t room = off + BF_BARE_ALIGN;
     uint64_t add = room - (off + len);
@@ -660,7 +681,8 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
        segment file holds the extent's bytes up to its end. */
     uint32_t skip = 0;
     struct iovec one = iov[0];
-    if (info->bare && iovcnt == 1 && (from_free ? ch.clean != 0 : holes) && len > HOLE_UNIT) {
+    if (info->bare && iovcnt == 1 && (from_free ? (ch.clean & BF_CHUNK_CLEAN) != 0 : holes) &&
+        len > HOLE_UNIT) {
         skip = zeros_lead(iov[0].iov_base, len - 1) & ~(HOLE_UNIT - 1);
         one.iov_base = (unsigned char *)iov[0].iov_base + skip;
         one.iov_len = len - skip;
@@ -682,10 +704,10 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
             (holes ? bf_free_put_clean : bf_free_put)(&f->free, bf_file_alloc(f), sp->segment_size,
                                                       f->phys_end,
                                                       (uint32_t)(ch.off - f->phys_end));
-        uint64_t room = holes && info->bare ? tail_room(f, ch.off, len) : grow;
+        uint64_t room = info->bare ? tail_room(f, ch.off, len) : grow;
         if (room > grow)
             bf_free_put_room(&f->free, bf_file_alloc(f), sp->segment_size, grow,
-                             (uint32_t)(room - grow));
+                             (uint32_t)(room - grow), BF_CHUNK_CLEAN);
         physical_set(f, room);
     }
     block_commit(f, blkno, slot, ch.off, ch.cap, info, len - skip);
@@ -1882,7 +1904,7 @@ static int bare_patch(bf_file *f, uint32_t n)
         /* but not the zeros where the bytes read as zeros already (holes_read_zero): past
            the end, before the dirtied bytes; in a clean free chunk, after them too (the
            segment file holds its bytes: it is below the end) */
-        if (lo == old && (at_end ? holes_read_zero(f) : clean != 0)) {
+        if (lo == old && (at_end ? holes_read_zero(f) : (clean & BF_CHUNK_CLEAN) != 0)) {
             lo = (old + zeros_lead(f->buf + old, n - old - 1)) & ~(HOLE_UNIT - 1);
             lo = lo > old ? lo : old;
             hi = at_end ? n : zeros_from(f->buf, lo, n);

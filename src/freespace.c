@@ -134,9 +134,9 @@ void bf_free_put_clean(bf_freespace *fs, const bf_allocator *a, uint64_t boundar
 }
 
 void bf_free_put_room(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
-                      uint32_t cap)
+                      uint32_t cap, uint32_t clean)
 {
-    free_put(fs, a, boundary, off, cap, BF_CHUNK_CLEAN | BF_CHUNK_ROOM);
+    free_put(fs, a, boundary, off, cap, (clean & BF_CHUNK_CLEAN) | BF_CHUNK_ROOM);
 }
 
 int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint32_t need,

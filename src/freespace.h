@@ -26,7 +26,7 @@ typedef struct bf_chunk {
     uint32_t cap;
     /* Bit 1 (BF_CHUNK_CLEAN): its bytes read as zeros (never written since the file's
        segments were created, or written as zeros): file.c writes nothing of a bare block's
-       zeros there. Bit 2 (BF_CHUNK_ROOM, with bit 1): the rest of the page of the short bare
+       zeros there. Bit 2 (BF_CHUNK_ROOM): the rest of the page of the short bare
        block before it, kept for that block to grow into (bf_free_put_room). A chunk merged
        with one that has not a bit has not that bit; a part split off keeps them. */
     uint32_t clean;
@@ -58,10 +58,11 @@ void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
 void bf_free_put_clean(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
                        uint32_t cap);
 
-/* bf_free_put_clean of the rest of the page of the short bare block that ends at `off`
-   (file.c's tail_room): kept for that block (bf_free_take passes it over). */
+/* Put the rest of the page of the short bare block that ends at `off` (file.c's tail_room
+   and extent_place), clean as `clean`'s BF_CHUNK_CLEAN says: kept for that block
+   (bf_free_take passes it over). */
 void bf_free_put_room(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
-                      uint32_t cap);
+                      uint32_t cap, uint32_t clean);
 
 /*
  * Take the smallest chunk with capacity >= need that is not a short
