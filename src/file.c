@@ -615,7 +615,7 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n, bf_
  * at the end at `off`: a short block aligned to a page (bare_align: a
  * tail of a quarter page or more) keeps the rest of its page as free
  * space of its own, clean (past the end, never written), so that it grows
- * there (gap_grows) once later extents follow it. Without it the next
+ * there (gap_grows, bare_patch) once later extents follow it. Without it the next
  * extent at the end started where the block ended whenever it needed no
  * alignment (a compressed one): auto's and lz4's short tails then could
  * not grow where they were and were written whole elsewhere at every flush
@@ -639,13 +639,9 @@ static uint64_t tail_room(bf_file *f, uint64_t off, uint32_t len)
          sp->physical_now + (off + len - f->phys_end) + add > sp->temp_limit) ||
         (f->counted && sp->budget != NULL && bf_budget_reserve(sp, add, "write", NULL) != BF_OK))
         return off + len;
-    /* A clean chunk's bytes are the segment file's (bare_patch leaves its zeros unwritten):
-       the file is extended over the room, a hole. XXX a failure here leaves its message in
-       the space's error although the store succeeds. */
-    if (bf_seg_resize(&f->seg, room) != BF_OK) {
-        bf_budget_sync(sp);
-        return off + len;
-    }
+    /* The segment file is not extended over the room (a call that could fail inside a
+       store that succeeded): a growth into a room that nothing follows writes up to its
+       last byte (bare_patch), and an extent placed after it extends the file over it. */
     return room;
 }
 
@@ -1903,11 +1899,14 @@ static int bare_patch(bf_file *f, uint32_t n)
         hi = n;
         /* but not the zeros where the bytes read as zeros already (holes_read_zero): past
            the end, before the dirtied bytes; in a clean free chunk, after them too (the
-           segment file holds its bytes: it is below the end) */
+           segment file holds its bytes: it is below the end), unless the chunk is the room
+           of a tail that nothing followed (tail_room: past the segment file's end, which
+           the write must reach) */
+        int past_eof = at_end || ((clean & BF_CHUNK_ROOM) != 0 && off + BF_BARE_ALIGN >= f->phys_end);
         if (lo == old && (at_end ? holes_read_zero(f) : (clean & BF_CHUNK_CLEAN) != 0)) {
             lo = (old + zeros_lead(f->buf + old, n - old - 1)) & ~(HOLE_UNIT - 1);
             lo = lo > old ? lo : old;
-            hi = at_end ? n : zeros_from(f->buf, lo, n);
+            hi = past_eof ? n : zeros_from(f->buf, lo, n);
         }
     }
     struct iovec iov = {f->buf + lo, hi - lo};
