@@ -1902,7 +1902,8 @@ static int bare_patch(bf_file *f, uint32_t n)
            segment file holds its bytes: it is below the end), unless the chunk is the room
            of a tail that nothing followed (tail_room: past the segment file's end, which
            the write must reach) */
-        int past_eof = at_end || ((clean & BF_CHUNK_ROOM) != 0 && off + BF_BARE_ALIGN >= f->phys_end);
+        int past_eof =
+            at_end || ((clean & BF_CHUNK_ROOM) != 0 && off + BF_BARE_ALIGN >= f->phys_end);
         if (lo == old && (at_end ? holes_read_zero(f) : (clean & BF_CHUNK_CLEAN) != 0)) {
             lo = (old + zeros_lead(f->buf + old, n - old - 1)) & ~(HOLE_UNIT - 1);
             lo = lo > old ? lo : old;
