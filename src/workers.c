@@ -84,6 +84,9 @@
 #define BF_WORKERS_HELP_WHEN_FULL 0
 #endif
 
+/* A cache line's size (x86-64, most arm64): the padding between fields that two threads write. */
+#define LINE 64
+
 /* An owner's entry of the caller's index (workers.h). */
 typedef struct owner_ent {
     const void *owner;
@@ -101,20 +104,26 @@ struct bf_workers {
     _Atomic int stop;
     void (*run)(void *ctx, void (*task)(void *arg), void *arg);
     void *run_ctx;
-    _Atomic uint32_t *queue;     /* nslots entries: slot indexes, submission order */
+    _Atomic uint32_t *queue; /* nslots entries: slot indexes, submission order */
     /* What a worker writes at every slot (head, finished) and what the caller writes at
        every submission (tail, next_seq) on cache lines of their own: shared, each side's
        writes took the line from the other at every block (issue 49: bf_workers_submit was
-       ~2% of SQLite's thread once the worker packed whole bursts). */
-    _Alignas(64) _Atomic uint64_t head;     /* taken (never wraps) */
-    _Alignas(64) _Atomic uint64_t tail;     /* appended (never wraps) */
-    uint64_t next_seq;                      /* submissions (the caller's) */
-    _Alignas(64) _Atomic uint64_t finished; /* slots made DONE */
-    _Alignas(64) _Atomic uint32_t tasks;    /* a runner's tasks not yet returned */
-    _Atomic uint32_t idle;       /* threads asleep on `work`, or about to be */
-    _Atomic uint32_t waiting;    /* the caller asleep on `done`, or about to be */
-    _Atomic uint64_t wake_at;    /* ... for `finished` at least this (0: any slot done) */
-    uint64_t fault_in;           /* tests: submissions until the faulty one (0: none) */
+       ~2% of SQLite's thread once the worker packed whole bursts). Padding, not
+       _Alignas: the struct comes from the caller's allocator (bf_calloc), which promises
+       malloc's alignment only; 64 bytes between two fields keep them off one line
+       wherever the struct lies. */
+    _Atomic uint64_t head; /* taken (never wraps) */
+    char pad_head[LINE];
+    _Atomic uint64_t tail; /* appended (never wraps) */
+    uint64_t next_seq;     /* submissions (the caller's) */
+    char pad_tail[LINE];
+    _Atomic uint64_t finished; /* slots made DONE */
+    char pad_finished[LINE];
+    _Atomic uint32_t tasks;   /* a runner's tasks not yet returned */
+    _Atomic uint32_t idle;    /* threads asleep on `work`, or about to be */
+    _Atomic uint32_t waiting; /* the caller asleep on `done`, or about to be */
+    _Atomic uint64_t wake_at; /* ... for `finished` at least this (0: any slot done) */
+    uint64_t fault_in;        /* tests: submissions until the faulty one (0: none) */
     int fault_status;
     _Atomic uint64_t failures; /* slots a task made DONE with a failure */
     /* the caller's index (workers.h; the caller's thread only) */
