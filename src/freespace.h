@@ -69,9 +69,10 @@ void bf_free_put_room(bf_freespace *fs, const bf_allocator *a, uint64_t boundary
  * block's room (BF_CHUNK_ROOM; at most 64 looked at past the first that
  * fits). When the chunk is larger than need + split_min, it is split and
  * the tail goes back. Returns 1 and the chunk in *out when found, 0
- * otherwise. A room is taken only by its block's growth
- * (bf_free_take_at): an extent placed there kept the block from growing
- * where it was.
+ * otherwise. A room is taken by its block's growth (bf_free_take_at)
+ * and, for now, by an aligned placement (bf_free_take_aligned, XXX there),
+ * not here: an extent placed there kept the block from growing where it
+ * was.
  */
 int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint32_t need,
                  uint32_t split_min, bf_chunk *out);
