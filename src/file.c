@@ -368,6 +368,18 @@ static uint32_t bare_align(const bf_extent_info *info)
 }
 
 /*
+ * Whether a short bare block of `f` keeps the rest of its page as room to
+ * grow into (tail_room, extent_place; freespace.h's BF_CHUNK_ROOM): when the
+ * bytes after it read as zeros where they are left unwritten, and the file
+ * may pack. none packs nothing: the extents after a block are bare and
+ * aligned, and leave the rest of its page free as it is.
+ */
+static int rooms_kept(const bf_file *f)
+{
+    return holes_read_zero(f) && (f->codec != BF_CODEC_NONE || f->fauto.on);
+}
+
+/*
  * Find room for an extent of `need` bytes at a multiple of `align` counted
  * from its segment's start (bare_align): a free chunk, else the end
  * (skipping to the next segment when it would straddle; the bytes skipped
@@ -383,11 +395,21 @@ static int extent_place(bf_file *f, uint32_t need, uint32_t align, int rewrite, 
     *grow = f->phys_end;
     /* A spill appending to a file that never freed anything (the common case) has no
        free space to look through: no call at every block. */
+    /* A short bare block placed in free space takes a page there, the rest of it its room
+       (rooms_kept): placed in a freed slot that fitted it alone, it was written whole
+       elsewhere at its next growth, and left a slot of its size for the next one to do so. */
+    uint32_t take = align == BF_BARE_ALIGN && need < align && rooms_kept(f) ? align : need;
     if (f->free.n != 0 && (align > 1 ? bf_free_take_aligned(&f->free, bf_file_alloc(f),
-                                                            sp->segment_size, need, align, ch)
+                                                            sp->segment_size, take, align, ch)
                                      : bf_free_take(&f->free, bf_file_alloc(f), sp->segment_size,
-                                                    need, f->block_size / 8, ch)))
+                                                    need, f->block_size / 8, ch))) {
+        if (take > need) {
+            bf_free_put_room(&f->free, bf_file_alloc(f), sp->segment_size, ch->off + need,
+                             take - need, ch->clean);
+            ch->cap = need;
+        }
         return BF_OK;
+    }
     /* The segment is the one the end is in, not the one the aligned offset is in: the bytes
        skipped become one free chunk, and a free chunk must not run past a segment's end
        (freespace.h). When it did (a 64 KiB alignment in 136 KiB segments), a bare block
@@ -589,6 +611,41 @@ static int map_room(bf_file *f, uint64_t first, uint32_t n, uint32_t *old_n, bf_
 }
 
 /*
+ * Where the physical end goes after a bare extent of `len` bytes written
+ * at the end at `off`: a short block aligned to a page (bare_align: a
+ * tail of a quarter page or more) keeps the rest of its page as free
+ * space of its own, clean (past the end, never written), so that it grows
+ * there (gap_grows, bare_patch) once later extents follow it. Without it the next
+ * extent at the end started where the block ended whenever it needed no
+ * alignment (a compressed one): auto's and lz4's short tails then could
+ * not grow where they were and were written whole elsewhere at every flush
+ * (SQLite's temptable group: ~2.6 KB a flush where none patched ~1 KiB).
+ * Extents placed in free space do not take the room (bf_free_put_room),
+ * so it stays the block's. Only when the temp limit and the budget have
+ * room for the bytes it adds; else the end stays at the block's end. The
+ * room counts in the physical size (a hole in the segment file) until the
+ * block fills it or the file's end is cut.
+ */
+static uint64_t tail_room(bf_file *f, uint64_t off, uint32_t len)
+{
+    bf_space *sp = f->seg.space;
+    if (!rooms_kept(f) || len >= BF_BARE_ALIGN || len < BF_BARE_ALIGN / 4 ||
+        off % BF_BARE_ALIGN != 0)
+        return off + len;
+    uint64_t room = off + BF_BARE_ALIGN;
+    uint64_t add = room - (off + len);
+    if (bf_space_segno(sp, off) != bf_space_segno(sp, room - 1) ||
+        (f->counted && sp->temp_limit != 0 &&
+         sp->physical_now + (off + len - f->phys_end) + add > sp->temp_limit) ||
+        (f->counted && sp->budget != NULL && bf_budget_reserve(sp, add, "write", NULL) != BF_OK))
+        return off + len;
+    /* The segment file is not extended over the room (a call that could fail inside a
+       store that succeeded): a growth into a room that nothing follows writes up to its
+       last byte (bare_patch), and an extent placed after it extends the file over it. */
+    return room;
+}
+
+/*
  * Write the packed extent of block `blkno` (iov, *info: bf_extent_pack's)
  * into free space or at the end, and commit it; a failure leaves the map,
  * the free space and the physical size as they were.
@@ -620,7 +677,8 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
        segment file holds the extent's bytes up to its end. */
     uint32_t skip = 0;
     struct iovec one = iov[0];
-    if (info->bare && iovcnt == 1 && (from_free ? ch.clean != 0 : holes) && len > HOLE_UNIT) {
+    if (info->bare && iovcnt == 1 && (from_free ? (ch.clean & BF_CHUNK_CLEAN) != 0 : holes) &&
+        len > HOLE_UNIT) {
         skip = zeros_lead(iov[0].iov_base, len - 1) & ~(HOLE_UNIT - 1);
         one.iov_base = (unsigned char *)iov[0].iov_base + skip;
         one.iov_len = len - skip;
@@ -642,7 +700,11 @@ static int extent_store(bf_file *f, uint64_t blkno, struct iovec *iov, int iovcn
             (holes ? bf_free_put_clean : bf_free_put)(&f->free, bf_file_alloc(f), sp->segment_size,
                                                       f->phys_end,
                                                       (uint32_t)(ch.off - f->phys_end));
-        physical_set(f, grow);
+        uint64_t room = info->bare ? tail_room(f, ch.off, len) : grow;
+        if (room > grow)
+            bf_free_put_room(&f->free, bf_file_alloc(f), sp->segment_size, grow,
+                             (uint32_t)(room - grow), BF_CHUNK_CLEAN);
+        physical_set(f, room);
     }
     block_commit(f, blkno, slot, ch.off, ch.cap, info, len - skip);
     return BF_OK;
@@ -1837,11 +1899,15 @@ static int bare_patch(bf_file *f, uint32_t n)
         hi = n;
         /* but not the zeros where the bytes read as zeros already (holes_read_zero): past
            the end, before the dirtied bytes; in a clean free chunk, after them too (the
-           segment file holds its bytes: it is below the end) */
-        if (lo == old && (at_end ? holes_read_zero(f) : clean != 0)) {
+           segment file holds its bytes: it is below the end), unless the chunk is the room
+           of a tail that nothing followed (tail_room: past the segment file's end, which
+           the write must reach) */
+        int past_eof =
+            at_end || ((clean & BF_CHUNK_ROOM) != 0 && off + BF_BARE_ALIGN >= f->phys_end);
+        if (lo == old && (at_end ? holes_read_zero(f) : (clean & BF_CHUNK_CLEAN) != 0)) {
             lo = (old + zeros_lead(f->buf + old, n - old - 1)) & ~(HOLE_UNIT - 1);
             lo = lo > old ? lo : old;
-            hi = at_end ? n : zeros_from(f->buf, lo, n);
+            hi = past_eof ? n : zeros_from(f->buf, lo, n);
         }
     }
     struct iovec iov = {f->buf + lo, hi - lo};

@@ -18,12 +18,17 @@
 
 #include "buffile.h"
 
+#define BF_CHUNK_CLEAN 1u
+#define BF_CHUNK_ROOM 2u
+
 typedef struct bf_chunk {
     uint64_t off;
     uint32_t cap;
-    /* 1: its bytes read as zeros (never written since the file's segments were created, or
-       written as zeros): file.c writes nothing of a bare block's zeros there. A chunk merged
-       with one that is not is not; a part split off keeps it. */
+    /* Bit 1 (BF_CHUNK_CLEAN): its bytes read as zeros (never written since the file's
+       segments were created, or written as zeros): file.c writes nothing of a bare block's
+       zeros there. Bit 2 (BF_CHUNK_ROOM): the rest of the page of the short bare
+       block before it, kept for that block to grow into (bf_free_put_room). A chunk merged
+       with one that has not a bit has not that bit; a part split off keeps them. */
     uint32_t clean;
 } bf_chunk;
 
@@ -53,10 +58,21 @@ void bf_free_put(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uin
 void bf_free_put_clean(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
                        uint32_t cap);
 
+/* Put the rest of the page of the short bare block that ends at `off` (file.c's tail_room
+   and extent_place), clean as `clean`'s BF_CHUNK_CLEAN says: kept for that block
+   (bf_free_take passes it over). */
+void bf_free_put_room(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint64_t off,
+                      uint32_t cap, uint32_t clean);
+
 /*
- * Take the smallest chunk with capacity >= need. When the chunk is larger
- * than need + split_min, it is split and the tail goes back. Returns 1 and
- * the chunk in *out when found, 0 otherwise.
+ * Take the smallest chunk with capacity >= need that is not a short
+ * block's room (BF_CHUNK_ROOM; at most 64 looked at past the first that
+ * fits). When the chunk is larger than need + split_min, it is split and
+ * the tail goes back. Returns 1 and the chunk in *out when found, 0
+ * otherwise. A room is taken by its block's growth (bf_free_take_at)
+ * and, for now, by an aligned placement (bf_free_take_aligned, XXX there),
+ * not here: an extent placed there kept the block from growing where it
+ * was.
  */
 int bf_free_take(bf_freespace *fs, const bf_allocator *a, uint64_t boundary, uint32_t need,
                  uint32_t split_min, bf_chunk *out);

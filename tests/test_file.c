@@ -1049,6 +1049,105 @@ static void test_short_block_grows_where_it_is(void **state)
 }
 
 /*
+ * A short tail stored bare at the end (pages 0 and 1 of 1 KiB in a 4 KiB block: they do not
+ * compress), then a block that packs, stored after it: the tail keeps the rest of its page, so
+ * that its next page is a patch of that page where it is, as with none. The packed extent
+ * took the bytes right after the tail before, and each growth of the tail wrote it whole
+ * elsewhere (SQLite's temptable group with auto and lz4).
+ */
+static void test_tail_grows_after_packed_extent(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[2 * BSZ], got[2 * BSZ];
+    uint64_t written[2];
+    const bf_codec codecs[2] = {BF_CODEC_NONE, BF_CODEC_LZ4};
+    for (int c = 0; c < 2; c++) {
+        t_rng r = {71};
+        bf_space *sp = t_space(parent, codecs[c], BSZ, NULL);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        t_fill(&r, T_DATA_RANDOM, img, BSZ);
+        t_fill(&r, T_DATA_TEXT, img + BSZ, BSZ);
+        assert_int_equal(bf_file_write(f, img, 2 * PAGE), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK); /* block 0: pages 0 and 1, bare */
+        assert_int_equal(bf_file_seek(f, BSZ, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, img + BSZ, BSZ), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK); /* block 1: packed with lz4 */
+        bf_stats before, after;
+        bf_file_stats(f, &before);
+        for (int p = 2; p < 4; p++) {
+            assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
+            assert_int_equal(bf_file_flush(f), BF_OK);
+        }
+        bf_file_stats(f, &after);
+        written[c] = after.physical_written - before.physical_written;
+        print_message("  %s: the tail's two pages wrote %llu bytes\n", c ? "lz4" : "none",
+                      (unsigned long long)written[c]);
+        assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+        assert_memory_equal(got, img, sizeof(img));
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+    }
+    assert_int_equal(written[0], 2 * PAGE); /* none: a patch per page */
+    assert_int_equal(written[1], written[0]);
+}
+
+/*
+ * A short tail stored bare into a freed slot of a whole block (block 0, discarded), then a
+ * block rewritten whole that packs small, stored in free space: the tail took the slot's
+ * page and keeps the rest of it, so the packed extent goes elsewhere and the tail's next
+ * page is a patch where it is. It took its length alone before, the packed extent the rest,
+ * and each growth of the tail wrote it whole elsewhere, into a slot of its old size for the
+ * next tail to do the same (SQLite's temptable group with auto).
+ */
+static void test_tail_in_free_space_grows_there(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, PAGE = 1024 };
+    static unsigned char img[4 * BSZ], got[4 * BSZ];
+    uint64_t written[2];
+    const bf_codec codecs[2] = {BF_CODEC_NONE, BF_CODEC_LZ4};
+    for (int c = 0; c < 2; c++) {
+        t_rng r = {73};
+        bf_space *sp = t_space(parent, codecs[c], BSZ, NULL);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
+        for (int b = 0; b < 3; b++)
+            assert_int_equal(bf_file_write_block(f, (uint64_t)b, img + b * BSZ), BF_OK);
+        assert_int_equal(bf_file_discard_block(f, 0), BF_OK);
+        memset(img, 0, BSZ);
+        assert_int_equal(bf_file_seek(f, 3 * BSZ, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_write(f, img + 3 * BSZ, 2 * PAGE), BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK); /* the tail: into block 0's slot */
+        memset(img + 2 * BSZ, 'a', BSZ);           /* block 2 again, whole: packs small */
+        assert_int_equal(bf_file_write_block(f, 2, img + 2 * BSZ), BF_OK);
+        bf_stats before, after;
+        bf_file_stats(f, &before);
+        for (int p = 2; p < 4; p++) {
+            assert_int_equal(bf_file_write(f, img + 3 * BSZ + p * PAGE, PAGE), BF_OK);
+            assert_int_equal(bf_file_flush(f), BF_OK);
+        }
+        bf_file_stats(f, &after);
+        written[c] = after.physical_written - before.physical_written;
+        print_message("  %s: the tail's two pages wrote %llu bytes\n", c ? "lz4" : "none",
+                      (unsigned long long)written[c]);
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, sizeof(got)), (int64_t)sizeof(got));
+        assert_memory_equal(got, img, sizeof(img));
+        assert_blocks_on_disk(f, img, sizeof(img), BSZ, got);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+    }
+    assert_int_equal(written[0], 2 * PAGE); /* none: a patch per page */
+    assert_int_equal(written[1], written[0]);
+}
+
+/*
  * A bare block's zeros where the segment file reads zeros already are not written (an
  * anonymous file's bytes past its physical end, free space never written): a page written
  * past the end opens a block whose leading zeros lie past the end; a short block that grows
@@ -1535,6 +1634,8 @@ int main(void)
         cmocka_unit_test(test_pages_apart_cost_their_bytes),
         cmocka_unit_test(test_tail_extension_fails),
         cmocka_unit_test(test_short_block_grows_where_it_is),
+        cmocka_unit_test(test_tail_grows_after_packed_extent),
+        cmocka_unit_test(test_tail_in_free_space_grows_there),
         cmocka_unit_test(test_holes_are_not_written),
         cmocka_unit_test(test_holes_after_a_failed_cut),
         cmocka_unit_test(test_block_past_the_end_goes_bare_with_its_hole),
