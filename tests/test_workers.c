@@ -75,6 +75,23 @@ static void fill_random(unsigned char *buf, size_t len, uint64_t seed)
     t_fill(&r, T_DATA_RANDOM, buf, len);
 }
 
+/* Write data[from..len) to `f` in pieces of `piece` bytes, each call asserted. */
+static void write_pieces(bf_file *f, const unsigned char *data, size_t from, size_t len,
+                         size_t piece)
+{
+    for (size_t off = from; off < len; off += piece)
+        assert_int_equal(bf_file_write(f, data + off, off + piece > len ? len - off : piece),
+                         BF_OK);
+}
+
+/* Read `f` from its start into `got` in one call: exactly `data`'s `len` bytes. */
+static void reads_back(bf_file *f, const unsigned char *data, unsigned char *got, size_t len)
+{
+    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
+    assert_memory_equal(got, data, len);
+}
+
 /* Write `len` bytes in pieces of `piece`, read them back in another, compare. */
 static void roundtrip(bf_space *sp, size_t len, size_t piece)
 {
@@ -84,9 +101,7 @@ static void roundtrip(bf_space *sp, size_t len, size_t piece)
     fill(data, len, len + piece);
     bf_file *f;
     assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
-    for (size_t off = 0; off < len; off += piece)
-        assert_int_equal(bf_file_write(f, data + off, off + piece > len ? len - off : piece),
-                         BF_OK);
+    write_pieces(f, data, 0, len, piece);
     assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
     size_t rp = piece * 3 + 7;
     for (size_t off = 0; off < len; off += rp) {
@@ -347,9 +362,7 @@ static void worker_fails(void **state)
     }
     assert_int_equal(failures, 1);
     assert_int_equal(bf_file_flush(f), BF_OK);
-    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
-    assert_memory_equal(got, data, len);
+    reads_back(f, data, got, len);
     assert_int_equal(bf_file_close(f), BF_OK);
 
     /* Reported by bf_file_flush when no other call comes first. */
@@ -414,9 +427,7 @@ static void commit_write_fails(void **state)
             fail_msg("fault at write %llu: %d failures, %llu writes", (unsigned long long)at,
                      failures, (unsigned long long)flt.writes);
         assert_int_equal(bf_file_size(f), len);
-        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
-        assert_memory_equal(got, data, len);
+        reads_back(f, data, got, len);
         assert_int_equal(bf_file_close(f), BF_OK);
         bf_space_destroy(sp);
         free(data);
@@ -456,11 +467,8 @@ static void commit_at_limit(void **state)
     assert_int_equal(bf_file_tell(f), 0);
     bf_space_set_temp_limit(sp, 0);
     assert_int_equal(bf_file_seek(f, (int64_t)off, BF_SEEK_SET), BF_OK);
-    for (; off < len; off += 1000)
-        assert_int_equal(bf_file_write(f, data + off, off + 1000 > len ? len - off : 1000), BF_OK);
-    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
-    assert_memory_equal(got, data, len);
+    write_pieces(f, data, off, len, 1000);
+    reads_back(f, data, got, len);
     assert_int_equal(bf_file_close(f), BF_OK);
     bf_space_destroy(sp);
     free(data);
@@ -498,9 +506,7 @@ static void done_blocks_written_together(void **state)
         writes[k] = flt.writes;
         bf_file_written(f, &logical, &phys[k]);
         assert_int_equal(logical, len);
-        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
-        assert_memory_equal(got, data, len);
+        reads_back(f, data, got, len);
         assert_int_equal(bf_file_close(f), BF_OK);
         bf_space_destroy(sp);
     }
@@ -534,15 +540,12 @@ static void done_blocks_wait_for_half_the_window(void **state)
     t_fill(&r, T_DATA_TEXT, data, len);
     bf_file *f;
     assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
-    for (size_t off = 0; off < len; off += 1000)
-        assert_int_equal(bf_file_write(f, data + off, off + 1000 > len ? len - off : 1000), BF_OK);
+    write_pieces(f, data, 0, len, 1000);
     assert_int_equal(bf_file_flush(f), BF_OK);
     /* 2 x window blocks: a write for each run of COMMIT_BATCH (file.c: 32) done blocks of a
        half window, not one for each block */
     assert_true(flt.writes <= 2 * window / 32 + 3);
-    assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-    assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
-    assert_memory_equal(got, data, len);
+    reads_back(f, data, got, len);
     assert_int_equal(bf_file_close(f), BF_OK);
     bf_space_destroy(sp);
     free(data);
@@ -576,9 +579,7 @@ static void burst_stays_off_the_caller(void **state)
             len = 2 * (size_t)window * BS;
         bf_file *f;
         assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
-        for (size_t off = 0; off < len; off += 1000)
-            assert_int_equal(bf_file_write(f, data + off, off + 1000 > len ? len - off : 1000),
-                             BF_OK);
+        write_pieces(f, data, 0, len, 1000);
         uint64_t waits, packed;
         bf_workers_full_counts(sp->workers, &waits, &packed);
         if (round == 0) {
@@ -587,9 +588,7 @@ static void burst_stays_off_the_caller(void **state)
         } else {
             assert_true(packed <= waits);
         }
-        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_read(f, got, len), (int64_t)len);
-        assert_memory_equal(got, data, len);
+        reads_back(f, data, got, len);
         assert_int_equal(bf_file_close(f), BF_OK);
     }
     bf_space_destroy(sp);
