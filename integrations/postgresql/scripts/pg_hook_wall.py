@@ -358,6 +358,12 @@ def matrix_cells(rows, ds, conns, burner, method, work_mem):
              "work_mem": work_mem} for c in conns for d in ds]
 
 
+def _burner_text(a):
+    """How the runs were loaded, for a report's description."""
+    return ("with a CPU burner on every core during the runs" if a.burner
+            else "without a CPU burner")
+
+
 def matrix_report(a, cells, records):
     """The Markdown report: a summary line per cell, then a table per cell."""
     if len(methods_of(a.method)) > 1:
@@ -371,8 +377,7 @@ def matrix_report(a, cells, records):
     P("")
     P(f"Command: `{a.command}`")
     P("")
-    burner = ("with a CPU burner on every core during the runs" if a.burner
-              else "without a CPU burner")
+    burner = _burner_text(a)
     hook = (f"pg_buffile preloaded, pg_buffile.method = {a.method}" if a.method
             else "no module loaded")
     P(f"{a.pristine_version}; two servers side by side on copies of one cluster (pristine, "
@@ -473,8 +478,7 @@ def _methods_report(a, cells, records):
     P("")
     P(f"Command: `{a.command}`")
     P("")
-    burner = ("with a CPU burner on every core during the runs" if a.burner
-              else "without a CPU burner")
+    burner = _burner_text(a)
     targets = "; ".join(f"{m} at most {TARGETS[m]}" for _, m in labels if m in TARGETS)
     P(f"{a.pristine_version}; two servers side by side on copies of one cluster (pristine, "
       f"and the hook's with pg_buffile preloaded, pg_buffile.method = {first[1]} by default "
