@@ -10,8 +10,8 @@
  *    or, with a directory, the directory's after its pointers;
  *  - a compact leaf stores no other entries; its capacity is
  *    compact_cap(used) and its keys ascend;
- *  - a dense leaf costs at most 1.5 times what a compact one holding the
- *    same entries would (worth_compact is false), and a compact one less
+ *  - a dense leaf costs at most 1.5 times what exactly its occupied entries
+ *    would cost compact (worth_compact is false), and a compact one less
  *    than a dense one covering its largest key (worth_dense was false when
  *    it was last grown).
  * Every call that can fail allocates before it changes anything visible, so
@@ -172,10 +172,15 @@ static void reserve(bf_map_entry *e)
     e->len = BF_MAP_RESERVED;
 }
 
-/* A dense leaf of `cap` entries, `used` of them occupied, is worth making compact. */
+/*
+ * A dense leaf of `cap` entries, `used` of them occupied, is worth making compact: it costs
+ * more than 1.5 times `used` compact entries, 27 bytes a block holding data. Measured against
+ * compact_cap(used) instead (up to 1.44 times used) a dense leaf could keep 39 bytes a block,
+ * over the 31 buffile.h states.
+ */
 static int worth_compact(uint32_t cap, uint32_t used)
 {
-    return dense_bytes(cap) * 2 > compact_bytes(compact_cap(used)) * 3;
+    return dense_bytes(cap) * 2 > compact_bytes(used) * 3;
 }
 
 /* The first position of a compact leaf whose key is >= i. */
