@@ -1894,6 +1894,8 @@ static int bare_patch(bf_file *f, uint32_t n)
     if (n < old ||
         (n > old && !(at_end = tail_grows(f, off, old, n)) && !gap_grows(f, off, old, n, &clean)))
         return 1;
+    /* bytes below the old length changed, not the whole block: the file rewrites in place */
+    int part = f->dirty_old && lo < old && hi - lo < n;
     if (n > old) { /* the new bytes too, zeros of a hole included */
         lo = f->dirty_old && lo < old ? lo : old;
         hi = n;
@@ -1929,6 +1931,7 @@ static int bare_patch(bf_file *f, uint32_t n)
         live_add(f, (int64_t)(n - old));
     if (at_end)
         physical_set(f, off + n);
+    f->fauto.rewrites |= part; /* sub_block_bound */
     COUNT(f, physical_written, hi - lo);
     count_stored(f, (bf_codec)f->codec, 1, 0);
     return BF_OK;
@@ -1950,18 +1953,26 @@ static int bare_patch(bf_file *f, uint32_t n)
  * packed): packed >= n - lo / 2, a block that compresses to half or less
  * stays packed; a rent paid once buys no more than the purchase.
  *
- * A file that has rewritten a block in part so (fauto.rewrites: SQLite's
- * temp databases, whose 1 KiB pages are rewritten in 4 KiB blocks) is
- * taken to rewrite its other blocks too: each of its blocks, new ones
- * included, goes bare when it packs to more than half. A block stored
- * packed and rewritten later costs its packed extent and then itself
- * bare, where none wrote it bare once and patched it: packed + n against
- * n. Stored bare from the start, it costs n - packed more only if it is
- * never rewritten; at half or less that is the larger loss, above half the
- * smaller (equal odds). SQLite's temptable group with lz4 wrote ~39 MB
- * more than none, its pages packing to ~0.88, before this rule. Files
- * that never write below their size (hash joins' batches, sorts' runs,
- * PostgreSQL's BLCKSZ blocks written whole) never set the bit.
+ * A file that has rewritten a block in part (fauto.rewrites, set here and
+ * by bare_patch: SQLite's temp databases, whose 1 KiB pages are rewritten
+ * in 4 KiB blocks) is taken to rewrite its other blocks too: each of its
+ * blocks, new ones included, goes bare when it packs to more than a
+ * quarter of the bytes its bare store writes (its leading zeros not
+ * counted where the file system's hole holds them: holes_read_zero, a
+ * block a page past the end opened). A block stored packed and rewritten
+ * later costs its packed extent at each rewrite, and then itself bare
+ * whole, where none wrote its page once and patched its pages. A half rule
+ * (bare above n / 2) left SQLite's pages that are part empty (zeros: they
+ * pack to 0.25-0.5) and the blocks a page past the end opened (a page and
+ * zeros, packing to ~0.13 of the block) packed, then packed again at each
+ * page and bare whole at last: the temptable group with lz4 wrote 1.016x
+ * its logical bytes against none's 1.001x, 0.989x with the quarter
+ * (docs/results/sqlite-subblock.md). Blocks that pack to a quarter or less
+ * stay packed (the tempdb group's temp databases pack to ~0.06). A bare
+ * block patched below its old length sets the bit too: the blocks that
+ * file packs next are bounded from the start. Files that never write
+ * below their size (hash joins' batches, sorts' runs, PostgreSQL's BLCKSZ
+ * blocks written whole) never set the bit.
  * 0: no bound (the block is new or written whole in a file that never
  * rewrote a block in part, or the file is sealed, whose raw blocks keep
  * their header).
@@ -1972,17 +1983,22 @@ static uint32_t sub_block_bound(bf_file *f, uint32_t n)
     /* auto on none may pack a probe with another codec (block_pack): bounded too */
     if (f->sealed || (f->codec == BF_CODEC_NONE && !f->fauto.on))
         return 0;
-    uint32_t half = f->fauto.rewrites ? n / 2 : 0;
+    uint32_t quarter = 0; /* 0: the file never rewrote in part */
+    if (f->fauto.rewrites) {
+        uint32_t lead =
+            holes_read_zero(f) && n > HOLE_UNIT ? zeros_lead(f->buf, n - 1) & ~(HOLE_UNIT - 1) : 0;
+        quarter = (n - lead) / 4 > 0 ? (n - lead) / 4 : 1;
+    }
     if (!dirty_bytes(f, n, &lo, &hi))
-        return half;
+        return quarter;
     if (f->dirty_old) {
         if (hi - lo >= n)
-            return half;
+            return quarter;
         f->fauto.rewrites = 1;
-        return hi - lo;
+        return quarter != 0 && quarter < hi - lo ? quarter : hi - lo;
     }
     uint32_t tail = n < f->block_size && lo > 0 ? n - lo / 2 - 1 : 0;
-    return half != 0 && (tail == 0 || half < tail) ? half : tail;
+    return quarter != 0 && (tail == 0 || quarter < tail) ? quarter : tail;
 }
 
 /*
