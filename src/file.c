@@ -1060,8 +1060,9 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
         return;
     /* Each is cancelled first, so that neither a worker nor this thread (helping in the wait
        below, bf_workers_wait packs the queued slots ahead of the one it waits for) packs
-       blocks no one will read: SQLite's VACUUM closes its transient database with up to a
-       window of blocks queued, and each was packed on the caller to be thrown away. */
+       blocks no one will read: SQLite's VACUUM closes its transient database with blocks
+       queued (up to 227 a run at 2M rows), and each was packed on the caller to be thrown
+       away (issue 49). */
     for (int reads = 0; reads < 2; reads++)
         for (bf_job *j = reads ? bf_workers_reads(w) : oldest_job(f); j != NULL;
              j = bf_workers_next(w, j))
