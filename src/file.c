@@ -1058,6 +1058,16 @@ static void jobs_drop(bf_file *f, uint64_t first, uint64_t last)
     bf_workers *w = f->seg.space->workers;
     if (w == NULL || f->seg.space->njobs[0] + f->seg.space->njobs[1] == 0)
         return;
+    /* Each is cancelled first, so that neither a worker nor this thread (helping in the wait
+       below, bf_workers_wait packs the queued slots ahead of the one it waits for) packs
+       blocks no one will read: SQLite's VACUUM closes its transient database with blocks
+       queued (up to 227 a run at 2M rows), and each was packed on the caller to be thrown
+       away (issue 49). */
+    for (int reads = 0; reads < 2; reads++)
+        for (bf_job *j = reads ? bf_workers_reads(w) : oldest_job(f); j != NULL;
+             j = bf_workers_next(w, j))
+            if (j->owner == f && j->blkno >= first && j->blkno <= last)
+                bf_workers_cancel(w, j);
     for (int reads = 0; reads < 2; reads++) {
         bf_job *next;
         for (bf_job *j = reads ? bf_workers_reads(w) : oldest_job(f); j != NULL; j = next) {

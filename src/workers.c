@@ -38,6 +38,11 @@
  *   the worker that takes the slot from the ring, the worker's results
  *   before DONE by the caller that sees DONE.
  *
+ * - A slot the caller no longer wants (its block dropped) is marked
+ *   `cancel`, relaxed: a task that sees the mark makes the slot DONE
+ *   without packing it; one that started before packs it for nothing.
+ *   Either way the caller frees it only once it is DONE.
+ *
  * A runner's task is the same body without the loop. The set never calls
  * back into the space: committing is the caller's (file.c).
  */
@@ -126,6 +131,7 @@ struct bf_workers {
     uint64_t fault_in;        /* tests: submissions until the faulty one (0: none) */
     int fault_status;
     _Atomic uint64_t failures; /* slots a task made DONE with a failure */
+    _Atomic uint64_t skipped;  /* slots a task made DONE unpacked: cancelled (bf_workers_cancel) */
     /* the caller's index (workers.h; the caller's thread only) */
     uint64_t *freemap; /* a bit a slot: set when no owner holds it */
     uint32_t *buckets; /* nslots chains of (owner, blkno) through hnext */
@@ -246,9 +252,17 @@ int bf_workers_new(const bf_allocator *a, unsigned n,
     return BF_OK;
 }
 
-/* Pack one slot (the slot is RUNNING: no one else touches it). */
+/* Pack one slot (the slot is RUNNING: no one else touches it but the caller, which may only
+   cancel it). */
 static void job_run(bf_job *j)
 {
+    /* Relaxed: either way is right (a block packed for nothing costs time, not data); the
+       caller waits for DONE, which orders everything else. */
+    if (atomic_load_explicit(&j->cancel, memory_order_relaxed)) {
+        j->rc = BF_OK;
+        j->w->skipped++;
+        return;
+    }
     if (j->task != NULL) { /* not a block to pack: a block read ahead (readahead.c) */
         j->rc = j->task(j);
         return;
@@ -726,10 +740,23 @@ void bf_workers_full_counts(const bf_workers *w, uint64_t *waits, uint64_t *pack
     *packed = w->full_packed;
 }
 
+void bf_workers_cancel(bf_workers *w, bf_job *j)
+{
+    (void)w;
+    atomic_store_explicit(&j->cancel, 1, memory_order_relaxed);
+}
+
+uint64_t bf_workers_cancelled(const bf_workers *w)
+{
+    return w->skipped;
+}
+
 void bf_workers_release(bf_workers *w, bf_job *j)
 {
     if (j->linked)
         unlink_job(w, j);
+    /* DONE: no task reads it until the slot is submitted again, which publishes this. */
+    atomic_store_explicit(&j->cancel, 0, memory_order_relaxed);
     atomic_store_explicit(&j->state, BF_JOB_FREE, memory_order_relaxed);
     j->owner = NULL;
 }

@@ -101,6 +101,9 @@ typedef struct bf_job {
     uint8_t stuck;    /* its commit failed: only its own file's calls try it again */
     uint8_t bad;      /* the index's: counted in its owner's `bad` (stuck, or failed on a worker) */
     uint8_t linked;   /* the index's: in its owner's list (or the reads') and the hash */
+    /* The caller's: the block is dropped (bf_workers_cancel), the task skips it. In the
+       padding before fnext: the slot does not grow. */
+    _Atomic uint8_t cancel;
     uint32_t fnext, fprev; /* the index's: the owner's blocks to store in submission order, or
                               the space's blocks unpacked ahead */
     uint32_t hnext;        /* the index's: the (owner, blkno) hash chain */
@@ -201,6 +204,18 @@ void bf_workers_set_stuck(bf_workers *w, bf_job *j, int stuck);
 /* Tests and measurements: the times the caller found its window full (bf_workers_wait_any
    with a slot in flight), and of those, the blocks it packed itself. */
 void bf_workers_full_counts(const bf_workers *w, uint64_t *waits, uint64_t *packed);
+
+/*
+ * `j` (QUEUED, RUNNING or DONE, the caller's to free) is not wanted: its
+ * block was truncated away or its file closed. A task that has not started
+ * it yet makes it DONE without packing or unpacking (rc BF_OK, no
+ * results): the caller still waits for DONE before it frees the slot, but
+ * neither a worker nor the caller, helping in bf_workers_wait, spends the
+ * codec on it. bf_workers_release clears the mark.
+ */
+void bf_workers_cancel(bf_workers *w, bf_job *j);
+/* Tests and measurements: slots made DONE unpacked because they were cancelled. */
+uint64_t bf_workers_cancelled(const bf_workers *w);
 
 /*
  * The slots (the first ones) that blocks of `block_size` bytes may use:
