@@ -220,6 +220,8 @@ static void logical_set(bf_file *f, uint64_t size)
 {
     if (size > f->size)
         buf_settle(f);
+    else if (size < f->size)
+        fill_reset(f); /* the bytes past it are no longer the block's */
     logical_move(f, size);
 }
 
