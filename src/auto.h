@@ -161,12 +161,25 @@ typedef struct bf_file_auto {
        spare bits because struct bf_file is at its 256-byte bound (file.h). It is set for
        every codec, auto or not. */
     uint8_t rewrites : 1;
-    uint8_t cand;      /* index of its current candidate */
-    uint8_t since; /* blocks packed since its last decision (up to BF_AUTO_EVERY) */
-    uint8_t raw;   /* of those, stored raw */
-    uint8_t epoch; /* the space's epoch at its last decision */
-    uint8_t check; /* on none while nothing shrinks: decisions to its next check of its own data
-                      (low 4 bits) and checks in a row that found it does not shrink (high 4) */
+    /* Not auto's either: set (never with `on`) for a file whose blocks all go out bare
+       (codec none, unsealed): file.c sums its buffered block as it fills (fill_fold), its
+       running CRC kept in the bytes below, which auto uses only with `on`. */
+    uint8_t fill : 1;
+    union {
+        struct {
+            uint8_t cand;  /* index of its current candidate */
+            uint8_t since; /* blocks packed since its last decision (up to BF_AUTO_EVERY) */
+            uint8_t raw;   /* of those, stored raw */
+            uint8_t epoch; /* the space's epoch at its last decision */
+            uint8_t check; /* on none while nothing shrinks: decisions to its next check of its
+                              own data (low 4 bits) and checks in a row that found it does not
+                              shrink (high 4) */
+        };
+        struct {                 /* with `fill`: */
+            uint8_t fill_crc[4]; /* bf_extent_bare_crc of the buffer's first fill_units units */
+            uint8_t fill_units;  /* units of block_size / 256 bytes; 0: nothing summed */
+        };
+    };
 } bf_file_auto;
 
 /* Fill the candidates with the codecs built in; estimates start unknown. */

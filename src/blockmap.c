@@ -270,8 +270,14 @@ static int compact_resize(leaf lf, const bf_allocator *a, uint32_t used)
     return 1;
 }
 
-/* The entry of index i of leaf `lf`, reserved if it was a hole; NULL on failure. */
-static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i)
+/*
+ * The entry of index i of leaf `lf`, reserved if it was a hole; NULL on failure. `past`:
+ * the block is at or past the map's old end, where no entry is occupied (a dense leaf's
+ * are zero, a compact leaf's keys all below: bf_map_shrink, cut_leaf), so the entry is not
+ * read first: an append to a file, the common case, has its new entry's line out of the
+ * cache as a rule (zeroed when the leaf last grew).
+ */
+static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i, int past)
 {
     void *t = *lf.p;
     bf_map_entry *e = entries(t);
@@ -289,7 +295,7 @@ static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i)
     }
     if (!is_compact(t)) {
         if (i < lf.m->cap) {
-            if (!occupied(&e[i])) {
+            if (past || !occupied(&e[i])) {
                 reserve(&e[i]);
                 lf.m->used++;
             }
@@ -308,7 +314,7 @@ static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i)
         return &g[i];
     }
     bf_map_meta meta = *lf.m;
-    uint32_t pos = lower_bound(e, meta, i);
+    uint32_t pos = past ? meta.used : lower_bound(e, meta, i);
     uint16_t *k = keys_of(e, meta);
     if (pos < meta.used && k[pos] == i)
         return &e[pos];
@@ -376,7 +382,7 @@ bf_map_entry *bf_map_slot(bf_blockmap *m, const bf_allocator *a, uint32_t blkno)
     uint32_t old_n = m->n;
     if (blkno >= m->n && !grow(m, a, blkno + 1))
         return NULL;
-    bf_map_entry *e = leaf_slot(leaf_at(m, blkno), a, blkno & LEAF_MASK);
+    bf_map_entry *e = leaf_slot(leaf_at(m, blkno), a, blkno & LEAF_MASK, blkno >= old_n);
     if (e == NULL)
         bf_map_shrink(m, a, old_n); /* the directory as it was: nothing past old_n holds data */
     return e;

@@ -1,8 +1,8 @@
 /*
  * extent.c - encoding, checksumming, sealing and verifying extents.
  * Implements: bf_extent_pack and its mirror bf_extent_unpack,
- * bf_extent_pack_bare, bf_extent_check(_names), bf_extent_expect,
- * bf_extent_unseal, bf_extent_crc(_seeded), bf_extent_name_seed (extent.h).
+ * bf_extent_pack_bare(_summed), bf_extent_bare_crc(_more), bf_extent_check(_names),
+ * bf_extent_expect, bf_extent_unseal, bf_extent_crc(_seeded), bf_extent_name_seed (extent.h).
  *
  * The CRC covers the header (with its CRC field zeroed) and the payload,
  * so a flipped bit anywhere, a payload from another block or a header
@@ -47,6 +47,11 @@ static uint16_t name_check(uint32_t seed)
 uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len)
 {
     return bf_crc32c_le64(blkno, data, raw_len);
+}
+
+uint32_t bf_extent_bare_crc_more(uint32_t crc, const void *data, uint32_t len)
+{
+    return bf_crc32c(crc, data, len);
 }
 
 static const char bare_fails[] = "raw block fails its checksum (damaged, another block's, or "
@@ -94,6 +99,14 @@ uint32_t bf_extent_crc_seeded(uint32_t seed, const unsigned char *hdr,
 int bf_extent_pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
                         uint32_t raw_len, struct iovec iov[2], int *iovcnt, bf_extent_info *info)
 {
+    return bf_extent_pack_bare_summed(codec, blkno, gen, data, raw_len,
+                                      bf_extent_bare_crc(blkno, data, raw_len), iov, iovcnt, info);
+}
+
+int bf_extent_pack_bare_summed(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
+                               uint32_t raw_len, uint32_t crc, struct iovec iov[2], int *iovcnt,
+                               bf_extent_info *info)
+{
     iov[0].iov_base = (void *)data;
     iov[0].iov_len = raw_len;
     *iovcnt = 1;
@@ -101,7 +114,7 @@ int bf_extent_pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void
     info->raw = 1;
     info->sealed = 0;
     info->bare = 1;
-    info->crc = bf_extent_bare_crc(blkno, data, raw_len);
+    info->crc = crc;
     info->disk_len = raw_len;
     info->payload_len = raw_len;
     info->raw_len = raw_len;

@@ -102,6 +102,17 @@ int bf_extent_pack_bare(bf_codec codec, uint64_t blkno, uint32_t gen, const void
 uint32_t bf_extent_bare_crc(uint64_t blkno, const void *data, uint32_t raw_len);
 
 /*
+ * bf_extent_bare_crc extended: `crc` is a bare block's check of its first bytes, the result
+ * its check with the `len` bytes at `data` appended (a block summed as it fills, file.c).
+ */
+uint32_t bf_extent_bare_crc_more(uint32_t crc, const void *data, uint32_t len);
+
+/* bf_extent_pack_bare with the check already computed (`crc`: bf_extent_bare_crc's). */
+int bf_extent_pack_bare_summed(bf_codec codec, uint64_t blkno, uint32_t gen, const void *data,
+                               uint32_t raw_len, uint32_t crc, struct iovec iov[2], int *iovcnt,
+                               bf_extent_info *info);
+
+/*
  * Verify the `raw_len` bytes of a bare block read for block `blkno` (its
  * source block in a spliced part) against the map's `crc`. BF_OK or
  * BF_ECORRUPT with *why.

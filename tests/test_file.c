@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "buffile.h"
+#include "extent.h"
 #include "file.h"
 #include "space.h"
 #include "support.h"
@@ -783,6 +784,107 @@ static void assert_nothing_crosses_a_segment(const bf_file *f)
  * (bare_patch, through the offset's own segment) went into the next file:
  * the read saw the old bytes and a check they failed.
  */
+/*
+ * Every bare block the file stored (the map's check of each block below the size, the
+ * buffered one flushed) is the check of `model`'s bytes, whole-block CRC-32C seeded by the
+ * block number: what the store sums as the buffer fills (file.c: fill_fold) must not differ.
+ */
+static void fill_crc_check(bf_file *f, const unsigned char *model, uint64_t size)
+{
+    assert_int_equal(bf_file_flush(f), BF_OK);
+    assert_int_equal(bf_file_size(f), size);
+    for (uint64_t b = 0; b * 8192 < size; b++) {
+        const bf_map_entry *e = bf_map_get(&f->map, b);
+        assert_non_null(e);
+        assert_true(bf_map_bare(e));
+        uint32_t n = size - b * 8192 < 8192 ? (uint32_t)(size - b * 8192) : 8192;
+        assert_int_equal(bf_map_len(e), n);
+        assert_int_equal(e->cap, bf_extent_bare_crc(b, model + b * 8192, n));
+    }
+}
+
+/* Write model[at, at + len) to the file in pieces of `piece` bytes (the last one shorter). */
+static void fill_write(bf_file *f, const unsigned char *model, uint64_t at, size_t len,
+                       size_t piece)
+{
+    assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
+    for (size_t done = 0; done < len; done += piece) {
+        size_t n = len - done < piece ? len - done : piece;
+        assert_int_equal(bf_file_write(f, model + at + done, n), BF_OK);
+    }
+}
+
+static void test_fill_crc_is_the_whole_block_crc(void **state)
+{
+    (void)state;
+    enum { BSZ = 8192, LEN = 3 * BSZ + 5000 };
+    static unsigned char model[4 * BSZ], got[4 * BSZ];
+    static const size_t pieces[] = {1, 40, 100, 1000, 8192, 8193, 777};
+    t_rng r = {47};
+    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+    for (size_t k = 0; k < sizeof(pieces) / sizeof(pieces[0]); k++) {
+        size_t piece = pieces[k];
+        for (int scenario = 0; scenario < 6; scenario++) {
+            bf_file *f;
+            assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+            assert_true(f->fauto.fill);
+            t_fill(&r, T_DATA_RANDOM, model, sizeof(model));
+            uint64_t size = LEN;
+            /* Sequential, across block boundaries. */
+            fill_write(f, model, 0, LEN, piece);
+            switch (scenario) {
+            case 1: /* then a part of the buffered block (summed in part) rewritten */
+                t_fill(&r, T_DATA_RANDOM, model + 3 * BSZ + 100, 300);
+                fill_write(f, model, 3 * BSZ + 100, 300, piece);
+                break;
+            case 2: /* truncated inside the buffered block, then filled again past it */
+                size = 3 * BSZ + 2000;
+                assert_int_equal(bf_file_truncate(f, size), BF_OK);
+                t_fill(&r, T_DATA_RANDOM, model + size, 4 * BSZ - size);
+                fill_write(f, model, size, 4 * BSZ - 10 - size, piece);
+                size = 4 * BSZ - 10;
+                break;
+            case 3: /* truncated and grown back: the bytes past the cut read as zeros */
+                assert_int_equal(bf_file_truncate(f, 3 * BSZ + 1000), BF_OK);
+                assert_int_equal(bf_file_truncate(f, LEN), BF_OK);
+                memset(model + 3 * BSZ + 1000, 0, LEN - (3 * BSZ + 1000));
+                break;
+            case 4: /* a byte patched near the start of the buffered block, then more appended */
+                model[3 * BSZ + 3] ^= 0x5a;
+                fill_write(f, model, 3 * BSZ + 3, 1, 1);
+                t_fill(&r, T_DATA_RANDOM, model + LEN, 1000);
+                fill_write(f, model, LEN, 1000, piece);
+                size = LEN + 1000;
+                break;
+            case 5: { /* appended through the write window, then the whole block replaced */
+                void *w;
+                assert_int_equal(bf_file_seek(f, LEN, BF_SEEK_SET), BF_OK);
+                size_t room = bf_file_write_window(f, &w);
+                assert_true(room >= 1500);
+                t_fill(&r, T_DATA_RANDOM, model + LEN, 1500);
+                memcpy(w, model + LEN, 1500);
+                assert_int_equal(bf_file_write_advance(f, 1500), BF_OK);
+                size = LEN + 1500;
+                fill_crc_check(f, model, size);
+                t_fill(&r, T_DATA_RANDOM, model + 3 * BSZ, BSZ);
+                assert_int_equal(bf_file_write_block(f, 3, model + 3 * BSZ), BF_OK);
+                size = 4 * BSZ;
+                break;
+            }
+            default: break;
+            }
+            fill_crc_check(f, model, size);
+            /* and it reads back from disk, every block checked on the way */
+            assert_int_equal(bf_file_release_buffer(f), BF_OK);
+            assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_read(f, got, size), (int64_t)size);
+            assert_memory_equal(got, model, size);
+            assert_int_equal(bf_file_close(f), BF_OK);
+        }
+    }
+    bf_space_destroy(sp);
+}
+
 static void test_extents_stay_in_their_segment(void **state)
 {
     (void)state;
@@ -1715,6 +1817,7 @@ int main(void)
         cmocka_unit_test(test_block_past_the_end_goes_bare_with_its_hole),
         cmocka_unit_test(test_growing_tail_goes_bare_when_packing_costs_more),
         cmocka_unit_test(test_rewriting_file_grows_bare),
+        cmocka_unit_test(test_fill_crc_is_the_whole_block_crc),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
