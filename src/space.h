@@ -102,11 +102,12 @@ struct bf_space {
        jobs of a kind skip when there are none (in bf_space, not bf_file: the file's struct
        stays under 256 bytes). */
     uint32_t njobs[2];
-    /* A cut that gave back the bytes a failed write left past a file's physical end failed
-       too: past the end of some anonymous file's segments, bytes may no longer read as zeros,
-       and file.c's holes_read_zero stops relying on it for every file of the space (in
-       bf_space for bf_file's size; a double failure is rare). */
-    int past_end_dirty;
+    /* Past the end of some anonymous file's segments, or in their clean free chunks, bytes
+       may no longer read as zeros: a cut that gave back the bytes a failed write left past a
+       file's physical end failed too, or a load found a block damaged (bytes changed under
+       the library). file.c's holes_read_zero then stops relying on holes for every file of
+       the space (in bf_space for bf_file's size; both are rare). */
+    int holes_untrusted;
     uint64_t ra_hits, ra_misses;     /* blocks unpacked ahead on workers: taken by a read,
                                         thrown away (file.c) */
     bf_errstate err; /* the last failure (error.c) */

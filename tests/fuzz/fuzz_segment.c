@@ -67,10 +67,13 @@ static int intact(const bf_file *f, uint32_t b, uint32_t segno, const unsigned c
     return at + len <= now_len && at + len <= orig_len && memcmp(orig + at, now + at, len) == 0;
 }
 
+static int saw_corrupt; /* a read of this run reported BF_ECORRUPT */
+
 static void expect_ok_or_corrupt(bf_space *sp, int64_t rc, const char *seg_path, const char *op)
 {
     if (rc >= 0)
         return;
+    saw_corrupt = 1;
     FUZZ_CHECK(rc == BF_ECORRUPT, "%s returned %lld: %s", op, (long long)rc, bf_space_errmsg(sp));
     FUZZ_CHECK(strstr(bf_space_errmsg(sp), seg_path) != NULL, "%s: message \"%s\" lacks %s", op,
                bf_space_errmsg(sp), seg_path);
@@ -96,6 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     static unsigned char got[SIZE];
     int all_intact = 1;
+    saw_corrupt = 0;
     for (uint32_t b = 0; b <= NBLK; b++) {
         int ok = intact(f, b, segno, orig, orig_len, data + 1, size - 1);
         all_intact &= ok;
@@ -114,7 +118,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    (long long)n);
     expect_ok_or_corrupt(sp, n, path, "read");
 
-    /* Rewrites go to fresh extents and must read back whatever lies around them. */
+    /* Rewrites go to fresh extents and must read back whatever lies around them, once the
+       damage was seen: the library then writes blocks whole. Before (every read intact), a
+       rewrite into the replaced segment's free space may leave zeros to its holes, which the
+       input may have filled: the block must then fail its check naming the segment, never
+       read back other bytes (docs/design.md, holes). */
     uint32_t rewrite[2] = {(flags >> 4) % NBLK, (uint32_t)(flags >> 6) * 3 % NBLK};
     static unsigned char fresh[BS];
     for (int i = 0; i < 2; i++) {
@@ -122,9 +130,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(bf_file_write_block(f, rewrite[i], fresh) == BF_OK, "rewrite: %s",
                    bf_space_errmsg(sp));
     }
+    int damage_seen = saw_corrupt;
     for (int i = 0; i < 2; i++) {
         fuzz_data(1000u + rewrite[i], fresh, BS);
-        FUZZ_CHECK(bf_file_read_block(f, rewrite[i], got) == BF_OK && memcmp(got, fresh, BS) == 0,
+        const bf_map_entry *e = bf_map_get(&f->map, rewrite[i]);
+        int in_replaced = e != NULL && bf_map_used(e) && bf_map_off(e) / SEG == segno;
+        int rc = bf_file_read_block(f, rewrite[i], got);
+        if (rc == BF_ECORRUPT && in_replaced && !damage_seen) {
+            expect_ok_or_corrupt(sp, rc, path, "read of a rewritten block");
+            continue;
+        }
+        FUZZ_CHECK(rc == BF_OK && memcmp(got, fresh, BS) == 0,
                    "rewritten block %u does not read back: %s", rewrite[i], bf_space_errmsg(sp));
     }
     int rc = bf_file_truncate(f, SIZE / 2 + 1);
