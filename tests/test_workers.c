@@ -867,6 +867,50 @@ static void gate_set(int closed)
 }
 
 /*
+ * A gated test's rig: a space of lz4 on the gated runner, `n` blocks of data (`seed`) and
+ * as much room to read into, and a file. gated_waits: the tasks that waited out the gate's
+ * 2 s (0: the gate was opened in time). gated_end: closed, destroyed, the held threads'
+ * last touches waited for, freed.
+ */
+typedef struct gated_rig {
+    bf_space *sp;
+    bf_file *f;
+    unsigned char *data, *got;
+} gated_rig;
+
+static gated_rig gated_begin(size_t n, unsigned seed)
+{
+    gated_rig r;
+    gate_timeouts = 0;
+    r.sp = space_with(BF_CODEC_LZ4, 1, gated_runner, NULL);
+    r.data = malloc(n * BS);
+    r.got = malloc(n * BS);
+    assert_non_null(r.data);
+    assert_non_null(r.got);
+    fill(r.data, n * BS, seed);
+    assert_int_equal(bf_file_create(r.sp, NULL, &r.f), BF_OK);
+    return r;
+}
+
+static int gated_waits(void)
+{
+    pthread_mutex_lock(&gate_mu);
+    int waited = gate_timeouts;
+    pthread_mutex_unlock(&gate_mu);
+    return waited;
+}
+
+static void gated_end(gated_rig *r)
+{
+    assert_int_equal(bf_file_close(r->f), BF_OK);
+    bf_space_destroy(r->sp);
+    while (gate_pending > 0) /* a held thread's last touches, after its task */
+        sched_yield();
+    free(r->data);
+    free(r->got);
+}
+
+/*
  * A stream read of a block already written waits for none of the file's
  * blocks on workers but its own and those it reads ahead: a reader of one
  * region while another is being written (SQLite's sorter merges from the
@@ -879,15 +923,10 @@ static void read_waits_only_for_its_blocks(void **state)
     (void)state;
     if (!bf_codec_available(BF_CODEC_LZ4))
         return;
-    gate_timeouts = 0;
-    bf_space *sp = space_with(BF_CODEC_LZ4, 1, gated_runner, NULL);
     enum { N = 16 };
-    unsigned char *data = malloc((size_t)N * BS), *got = malloc((size_t)N * BS);
-    assert_non_null(data);
-    assert_non_null(got);
-    fill(data, (size_t)N * BS, 77);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    gated_rig r = gated_begin(N, 77);
+    bf_file *f = r.f;
+    unsigned char *data = r.data, *got = r.got;
     assert_int_equal(bf_file_write(f, data, 8 * BS), BF_OK);
     assert_int_equal(bf_file_flush(f), BF_OK);
     gate_set(1);
@@ -895,9 +934,7 @@ static void read_waits_only_for_its_blocks(void **state)
     assert_int_equal(bf_file_write(f, data + 12 * BS, 4 * BS), BF_OK);
     assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
     assert_int_equal(bf_file_read(f, got, 2 * BS), 2 * BS);
-    pthread_mutex_lock(&gate_mu);
-    int waited = gate_timeouts;
-    pthread_mutex_unlock(&gate_mu);
+    int waited = gated_waits();
     gate_set(0);
     assert_int_equal(waited, 0);
     assert_memory_equal(got, data, 2 * BS);
@@ -906,12 +943,7 @@ static void read_waits_only_for_its_blocks(void **state)
     assert_int_equal(bf_file_seek(f, 12 * BS, BF_SEEK_SET), BF_OK);
     assert_int_equal(bf_file_read(f, got + 12 * BS, 4 * BS), 4 * BS);
     assert_memory_equal(got + 12 * BS, data + 12 * BS, 4 * BS);
-    assert_int_equal(bf_file_close(f), BF_OK);
-    bf_space_destroy(sp);
-    while (gate_pending > 0) /* a held thread's last touches, after its task */
-        sched_yield();
-    free(data);
-    free(got);
+    gated_end(&r);
 }
 
 /* Opens the gate once `want` slots of `w` are marked cancelled (or after 5 s). */
@@ -948,15 +980,11 @@ static void dropped_blocks_not_packed(void **state)
     (void)state;
     if (!bf_codec_available(BF_CODEC_LZ4))
         return;
-    gate_timeouts = 0;
-    bf_space *sp = space_with(BF_CODEC_LZ4, 1, gated_runner, NULL);
     enum { N = 8 };
-    unsigned char *data = malloc((size_t)N * BS), *got = malloc((size_t)N * BS);
-    assert_non_null(data);
-    assert_non_null(got);
-    fill(data, (size_t)N * BS, 31);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    gated_rig r = gated_begin(N, 31);
+    bf_file *f = r.f;
+    bf_space *sp = r.sp;
+    unsigned char *data = r.data, *got = r.got;
     gate_set(1);
     for (uint64_t b = 0; b < N; b++)
         assert_int_equal(bf_file_write_block(f, b, data + b * BS), BF_OK);
@@ -965,20 +993,12 @@ static void dropped_blocks_not_packed(void **state)
     assert_int_equal(pthread_create(&th, NULL, open_gate_when_cancelled, &cw), 0);
     assert_int_equal(bf_file_truncate(f, 2 * BS), BF_OK);
     pthread_join(th, NULL);
-    pthread_mutex_lock(&gate_mu);
-    int waited = gate_timeouts;
-    pthread_mutex_unlock(&gate_mu);
-    assert_int_equal(waited, 0);
+    assert_int_equal(gated_waits(), 0);
     assert_int_equal(bf_workers_cancelled(sp->workers), N - 2);
     reads_back(f, data, got, 2 * BS);
     assert_int_equal(bf_file_size(f), 2 * BS);
     assert_int_equal(bf_workers_cancelled(sp->workers), N - 2);
-    assert_int_equal(bf_file_close(f), BF_OK);
-    bf_space_destroy(sp);
-    while (gate_pending > 0) /* a held thread's last touches, after its task */
-        sched_yield();
-    free(data);
-    free(got);
+    gated_end(&r);
 }
 
 /*
