@@ -21,6 +21,14 @@
 
 T_PARENT_FIXTURE("file")
 
+/* Write `len` bytes of `src` at `at`, then flush (each step asserted to succeed). */
+static void write_flushed(bf_file *f, uint64_t at, const void *src, size_t len)
+{
+    assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
+    assert_int_equal(bf_file_write(f, src, len), BF_OK);
+    assert_int_equal(bf_file_flush(f), BF_OK);
+}
+
 static void test_space_options(void **state)
 {
     (void)state;
@@ -630,9 +638,7 @@ static void test_bare_layout(void **state)
         for (int b = 0; b < N; b++) /* one block at a time: no batches */
             assert_int_equal(bf_file_write_block(f, (uint64_t)b, data + b * BSZ), BF_OK);
         /* A tail shorter than a page is packed, not given a page of its own. */
-        assert_int_equal(bf_file_seek(f, N * BSZ, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_write(f, "tail", 4), BF_OK);
-        assert_int_equal(bf_file_flush(f), BF_OK);
+        write_flushed(f, N * BSZ, "tail", 4);
         for (int b = 0; b <= N; b++) {
             const bf_map_entry *e = bf_map_get(&f->map, (uint64_t)b);
             assert_true(bf_map_used(e));
@@ -775,16 +781,6 @@ static void assert_nothing_crosses_a_segment(const bf_file *f)
 }
 
 /*
- * An extent stays inside one segment file, whatever alignment its block
- * asks for and whatever the segment size (a multiple of a page, not of a
- * block). A bare block skipping from a compressed extent near a segment's
- * end to its alignment must not leave free bytes that run across the
- * segment's end: a later bare block placed there would be written whole into
- * the first segment's file, past its end, while a patch of its second half
- * (bare_patch, through the offset's own segment) went into the next file:
- * the read saw the old bytes and a check they failed.
- */
-/*
  * Every bare block the file stored (the map's check of each block below the size, the
  * buffered one flushed) is the check of `model`'s bytes, whole-block CRC-32C seeded by the
  * block number: what the store sums as the buffer fills (file.c: fill_fold) must not differ.
@@ -885,6 +881,16 @@ static void test_fill_crc_is_the_whole_block_crc(void **state)
     bf_space_destroy(sp);
 }
 
+/*
+ * An extent stays inside one segment file, whatever alignment its block
+ * asks for and whatever the segment size (a multiple of a page, not of a
+ * block). A bare block skipping from a compressed extent near a segment's
+ * end to its alignment must not leave free bytes that run across the
+ * segment's end: a later bare block placed there would be written whole into
+ * the first segment's file, past its end, while a patch of its second half
+ * (bare_patch, through the offset's own segment) went into the next file:
+ * the read saw the old bytes and a check they failed.
+ */
 static void test_extents_stay_in_their_segment(void **state)
 {
     (void)state;
@@ -918,9 +924,7 @@ static void test_extents_stay_in_their_segment(void **state)
     assert_nothing_crosses_a_segment(f);
     /* Block 4 changed in its last quarter (a patch in place), read back from disk. */
     memset(blk[4] + 3 * BSZ / 4, 0xa5, 100);
-    assert_int_equal(bf_file_seek(f, 4 * BSZ + 3 * BSZ / 4, BF_SEEK_SET), BF_OK);
-    assert_int_equal(bf_file_write(f, blk[4] + 3 * BSZ / 4, 100), BF_OK);
-    assert_int_equal(bf_file_flush(f), BF_OK);
+    write_flushed(f, 4 * BSZ + 3 * BSZ / 4, blk[4] + 3 * BSZ / 4, 100);
     assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
     assert_int_equal(bf_file_read(f, got, 1), 1); /* the buffer leaves block 4 */
     for (uint64_t b = 0; b < 5; b++) {
@@ -1179,9 +1183,7 @@ static void test_tail_grows_after_packed_extent(void **state)
         bf_stats before, after;
         bf_file_stats(f, &before);
         for (int p = 2; p < 4; p++) {
-            assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
-            assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
-            assert_int_equal(bf_file_flush(f), BF_OK);
+            write_flushed(f, p * PAGE, img + p * PAGE, PAGE);
         }
         bf_file_stats(f, &after);
         written[c] = after.physical_written - before.physical_written;
@@ -1280,9 +1282,7 @@ static void test_holes_are_not_written(void **state)
         bf_stats one;
         bf_file_stats(f, &one);
         t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
-        assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
-        assert_int_equal(bf_file_flush(f), BF_OK);
+        write_flushed(f, p * PAGE, img + p * PAGE, PAGE);
         bf_file_stats(f, &after);
         print_message("  page %d: %llu physical\n", p,
                       (unsigned long long)(after.physical_written - one.physical_written));
@@ -1303,9 +1303,7 @@ static void test_holes_are_not_written(void **state)
     assert_int_equal(bf_file_write(f, img, PAGE), BF_OK);
     assert_int_equal(bf_file_flush(f), BF_OK);
     bf_file_stats(f, &before);
-    assert_int_equal(bf_file_seek(f, 3 * PAGE, BF_SEEK_SET), BF_OK);
-    assert_int_equal(bf_file_write(f, img + 3 * PAGE, PAGE), BF_OK);
-    assert_int_equal(bf_file_flush(f), BF_OK);
+    write_flushed(f, 3 * PAGE, img + 3 * PAGE, PAGE);
     bf_file_stats(f, &after);
     assert_int_equal(after.physical_written - before.physical_written, PAGE);
     assert_int_equal(after.physical_bytes, BSZ);
@@ -1352,9 +1350,7 @@ static void test_holes_after_a_failed_cut(void **state)
     t_fill(&r, T_DATA_RANDOM, img + BSZ + 3 * PAGE, PAGE);
     bf_stats before, after;
     bf_file_stats(f, &before);
-    assert_int_equal(bf_file_seek(f, BSZ + 3 * PAGE, BF_SEEK_SET), BF_OK);
-    assert_int_equal(bf_file_write(f, img + BSZ + 3 * PAGE, PAGE), BF_OK);
-    assert_int_equal(bf_file_flush(f), BF_OK);
+    write_flushed(f, BSZ + 3 * PAGE, img + BSZ + 3 * PAGE, PAGE);
     bf_file_stats(f, &after);
     assert_int_equal(after.physical_written - before.physical_written, BSZ);
     assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
@@ -1389,9 +1385,7 @@ static void test_block_past_the_end_goes_bare_with_its_hole(void **state)
     bf_file_stats(f, &before);
     for (int p = 7; p >= 4; p--) { /* page 7 past the end, then the hole from its end */
         t_fill(&r, T_DATA_RANDOM, img + p * PAGE, PAGE);
-        assert_int_equal(bf_file_seek(f, p * PAGE, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_write(f, img + p * PAGE, PAGE), BF_OK);
-        assert_int_equal(bf_file_flush(f), BF_OK);
+        write_flushed(f, p * PAGE, img + p * PAGE, PAGE);
     }
     bf_file_stats(f, &after);
     print_message("  4 pages into a block past the end: %llu physical\n",
@@ -1474,9 +1468,7 @@ static void test_rewriting_file_grows_bare(void **state)
         assert_int_equal(bf_file_flush(f), BF_OK);
         /* a page of one rewritten in place */
         t_fill(&r, T_DATA_RANDOM, img + PAGE, PAGE * 7 / 8);
-        assert_int_equal(bf_file_seek(f, PAGE, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_write(f, img + PAGE, PAGE), BF_OK);
-        assert_int_equal(bf_file_flush(f), BF_OK);
+        write_flushed(f, PAGE, img + PAGE, PAGE);
         /* the file grows a page at a time, a flush after each block's pages; then a page of
            each new block is rewritten */
         for (int b = OLD; b < BLOCKS; b++) {
@@ -1488,9 +1480,7 @@ static void test_rewriting_file_grows_bare(void **state)
         for (int b = OLD; b < BLOCKS; b++) {
             size_t at = (size_t)b * BSZ + (size_t)(b % (BSZ / PAGE)) * PAGE;
             t_fill(&r, T_DATA_RANDOM, img + at, PAGE * 7 / 8);
-            assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
-            assert_int_equal(bf_file_write(f, img + at, PAGE), BF_OK);
-            assert_int_equal(bf_file_flush(f), BF_OK);
+            write_flushed(f, at, img + at, PAGE);
         }
         bf_stats st;
         bf_file_stats(f, &st);
@@ -1537,9 +1527,7 @@ static void test_rewriting_file_pages_past_the_end(void **state)
         assert_int_equal(bf_file_write(f, img, BSZ), BF_OK);
         assert_int_equal(bf_file_flush(f), BF_OK);
         t_fill(&r, T_DATA_RANDOM, img + PAGE, PAGE);
-        assert_int_equal(bf_file_seek(f, PAGE, BF_SEEK_SET), BF_OK);
-        assert_int_equal(bf_file_write(f, img + PAGE, PAGE), BF_OK);
-        assert_int_equal(bf_file_flush(f), BF_OK);
+        write_flushed(f, PAGE, img + PAGE, PAGE);
         bf_stats st0;
         bf_file_stats(f, &st0);
         for (int b = 1; b < BLOCKS; b++) {
@@ -1549,18 +1537,14 @@ static void test_rewriting_file_pages_past_the_end(void **state)
                 int p = i == 0 ? PPB - 1 : i - 1;
                 size_t at = (size_t)b * BSZ + (size_t)p * PAGE;
                 t_fill(&r, T_DATA_RANDOM, img + at, PAGE * 3 / 8); /* packs to ~0.4 */
-                assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
-                assert_int_equal(bf_file_write(f, img + at, PAGE), BF_OK);
-                assert_int_equal(bf_file_flush(f), BF_OK);
+                write_flushed(f, at, img + at, PAGE);
             }
         }
         for (int round = 0; round < 2; round++) /* every block's pages rewritten, one apart */
             for (int b = 1; b < BLOCKS; b++) {
                 size_t at = (size_t)b * BSZ + (size_t)((b + round) % PPB) * PAGE;
                 t_fill(&r, T_DATA_RANDOM, img + at, PAGE * 3 / 8);
-                assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
-                assert_int_equal(bf_file_write(f, img + at, PAGE), BF_OK);
-                assert_int_equal(bf_file_flush(f), BF_OK);
+                write_flushed(f, at, img + at, PAGE);
             }
         bf_stats st;
         bf_file_stats(f, &st);
