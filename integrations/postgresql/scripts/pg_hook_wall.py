@@ -270,9 +270,15 @@ def cell_title(c):
             f"{'s' if c['conns'] > 1 else ''}{', CPU burner' if c['burner'] else ''}")
 
 
-def load_results(path):
-    """The results file's pairs; a last line cut short (a run killed while writing it) is
-    left out, as is any line that is not a pair."""
+def is_pair(r):
+    """A line of the matrix's results: a cell's round."""
+    return "cell" in r and "round" in r
+
+
+def load_results(path, keep=is_pair):
+    """The results file's lines that keep takes (the matrix's pairs by default); a last line
+    cut short (a run killed while writing it) is left out, as is any line keep refuses
+    (pg_hook_tpch.py keeps its own)."""
     out = []
     try:
         f = open(path, encoding="utf-8")
@@ -284,7 +290,7 @@ def load_results(path):
                 r = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(r, dict) and "cell" in r and "round" in r:
+            if isinstance(r, dict) and keep(r):
                 out.append(r)
     return out
 
