@@ -150,7 +150,13 @@ static void buf_settle(bf_file *f)
    misses of the store's 128 for 3,800 more instructions, 512 64 for 2,300, 1024 38 for
    1,550; user CPU (paired runs on a loaded machine) was lowest with 1024, and 256 and 512
    no better than summing at the store (docs/results/none-path-profile.md, section "The
-   check summed as the block fills"). XXX: why 512 costs more than 1024 is not known. */
+   check summed as the block fills"). Each sum has a fixed part (its accumulators' set-up
+   and merge, the 128-bit finish): on Zen 4's VPCLMULQDQ, sums in a chain cost 15 ns for
+   512 bytes, 22 for 1024, 142 for 8 KiB, so 16 sums a block ~245 ns, 8 ~175 (bench/profile/
+   crc_batch.c; section "The store of a full block, one path"): that is why 512 cost more.
+   XXX: interleaved with the copies, as in bf_file_write, the fixed part hid and no batch
+   clearly beat one sum at the store there, at 4 to 1,024 files' buffers: whether 1024 pays
+   on this CPU is not settled (no PMU here; the user CPU figures above were loaded). */
 #ifndef BF_FILL_BATCH
 #define BF_FILL_BATCH 1024u
 #endif

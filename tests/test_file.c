@@ -1628,6 +1628,69 @@ static void test_tail_extension_fails(void **state)
 }
 
 /*
+ * A whole bare block appended by a stream of small writes (the store of a spill's common
+ * block) whose write fails, whole or short: the call that crossed into the next block fails
+ * and leaves the file as buffile.h says (the position as before, the map and physical size
+ * too, the block still buffered and dirty); the same call then succeeds and every byte
+ * reads back, the extents at stock's offsets.
+ */
+static void test_appended_block_store_failure_keeps_the_file(void **state)
+{
+    (void)state;
+    enum { BSZ = 8192, TUPLE = 1000, LEN = 6 * BSZ };
+    static unsigned char data[LEN], got[LEN];
+    t_rng r = {47};
+    t_fill(&r, T_DATA_RANDOM, data, sizeof(data));
+    for (int shortw = 0; shortw < 2; shortw++) {
+        bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
+        t_faults faults = {0};
+        bf_io io = t_fault_io(&faults);
+        bf_space_set_io(sp, &io);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        size_t off = 0;
+        /* Blocks 0 and 1 stored; the write that reaches block 3 stores block 2, and fails. */
+        while (off + TUPLE <= 3 * BSZ) {
+            assert_int_equal(bf_file_write(f, data + off, TUPLE), BF_OK);
+            off += TUPLE;
+        }
+        assert_int_equal(faults.writes, 2);
+        bf_stats before;
+        bf_file_stats(f, &before);
+        faults.fail_write_at = faults.writes + 1; /* counted from the rig's start */
+        faults.fail_errno = ENOSPC;
+        faults.short_write = shortw;
+        assert_int_equal(bf_file_write(f, data + off, TUPLE), BF_ENOSPC);
+        bf_stats after;
+        bf_file_stats(f, &after);
+        assert_int_equal(bf_file_tell(f), off);
+        /* buffile.h: the size grows only over bytes of the call that were taken (here the
+           first piece, into block 2's buffer) */
+        assert_true(bf_file_size(f) == off || bf_file_size(f) == 3 * BSZ);
+        assert_int_equal(after.physical_bytes, before.physical_bytes);
+        assert_int_equal(after.physical_written, before.physical_written);
+        assert_int_equal(after.blocks_raw, 2);
+        assert_int_equal(f->map.n, 2);
+        assert_int_equal(f->buf_blk, 2);
+        assert_true(f->buf_dirty);
+        faults.fail_write_at = 0;
+        for (; off < LEN; off += TUPLE)
+            assert_int_equal(bf_file_write(f, data + off, LEN - off < TUPLE ? LEN - off : TUPLE),
+                             BF_OK);
+        assert_int_equal(bf_file_flush(f), BF_OK);
+        for (uint64_t b = 0; b < LEN / BSZ; b++) {
+            const bf_map_entry *e = bf_map_get(&f->map, b);
+            assert_true(bf_map_bare(e));
+            assert_int_equal(bf_map_off(e), b * BSZ);
+        }
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, LEN), LEN);
+        assert_memory_equal(got, data, LEN);
+        bf_space_destroy(sp);
+    }
+}
+
+/*
  * A spill's blocks in codec none take the store path's short way (packed bare without asking
  * the codec, placed at the end of the last segment); lz4 with blocks that do not shrink takes
  * the general one to the same bare blocks. Both files must come out the same: each block's
@@ -1785,6 +1848,7 @@ int main(void)
         cmocka_unit_test(test_partial_rewrite_in_place),
         cmocka_unit_test(test_extents_stay_in_their_segment),
         cmocka_unit_test(test_none_stores_what_the_general_path_does),
+        cmocka_unit_test(test_appended_block_store_failure_keeps_the_file),
         cmocka_unit_test(test_segment_write_past_its_end),
         cmocka_unit_test(test_new_block_past_size_reads_zeros),
         cmocka_unit_test(test_windows_carry_small_pieces),
