@@ -176,7 +176,7 @@ dev_prewarm() {
 }
 
 dev_teardown() {
-  local cg t
+  local cg t n
   srv_stop_all
   if [ -n "$DEV_SLOWFS_PID" ]; then
     for _ in $(seq 100); do
@@ -192,6 +192,9 @@ dev_teardown() {
   done
   DEV_TEMPDIRS=()
   for cg in "${DEV_CGROUPS[@]}"; do
+    # a server the limit starved: say so, the likeliest cause of a run that failed
+    n=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control" 2>/dev/null || true)
+    [ "${n:-0}" = 0 ] || log "the memory cgroup's OOM killer killed $n process(es) of the server in $cg: LIMIT $DEV_ARG is below what the server needs besides its temp files (the report's cgroup's peak at a larger LIMIT)"
     rmdir "$cg" 2>/dev/null || true
   done
   DEV_CGROUPS=()
