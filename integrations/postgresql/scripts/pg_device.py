@@ -141,7 +141,7 @@ class Device:
         if self.kind == "cgroup":
             return (f"the machine's disk: each server in a cgroup v1 memory cgroup limited to "
                     f"{arg} (memory.limit_in_bytes, which charges the temp files' page cache)")
-        return "the page cache (temp files in the data directory)"
+        return "the data directory's file system (the page cache)"
 
     def snapshot(self, pm, port, data_dir):
         """The counters now, for the server whose postmaster is pm (on port, with its data
