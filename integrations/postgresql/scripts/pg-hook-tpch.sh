@@ -5,7 +5,8 @@
 #
 #   integrations/postgresql/scripts/pg-hook-tpch.sh 18|master [--sf=10] [--method=off,auto]
 #       [--queries=LIST] [--workers=2] [--work-mem=4MB] [--rounds=5] [--seed=N]
-#       [--timeout=600] [--results=FILE] [--out=FILE] [--load-only] [--report-only]
+#       [--timeout=600] [--device=page] [--results=FILE] [--out=FILE] [--load-only]
+#       [--report-only]
 #
 # --sf (10): 0.01, 0.1, 1, 3, 10, 30; --method (off,auto): a list of pg_buffile's values
 # (off, none, lz4, zstd, gzip, auto), the first the reference of the ratios; --queries
@@ -15,7 +16,12 @@
 # the methods in each (query, round); --timeout (600) statement_timeout in seconds; --results
 # (the SF's directory's results.jsonl) the runs, one line per (query, round), resumable;
 # --out a copy of the Markdown report; --load-only stops once the cluster is loaded;
-# --report-only writes the report from the results file and runs nothing.
+# --report-only writes the report from the results file and runs nothing. --device (page)
+# where the temp files go (pg-device.sh): page, slowfs:RATE (tools/slowfs at RATE, e.g.
+# slowfs:200MB, mounted by the runner, validated before use) or cgroup:LIMIT (the server in
+# a cgroup v1 memory cgroup of LIMIT, e.g. cgroup:640MB: the spill reaches the disk); its
+# results go to results-<device>.jsonl beside results.jsonl (every line names its device),
+# the report to report-<device>.md, with what the device saw per run.
 #
 # Why a sibling of pg-hook-wall.sh and not a mode of it: that script compares two servers
 # (pristine and the hook) on tables it makes with SQL; this one runs a single hook server,
@@ -40,11 +46,11 @@ MAJOR=${1:-}
 case $MAJOR in
   18) PORT=54599 ;;
   master) PORT=54699 ;;
-  *) sed -n '5,9p' "$0" | sed 's/^# \{0,1\}/usage: /; 2,$s/^usage: /       /' >&2; exit 2 ;;
+  *) sed -n '6,9p' "$0" | sed 's/^# \{0,1\}/usage: /; 2,$s/^usage: /       /' >&2; exit 2 ;;
 esac
 shift
 SF=10 METHOD=off,auto QUERIES=2,3,4,5,7,8,10,11,12,13,14,15,16,18,21,22 WORKERS=2
-WORK_MEM=4MB ROUNDS=5 SEED=1 TIMEOUT=600 RESULTS="" OUTF="" MODE=run
+WORK_MEM=4MB ROUNDS=5 SEED=1 TIMEOUT=600 RESULTS="" OUTF="" MODE=run DEVSPEC=page
 CMD="integrations/postgresql/scripts/pg-hook-tpch.sh $MAJOR${*:+ $*}"
 bad() { printf 'pg-hook-tpch.sh: %s\n' "$1" >&2; exit 2; }
 for a in "$@"; do
@@ -63,6 +69,7 @@ for a in "$@"; do
     --rounds=*) ROUNDS=${a#*=}; [[ $ROUNDS =~ ^[1-9][0-9]{0,2}$ ]] || bad "--rounds takes 1..999" ;;
     --seed=*) SEED=${a#*=}; [[ $SEED =~ ^[0-9]{1,9}$ ]] || bad "--seed takes a number" ;;
     --timeout=*) TIMEOUT=${a#*=}; TIMEOUT=${TIMEOUT%s}; [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || bad "--timeout takes seconds" ;;
+    --device=*) DEVSPEC=${a#*=} ;;
     --results=*) RESULTS=$(realpath -m "${a#*=}") ;;
     --out=*) OUTF=$(realpath -m "${a#*=}") ;;
     --load-only) MODE=load ;;
@@ -72,6 +79,9 @@ for a in "$@"; do
 done
 # shellcheck source=pg-common.sh
 . "$(dirname "$0")/pg-common.sh"
+# shellcheck source=pg-device.sh
+. "$PGS/pg-device.sh"
+dev_parse "$DEVSPEC" || bad "--device takes page, slowfs:RATE (e.g. slowfs:200MB) or cgroup:LIMIT (e.g. cgroup:640MB)"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"
 QDIR=$(tpch_queries) || die "no TPC-H queries found (set TPCH_QUERIES to the folder of 1.sql .. 22.sql)"
 T0=$SECONDS
@@ -91,7 +101,7 @@ SOCK=$W/sock
 export PSQL_BIN=$BIN/psql
 # shellcheck source=pg-server.sh
 . "$PGS/pg-server.sh"
-trap srv_stop_all EXIT
+trap dev_teardown EXIT
 srv_report_env
 if [ "$MODE" != report ]; then
   pg_buffile_install "$BIN/pg_config" "$CB/ext" \
@@ -159,15 +169,24 @@ if [ "$MODE" = load ]; then
 fi
 
 # --- the runs --------------------------------------------------------------------------
-RESULTS=${RESULTS:-$W/results.jsonl}
+REPORT=$W/report.md
+if [ "$DEV_KIND" = page ]; then
+  RESULTS=${RESULTS:-$W/results.jsonl}
+else
+  RESULTS=${RESULTS:-$W/results-$DEV_LABEL.jsonl}
+  REPORT=$W/report-$DEV_LABEL.md
+fi
 touch "$RESULTS"
 chown "$PG_USER": "$RESULTS"
 ONLY=()
 if [ "$MODE" = report ]; then
   ONLY=(--report-only)
 else
+  dev_setup "$W"
+  dev_tempdir "$CL" tpch
+  dev_prewarm "$CL"
   t0=$SECONDS
-  srv_start "$CL" "$BIN" "$PORT" "$W/server.log" "$W/tpch.conf"
+  dev_srv_start "$CL" "$BIN" "$PORT" "$W/server.log" "$W/tpch.conf"
   psql_at "$PORT" -d tpch -c "create extension if not exists pg_buffile" > /dev/null
   # the tables into the page cache (every run then reads them from memory)
   psql_at "$PORT" -d tpch -At -c "select count(*) from lineitem" -c "select count(*) from orders" \
@@ -183,10 +202,10 @@ as_user env BUFFILE_PAIRED_LIB="$BUFFILE_PAIRED_LIB" PYTHONPATH="$PYTHONPATH" \
   --command="$CMD" --version="$VERSION" --results="$RESULTS" \
   --method="$METHOD" --queries="$QUERIES" --work-mem="$WORK_MEM" --sf="$SF" --port="$PORT" \
   --rounds="$ROUNDS" --seed="$SEED" --workers="$WORKERS" --timeout="$TIMEOUT" --tree="$tree" \
-  "${ONLY[@]}" > "$W/report.md"
+  --device="$DEV" --device-info="$W/device.json" "${ONLY[@]}" > "$REPORT"
 log "the runs and the report: $((SECONDS - t0)) s; in all $((SECONDS - T0)) s"
-cat "$W/report.md"
+cat "$REPORT"
 if [ -n "$OUTF" ]; then
-  cp "$W/report.md" "$OUTF"
+  cp "$REPORT" "$OUTF"
   log "written to $OUTF"
 fi

@@ -33,7 +33,16 @@
 #
 #   pg-hook-wall.sh 18 --matrix --method=none|auto|none,auto [--rows=10M]
 #       [--d=1,10,100,1000] [--conns=1,2,4] [--work-mem=4MB] [--burner] [--rounds=N]
-#       [--seed=N] [--results=FILE] [--out=FILE]
+#       [--seed=N] [--device=page] [--results=FILE] [--out=FILE]
+#
+# --device (page) where both servers' temp files go (pg-device.sh, shared with
+# pg-hook-tpch.sh): page, slowfs:RATE (one slowfs mount at RATE, e.g. slowfs:400MB, both
+# clusters' base/pgsql_tmp on it, validated before use) or cgroup:LIMIT (each server in its
+# own cgroup v1 memory cgroup of LIMIT); the cells name their device in the results file,
+# and the report, to report-<device>.md, gives what the device saw per run and, with auto
+# and another method, auto / the cell's best fixed method (issue 46 on slowfs: at most
+# 1.05). The matrix's directory is wall-matrix for 10M rows, wall-matrix-<rows> otherwise,
+# so that a smaller validation does not reload the 10M cluster.
 #
 # --rows (10M here; k and M are taken) rows a side: hm_u (k = 0 .. rows-1, p = md5(k))
 # and, per D of --d, hm_t_D (k = (i - 1) / D: each key D times in a row, p = md5(k)); the
@@ -72,7 +81,7 @@ case $MAJOR in
 esac
 shift
 ROWS="" ROUNDS=15 SEED=1 OUTF="" METHOD="" MLIST=""
-MATRIX="" MONLY="" DS=1,10,100,1000 CONNS=1,2,4 WORK_MEM=4MB BURNER="" RESULTS=""
+MATRIX="" MONLY="" DS=1,10,100,1000 CONNS=1,2,4 WORK_MEM=4MB BURNER="" RESULTS="" DEVSPEC=page
 CMD="integrations/postgresql/scripts/pg-hook-wall.sh $MAJOR${*:+ $*}"
 for a in "$@"; do
   case $a in
@@ -86,6 +95,7 @@ for a in "$@"; do
     --work-mem=*) MONLY=1 WORK_MEM=${a#*=}; [[ $WORK_MEM =~ ^[1-9][0-9]*(kB|MB|GB)$ ]] \
         || { printf 'error: --work-mem takes a size such as 4MB\n' >&2; exit 2; } ;;
     --burner) MONLY=1 BURNER=1 ;;
+    --device=*) MONLY=1 DEVSPEC=${a#*=} ;;
     --results=*) MONLY=1 RESULTS=$(realpath -m "${a#*=}") ;;
     --rounds=*) ROUNDS=${a#*=} ;;
     --seed=*) SEED=${a#*=} ;;
@@ -101,7 +111,7 @@ for a in "$@"; do
   esac
 done
 [ -n "$MATRIX" ] || [ -z "$MONLY$MLIST" ] \
-  || { printf 'error: --d, --conns, --work-mem, --burner, --results, a list of methods: for --matrix\n' >&2
+  || { printf 'error: --d, --conns, --work-mem, --burner, --device, --results, a list of methods: for --matrix\n' >&2
        exit 2; }
 if [ -z "$ROWS" ]; then
   if [ -n "$MATRIX" ]; then ROWS=10M; else ROWS=2000000; fi
@@ -116,18 +126,26 @@ esac
   || { printf 'error: --rows, --rounds and --seed take numbers\n' >&2; exit 2; }
 # shellcheck source=pg-common.sh
 . "$(dirname "$0")/pg-common.sh"
+# shellcheck source=pg-device.sh
+. "$PGS/pg-device.sh"
+dev_parse "$DEVSPEC" \
+  || { printf 'error: --device takes page, slowfs:RATE (e.g. slowfs:400MB) or cgroup:LIMIT (e.g. cgroup:2GB)\n' >&2
+       exit 2; }
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"
 built=$(bash "$PGS/pg-hook-pristine.sh" "$MAJOR")
 sed '$d' <<< "$built"
 CB=${built##*$'\n'}
 W=$CB/wall
 # the matrix: a cluster and servers of its own (see the header)
-if [ -n "$MATRIX" ]; then W=$CB/wall-matrix PORT=$((PORT + 2)); fi
+if [ -n "$MATRIX" ]; then
+  W=$CB/wall-matrix PORT=$((PORT + 2))
+  [ "$ROWS" -eq 10000000 ] || W=$CB/wall-matrix-$ROWS
+fi
 SOCK=$W/sock
 export PSQL_BIN=$CB/inst-pristine/bin/psql
 # shellcheck source=pg-server.sh
 . "$PGS/pg-server.sh"
-trap srv_stop_all EXIT
+trap dev_teardown EXIT
 srv_report_env
 mkdir -p "$W" "$SOCK"
 chown "$PG_USER": "$W" "$SOCK"
@@ -178,9 +196,14 @@ if [ -n "$MATRIX" ]; then
   rm -rf "$W/hook"
   cp -a "$W/pristine" "$W/hook"
   log "the hook's copy of the cluster: $((SECONDS - t0)) s"
+  dev_setup "$W"
+  dev_tempdir "$W/pristine" pristine
+  dev_tempdir "$W/hook" hook
+  dev_prewarm "$W/pristine"
+  dev_prewarm "$W/hook"
   t0=$SECONDS
-  srv_start "$W/pristine" "$CB/inst-pristine/bin" "$PORT" "$W/pristine.log" "$W/wall.conf"
-  srv_start "$W/hook" "$CB/inst-hook/bin" $((PORT + 1)) "$W/hook.log" "$HOOK_CONF"
+  dev_srv_start "$W/pristine" "$CB/inst-pristine/bin" "$PORT" "$W/pristine.log" "$W/wall.conf"
+  dev_srv_start "$W/hook" "$CB/inst-hook/bin" $((PORT + 1)) "$W/hook.log" "$HOOK_CONF"
   # pg_buffile_stats is the extension's view: on the hook's copy only
   [ -z "$METHOD" ] || psql_at $((PORT + 1)) -c "create extension pg_buffile"
   # the tables into the page cache, both copies (the servers read their own files)
@@ -192,6 +215,8 @@ if [ -n "$MATRIX" ]; then
   done
   log "the servers started, the tables read: $((SECONDS - t0)) s"
   RESULTS=${RESULTS:-$W/results.jsonl}
+  REPORT=$W/report.md
+  [ "$DEV_KIND" = page ] || REPORT=$W/report-$DEV_LABEL.md
   tree=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
   touch "$RESULTS"
   chown "$PG_USER": "$RESULTS"
@@ -202,11 +227,13 @@ if [ -n "$MATRIX" ]; then
     --seed="$SEED" --rows="$ROWS" --major="$MAJOR" --command="$CMD" --method="$METHOD" \
     --d="$DS" --conns="$CONNS" --work-mem="$WORK_MEM" ${BURNER:+--burner} \
     --results="$RESULTS" --hook-log="$W/hook.log" --tree="$tree" \
-    --pristine-version="$("$CB/inst-pristine/bin/postgres" --version)" > "$W/report.md"
+    --device="$DEV" --device-info="$W/device.json" --pristine-data="$W/pristine" \
+    --hook-data="$W/hook" \
+    --pristine-version="$("$CB/inst-pristine/bin/postgres" --version)" > "$REPORT"
   log "the matrix: $((SECONDS - t0)) s"
-  cat "$W/report.md"
+  cat "$REPORT"
   if [ -n "$OUTF" ]; then
-    cp "$W/report.md" "$OUTF"
+    cp "$REPORT" "$OUTF"
     log "written to $OUTF"
   fi
   exit 0

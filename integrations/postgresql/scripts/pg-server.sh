@@ -11,7 +11,8 @@
 #                                 the settings every server here has, then each SETTING
 #                                 as a line of its own (included from postgresql.conf)
 #   srv_start DATA BIN PORT LOG CONF
-#                                 start a server on DATA with CONF included; a server
+#                                 start a server on DATA with CONF included (inside the
+#                                 memory cgroup SRV_CGROUP when set); a server
 #                                 or stale pid file a killed run left is stopped first;
 #                                 returns 1, showing the log's tail, if it does not start
 #   srv_stop DATA BIN             stop the server on DATA, if one runs
@@ -57,7 +58,10 @@ srv_start() {
   grep -q "^include '$conf'" "$data/postgresql.conf" || echo "include '$conf'" >> "$data/postgresql.conf"
   # A killed run leaves a server or only its stale pid file (pg_ctl then fails: fine).
   srv_stop "$data" "$bin"
-  if ! as_user "$bin/pg_ctl" -D "$data" -l "$logf" -o "-p $port" -w -t 300 start > /dev/null; then
+  # SRV_CGROUP (pg-device.sh's cgroup:LIMIT): the server starts inside that cgroup (the
+  # subshell moves itself there, pg_ctl and the postmaster it forks inherit it)
+  if ! ( if [ -n "${SRV_CGROUP:-}" ]; then echo "$BASHPID" > "$SRV_CGROUP/cgroup.procs"; fi
+         as_user "$bin/pg_ctl" -D "$data" -l "$logf" -o "-p $port" -w -t 300 start > /dev/null ); then
     tail -20 "$logf"
     echo "could not start $bin/postgres on $data" >&2
     return 1

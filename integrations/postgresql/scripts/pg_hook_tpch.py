@@ -41,6 +41,7 @@ import time
 import zlib
 
 import templog
+from pg_device import Device, auto_device, auto_rows, summary_rows, total
 from pg_hook_wall import TIME, _median, auto_blocks, load_results
 from tpch_report import stats
 
@@ -145,8 +146,13 @@ def explainable(sql):
 
 def key_of(a):
     """What makes two lines of the results file the same measurement."""
-    return {"sf": a.sf, "workers": a.workers, "work_mem": a.work_mem, "methods": a.method,
-            "timeout": a.timeout}
+    k = {"sf": a.sf, "workers": a.workers, "work_mem": a.work_mem, "methods": a.method,
+         "timeout": a.timeout}
+    # the page cache's lines keep the key they had before --device
+    dev = getattr(a, "device", "page")
+    if dev != "page":
+        k["device"] = dev
+    return k
 
 
 def same_key(r, key):
@@ -161,6 +167,7 @@ class Runner:
         self.a = a
         self.tmp = tempfile.mkdtemp(prefix="pgtpch.")
         self.methods = a.method.split(",")
+        self.dev = Device.load(getattr(a, "device", "page"), getattr(a, "device_info", ""))
 
     def pm(self):
         with open(os.path.join(self.a.data, "postmaster.pid"), encoding="utf-8") as f:
@@ -205,11 +212,13 @@ class Runner:
         # before its end is: the window holds this run's backend and workers only
         wait_quiet(pm)
         pos = os.path.getsize(a.log)
+        d0 = self.dev.snapshot(pm, a.port, a.data)
         c0 = proc_stat(pm)[3]
         r = self.psql(script, method, check=False)
         quiet = wait_quiet(pm)
         c1 = proc_stat(pm)[3]
-        res = {"method": method}
+        d1 = self.dev.snapshot(pm, a.port, a.data)
+        res = {"method": method, "device": self.dev.figures(d0, d1)}
         if r.returncode == 0:
             res["status"] = "ok"
         elif "statement timeout" in r.stderr:
@@ -254,6 +263,7 @@ class Runner:
         blocks, n = auto_blocks(text)
         if n:
             res["auto_blocks"] = blocks
+            res["auto_device"] = auto_device(text)
         return res
 
     def plans(self, q, method):
@@ -267,7 +277,8 @@ class Runner:
 
 def warm(runner, q, key):
     """The warm-up of query q: a run per method, answers and plans compared; its line."""
-    w = {"key": key, "warm": True, "query": q, "runs": {}, "plans": {}}
+    w = {"key": key, "warm": True, "query": q, "runs": {}, "plans": {},
+         "device": runner.dev.name}
     for m in runner.methods:
         w["plans"][m] = runner.plans(q, m)
         res = runner.run(q, m)
@@ -334,7 +345,8 @@ def measure(a, queries, records):
             t1 = time.monotonic()
             order = [runner.methods[i] for i in
                      stats.shuffle(seed + q, r, len(runner.methods))]
-            rec = {"key": key, "query": q, "round": r, "order": order, "tree": a.tree}
+            rec = {"key": key, "query": q, "round": r, "order": order, "tree": a.tree,
+                   "device": runner.dev.name}
             ref = warm_of(records, key, q)["answer"]
             for m in order:
                 res = runner.run(q, m)
@@ -397,8 +409,33 @@ def summarize(records, key, queries, methods, rounds):
     return s
 
 
+def device_targets(dev, times, names, methods):
+    """Issue 46's targets on a device other than the page cache, in wall time over the
+    suite: on slowfs auto at most lz4's time + 5% (auto / lz4 at most 1.05), on the disk
+    (cgroup) auto within 2% of the best fixed method of the list (off included): auto / the
+    method whose suite time is lowest (the largest auto / m). [(text, word)]."""
+    if "auto" not in methods:
+        return []
+    out = []
+    if dev.kind == "slowfs" and "lz4" in methods:
+        iv = stats.suite_interval(times, names, "auto", "lz4")
+        out.append((f"auto / lz4 wall {stats.fmt_ratio(iv, digits=3)}, at most 1.05",
+                    stats.target_text(iv, 1.05)))
+    if dev.kind == "cgroup":
+        fixed = [m for m in methods if m != "auto"]
+        ivs = {m: stats.suite_interval(times, names, "auto", m) for m in fixed}
+        ivs = {m: iv for m, iv in ivs.items() if iv.n >= 1 and not math.isnan(iv.est)}
+        if ivs:
+            best = max(ivs, key=lambda m: ivs[m].est)
+            out.append((f"auto / {best} (the best fixed method's suite time) wall "
+                        f"{stats.fmt_ratio(ivs[best], digits=3)}, at most 1.02",
+                        stats.target_text(ivs[best], 1.02)))
+    return out
+
+
 def report(a, records, phases=None):
     key = key_of(a)
+    dev = Device.load(getattr(a, "device", "page"), getattr(a, "device_info", ""))
     methods = a.method.split(",")
     first, later = methods[0], methods[1:]
     queries = parse_list(a.queries)
@@ -414,7 +451,7 @@ def report(a, records, phases=None):
       f"preloaded; one server on a cluster loaded once, the method set per session "
       f"(`off` is PostgreSQL's own buffile.c path). work_mem {a.work_mem}, "
       f"max_parallel_workers_per_gather {a.workers}, no JIT, statement_timeout {a.timeout} s, "
-      f"temp files in the data directory (the page cache). A warm-up run of each method per "
+      f"temp files on {dev.title()}. A warm-up run of each method per "
       f"query (answers and plans equal across methods), then {a.rounds} rounds, each "
       f"running every method once per query in shuffled order (seed {a.seed}). Wall: psql's "
       f"\\timing; CPU: the backend and its parallel workers (the postmaster's cutime + "
@@ -472,9 +509,36 @@ def report(a, records, phases=None):
         P(f"| {m} / {first} | {stats.fmt_ratio(wv, digits=3)} | "
           f"{stats.fmt_ratio(cv, digits=3)} | {'-' if math.isnan(hw) else f'{100 * hw:.1f}%'}"
           f" | {word} |")
-    if words:
+    if words and dev.kind == "page":
         P("")
         P(f"Issue 46's TPC-H target in the page cache: {stats.overall(words)}.")
+    elif words:
+        P("")
+        P(f"(The CPU target is the page cache's; on {dev.name} it is reported only.)")
+    for text, word in device_targets(dev, times["wall"], names, methods):
+        P("")
+        P(f"Issue 46's target on {dev.name}: {text}: {word}.")
+    P("")
+    P(f"## The device: {dev.name}")
+    P("")
+    P(f"Temp files on {dev.title()}. Per round of the suite (its queries' runs summed), "
+      "the medians over the rounds of what the server's processes read from storage and wrote to it, below the page "
+      "cache (the postmaster's /proc/PID/io after the run's processes are reaped: "
+      "read_bytes, and write_bytes less cancelled_write_bytes; slowfs's direct I/O counts "
+      "whole)"
+      + (", what slowfs served and the time its model held requests, its daemon's CPU "
+         "(not in the backends' CPU)" if dev.kind == "slowfs" else "")
+      + (", the times the cgroup's usage hit its limit (memory.failcnt) and the machine's "
+         "disk as /proc/diskstats counts it (every process of the machine)"
+         if dev.kind == "cgroup" else "") + ":")
+    P("")
+    per = {m: [total([r[m].get("device", {}) for e in suite_qs for r in e["rounds"]
+                      if r["round"] == rnd]) for rnd in common] for m in methods}
+    for line in summary_rows(dev, per):
+        P(line)
+    if "auto" in methods:
+        P("")
+        P(auto_rows([r["auto"].get("auto_device", {}) for e in suite_qs for r in e["rounds"]]))
     P("")
     P("## Per query")
     P("")
@@ -539,6 +603,8 @@ def main(argv=None):
     for f in ("port", "rounds", "seed", "workers", "timeout"):
         p.add_argument(f"--{f}", type=int, required=True)
     p.add_argument("--tree", default="unknown")
+    p.add_argument("--device", default="page", help="pg-device.sh's spec")
+    p.add_argument("--device-info", default="", help="pg-device.sh's device.json")
     p.add_argument("--report-only", action="store_true")
     a = p.parse_args(argv)
     records = load_results(a.results, lambda r: "key" in r and "query" in r)
