@@ -451,22 +451,28 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * its blocks on workers as it discards its data.
  *
  * Reads. A file read sequentially through bf_file_read (block b loaded
- * right after block b - 1) has the next blocks, at most two and never more
- * than half the slots, unpacked ahead on the workers (checked, opened if
- * sealed, decompressed) when their extents are already in the space's
- * read-ahead buffer; the read of such a block copies it from its slot. It
- * uses the same slots and their buffers (a slot of a sealed file's block
- * grows its extent buffer to twice the extent's room), no other memory,
- * and a block to store takes a slot back from a block unpacked ahead. A
+ * right after block b - 1) has the next blocks unpacked ahead on the
+ * workers (checked, opened if sealed, decompressed): at least 4 and at
+ * most 8 ahead, never more than half the slots, their extents read by the
+ * calling thread with one pread for several (into the space's read-ahead
+ * buffer) and a sleeping worker woken once for them; the read of such a
+ * block copies it from its slot. The space follows up to 16 such passes at
+ * once, over one file or several, read in turn (a merge of runs of one
+ * file): 384 bytes of the space's struct. It uses the same slots and their
+ * buffers (a slot of a sealed file's block grows its extent buffer to
+ * twice the extent's room), no other memory, and a block to store takes a
+ * slot back from a block unpacked ahead. A
  * block taken is exactly what the read would have loaded: a block stored
  * again since is thrown away, and so is one whose work failed, which is
  * then loaded on the caller's thread: a corrupt extent or an I/O error is
  * reported by the read of that block, with the message it has without
  * workers. bf_stats' readahead_hits and readahead_misses count them.
- * Blocks stored bare (not compressed, format 4) or raw, unsealed lz4
- * blocks (cheaper to decompress than to hand over), blocks of caller codecs
- * and, with the caller's allocator hooks, zstd's and zlib's are read on the
- * caller's thread. The block calls and cursors do not read ahead.
+ * Blocks stored bare (not compressed, format 4) or raw, blocks of caller
+ * codecs and, with the caller's allocator hooks, zstd's and zlib's are
+ * read on the caller's thread; unsealed lz4 blocks too while the reads
+ * outrun the workers (they find the blocks ahead not yet unpacked: lz4
+ * costs about what its handoff does, so it is handed over only while the
+ * worker keeps ahead). The block calls and cursors do not read ahead.
  *
  * Only while the space has no open file: BF_EINVAL otherwise, or when n
  * exceeds BF_WORKERS_MAX; BF_ENOMEM.

@@ -1444,22 +1444,83 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
 }
 
 /*
+ * A load through the stream API of block `blkno` of `f`: which of the
+ * space's passes it continues (the block after a pass's last), moved to the
+ * front; or a new pass, in front, the least recently continued one
+ * dropped. Sets seq_front (it continued the most recent pass: what the
+ * read-ahead buffer serves), seq_any (it continued one) and seq_run.
+ * A block-API load (sort tapes of the block calls) is not a pass's.
+ */
+static void stream_note(bf_space *sp, const bf_file *f, uint64_t blkno)
+{
+    struct bf_stream *s = sp->streams;
+    int i = 0;
+    while (i < BF_STREAMS && !(s[i].file == f && s[i].next == blkno))
+        i++;
+    sp->seq_front = i == 0;
+    sp->seq_any = i < BF_STREAMS;
+    /* The run counts loads in a row (extent_fetch's window grows with it, and a merge's turn
+       to another run starts it again, as with one pass). */
+    struct bf_stream e = {f, (uint32_t)(blkno + 1), i == 0 ? s[0].run + 1 : 1,
+                          i < BF_STREAMS && s[i].ahead > blkno ? s[i].ahead : (uint32_t)blkno};
+    if (i == BF_STREAMS)
+        i = BF_STREAMS - 1;
+    memmove(s + 1, s, (size_t)i * sizeof(*s));
+    s[0] = e;
+    sp->seq_run = e.run;
+}
+
+/*
+ * Where the read-ahead buffer's window from block `blkno`'s extent (`len`
+ * bytes at `off`) ends: over the following blocks' extents up to block
+ * `last`, as long as they are physically near and the gaps small.
+ */
+static uint64_t ahead_end(const bf_file *f, uint64_t blkno, uint64_t off, uint32_t len,
+                          uint64_t last)
+{
+    const bf_space *sp = f->seg.space;
+    uint64_t end = off + len;
+    uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
+    uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
+    uint64_t gaps = 0; /* bytes in the window that are not the stream's next extents */
+    for (uint64_t b = blkno + 1; b <= last && b < f->map.n; b++) {
+        const bf_map_entry *e = bf_map_get(&f->map, b);
+        if (!bf_map_used(e))
+            break;
+        uint64_t eoff = bf_map_off(e);
+        uint64_t eend = eoff + bf_map_len(e);
+        /* A gap is another block's extent or free space. Small gaps are read through,
+           but no more of them than of the stream's own extents: files whose blocks
+           were written interleaved with others' (logtape.c's tapes) have small
+           extents a gap apart, and reading them ahead would read mostly the others. */
+        if (bf_map_part(e) != part || eoff < end || eoff - end > 4096 || eend > seg_end ||
+            eend - off > BF_READAHEAD || 2 * (gaps + eoff - end) > eend - off)
+            break;
+        gaps += eoff - end;
+        end = eend;
+    }
+    return end;
+}
+
+/*
  * Find the bytes of the extent of block `blkno` (`len` bytes at `off` of
  * `seg`): in the read-ahead buffer if it holds them; else, when the stream
- * API (`stream`) reads the file block after block and the following
- * extents are physically contiguous, read them all with one pread into the
- * read-ahead buffer; else read just this extent into `into` (the scratch
- * buffer; a bare block's destination, which then needs no copy).
- * Block-API readers (sort tapes) jump between tapes and never read ahead.
+ * API (`stream`) reads the file block after block (the load continued the
+ * most recent pass: stream_note) and the following extents are physically
+ * contiguous, read them all with one pread into the read-ahead buffer;
+ * else read just this extent into `into` (the scratch buffer; a bare
+ * block's destination, which then needs no copy). Passes read in turn
+ * (a merge of runs of one file) share the one buffer, so they do not read
+ * ahead here: each would drop the others' window (without workers every
+ * window read but one extent would be lost); with workers, ra_ahead reads
+ * their next extents for the workers. Block-API readers (sort tapes) jump
+ * between tapes and never read ahead.
  */
 static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uint64_t off,
                         uint32_t len, unsigned char *into, const unsigned char **ext)
 {
     bf_space *sp = f->seg.space;
-    int sequential = stream && sp->seq_file == f && sp->seq_blk + 1 == blkno;
-    sp->seq_file = f;
-    sp->seq_blk = blkno;
-    sp->seq_run = sequential ? sp->seq_run + 1 : 1;
+    int sequential = stream && sp->seq_front;
     if (!sequential)
         bf_seg_forget_ahead(sp); /* read-ahead serves one sequential pass, nothing else */
     const unsigned char *held = bf_seg_cached(seg, off, len);
@@ -1467,33 +1528,11 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
         *ext = held;
         return BF_OK;
     }
-    uint64_t end = off + len;
-    if (sequential) {
-        uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
-        uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
-        uint64_t gaps = 0; /* bytes in the window that are not the stream's next extents */
-        /* The window grows with the pass: at most half as many blocks ahead as the pass has
-           read. A reader that leaves after k blocks (a merge turning to its next tape, which
-           drops the window) has then been read at most k / 2 blocks it did not ask for;
-           a fixed 256 KiB window cost it up to 3 times its bytes on sorts compressed tenfold. */
-        uint64_t last = blkno + sp->seq_run / 2;
-        for (uint64_t b = blkno + 1; b <= last && b < f->map.n; b++) {
-            const bf_map_entry *e = bf_map_get(&f->map, b);
-            if (!bf_map_used(e))
-                break;
-            uint64_t eoff = bf_map_off(e);
-            uint64_t eend = eoff + bf_map_len(e);
-            /* A gap is another block's extent or free space. Small gaps are read through,
-               but no more of them than of the stream's own extents: files whose blocks
-               were written interleaved with others' (logtape.c's tapes) have small
-               extents a gap apart, and reading them ahead would read mostly the others. */
-            if (bf_map_part(e) != part || eoff < end || eoff - end > 4096 || eend > seg_end ||
-                eend - off > BF_READAHEAD || 2 * (gaps + eoff - end) > eend - off)
-                break;
-            gaps += eoff - end;
-            end = eend;
-        }
-    }
+    /* The window grows with the pass: at most half as many blocks ahead as the pass has
+       read. A reader that leaves after k blocks (a merge turning to its next tape, which
+       drops the window) has then been read at most k / 2 blocks it did not ask for;
+       a fixed 256 KiB window cost it up to 3 times its bytes on sorts compressed tenfold. */
+    uint64_t end = sequential ? ahead_end(f, blkno, off, len, blkno + sp->seq_run / 2) : off + len;
     /* Any failure of the larger read falls back to this extent alone, so a problem further
        on is reported for the block that has it. */
     if (end > off + len && bf_seg_read_ahead(seg, off, end, &held) == BF_OK) {
@@ -1511,33 +1550,32 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
 /* ---- blocks unpacked ahead by the space's workers (readahead.c) -------- */
 
 /*
- * A file read sequentially through the stream API (block b loaded right
- * after block b - 1, through the buffer or straight into the caller's
- * memory: the space's seq_file and seq_blk say so) hands blocks b + 1 ..
- * b + RA_DEPTH to workers, which check and unpack them into their slots
- * while the caller consumes block b; the load of b + 1 then copies it from
- * its slot. Bounds: at most RA_DEPTH
- * ahead per file, at most half the slots in the space, only free slots
- * (a read never waits for one), and a block to store takes back a done
- * one (job_slot): reads never starve writes. The slots' buffers are the
- * memory; nothing else is allocated but, for a sealed file, a slot's
- * extent buffer grown to hold the opened payload after the extent.
- * Only blocks whose unpacking costs more than the handoff go: not bare
- * blocks, raw extents or unsealed lz4 ones (ra_submit says why).
+ * A pass of the stream API over a file (block b loaded right after block
+ * b - 1, through the buffer or straight into the caller's memory; several
+ * passes over one file or several at once, read in turn: the space's
+ * streams, stream_note) hands the blocks after b to workers, which check
+ * and unpack them into their slots while the caller reads on; the load of
+ * b + 1 then takes it from its slot. Bounds: a pass keeps RA_DEPTH blocks
+ * ahead and refills to twice that when fewer are in flight (the refill's
+ * extents read with one pread, its slots woken for with one wake), at most
+ * half the slots in the space, only free slots (a read never waits for
+ * one), and a block to store takes back a done one (job_slot): reads never
+ * starve writes. The slots' buffers are the memory; nothing else is
+ * allocated but, for a sealed file, a slot's extent buffer grown to hold
+ * the opened payload after the extent. Only blocks whose unpacking costs
+ * more than the handoff go: not bare blocks or raw extents (ra_submit says
+ * why).
  *
- * Where the bytes come from. Only extents already in the space's read-ahead
- * buffer (bf_seg_cached: a sequential pass reads the next extents with one
- * pread, extent_fetch) are handed over, copied into the slot on the
- * caller's thread. A worker therefore never reads a descriptor: no I/O
- * hook, fault injector or throttle of the caller is called from another
- * thread, the descriptor cache may close a descriptor at any time, and a
- * read racing a write of the same bytes cannot happen, because the bytes
- * are taken on the one thread that writes. Bytes not yet in the buffer
- * are not read for this: the caller's read of that block fills the buffer
- * again, and the next blocks are then handed over. XXX: the first block of
- * each window of the read-ahead buffer is therefore unpacked on the
- * caller's thread; a worker-side pread would overlap that too, but needs
- * the I/O seam to be thread-safe first.
+ * Where the bytes come from. The caller's thread reads them: extents in
+ * the space's read-ahead buffer (bf_seg_cached) are copied from there into
+ * the slot; for a refill whose first extent is not there, the caller reads
+ * the refill's extents into that buffer with one pread (ahead_end's
+ * window), the pread the loads of those blocks would have made one at a
+ * time. A worker therefore never reads a descriptor: no I/O hook, fault
+ * injector or throttle of the caller is called from another thread, the
+ * descriptor cache may close a descriptor at any time, and a read racing
+ * a write of the same bytes cannot happen, because the bytes are taken on
+ * the one thread that writes.
  *
  * Why a block taken is the block. A job records the map entry it was read
  * for; it is taken only if the block's entry is still that one and the
@@ -1552,9 +1590,31 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * thrown away and the block loaded on the caller's thread as without
  * workers, which meets the same problem and reports it, with the same
  * message, at the read of that block: not earlier, not lost. Work that is
- * only a guess is never reported by itself.
+ * only a guess, the refill's pread included, is never reported by itself.
  */
-enum { RA_DEPTH = 2 };
+enum { RA_DEPTH = 4 };
+
+/*
+ * Whether a block whose unpacking costs about what handing it over costs
+ * (unsealed lz4) goes to the workers now: only while the reads find the
+ * blocks ahead done. The handoff saves the caller's thread the codec only
+ * if the worker is ahead; a read that reaches a block not done yet spins
+ * for it or unpacks the queue's head itself (bf_workers_wait), paying the
+ * handoff and the codec. Caller-thread CPU per 4 KiB lz4 block read
+ * (docs/results/sqlite.md "Blocks unpacked ahead for interleaved passes"):
+ * a merge of 16 runs with no other work per block, base 2,027 ns -> 1,559
+ * ns with every lz4 block handed over; but one pass or 4 runs with no work
+ * per block outran the worker, 1,296 -> 1,471 and 1,982 -> 2,443 ns. Each
+ * late block adds RA_LATE_STEP, each load of a pass takes one off; cheap
+ * codecs go while the sum is under RA_LATE_MAX / 2 (about one late block
+ * in RA_LATE_STEP loads at most), so such a reader soon unpacks on its own
+ * thread again and probes now and then.
+ */
+enum { RA_LATE_STEP = 8, RA_LATE_MAX = 64 };
+static inline int ra_cheap(const bf_space *sp)
+{
+    return sp->ra_late < RA_LATE_MAX / 2;
+}
 
 /* A slot's buffer of at least `need` bytes, or -1: best effort, so not reported. */
 static int ra_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need)
@@ -1569,68 +1629,119 @@ static int ra_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need)
     return 0;
 }
 
+/* Whether block `blkno` of `f` has a copy in a slot (unpacked ahead, or to store). */
+static inline int ra_covered(bf_file *f, uint64_t blkno)
+{
+    return ra_find(f, blkno) != NULL || newest_job(f, blkno) != NULL;
+}
+
+/*
+ * The read slots are all taken: free the done ones no pass will take (of a
+ * block that is no pass's next RA_DEPTH * 2: passes that ended, a merge's
+ * runs read to their end, or that the stream table dropped). 1 if it freed
+ * one. A scan of the read slots, only when they are all taken.
+ */
+static int ra_reclaim(bf_space *sp)
+{
+    bf_workers *w = sp->workers;
+    int freed = 0;
+    bf_job *next;
+    for (bf_job *j = bf_workers_reads(w); j != NULL; j = next) {
+        next = bf_workers_next(w, j);
+        if (bf_workers_state(w, j) != BF_JOB_DONE)
+            continue;
+        int wanted = 0;
+        for (int i = 0; i < BF_STREAMS && !wanted; i++)
+            wanted = sp->streams[i].file == j->owner && j->blkno >= sp->streams[i].next &&
+                     j->blkno < (uint64_t)sp->streams[i].next + 2 * RA_DEPTH;
+        if (!wanted) {
+            sp->ra_misses++;
+            job_free(w, j);
+            freed = 1;
+        }
+    }
+    return freed;
+}
+
 /*
  * Hand block `blkno` of `f` to a worker to unpack, if it is worth it and
- * can be done without waiting or reading: its extent in the read-ahead
- * buffer, of a built-in codec the slot may run, a free slot within the
- * bounds. Nothing is reported: a block not handed over is loaded as usual.
+ * can be done without waiting: its extent in the read-ahead buffer (read
+ * there first, up to block `last`'s, if `fetch` and it is not), of a
+ * built-in codec the slot may run, a free slot within the bounds. No worker
+ * is woken (the caller does, bf_workers_wake). Nothing is reported: a
+ * block not handed over is loaded as usual. 1 if it was handed over; 0 if
+ * not, -1 when no later block of the refill would be either.
  */
-static void ra_submit(bf_file *f, uint64_t blkno)
+static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
 {
     bf_space *sp = f->seg.space;
     bf_workers *w = sp->workers;
     /* A block with a copy on a worker to store: its map entry is not the block (block_load
        takes it from that slot). */
-    if (blkno >= f->map.n || ra_find(f, blkno) != NULL || newest_job(f, blkno) != NULL)
-        return;
+    if (blkno >= f->map.n)
+        return -1;
+    if (ra_covered(f, blkno))
+        return 0;
     const bf_map_entry *e = bf_map_get(&f->map, blkno);
     if (!bf_map_used(e) || bf_map_bare(e)) /* a bare block is a pread and a CRC: no work */
-        return;
+        return 0;
     uint32_t len = bf_map_len(e), gen;
     uint64_t delta;
     bf_seg *seg = part_seg(f, bf_map_part(e), &delta, &gen);
+    if (len < BF_EXTENT_HDR || len > bf_space_extent_room(sp, f->block_size))
+        return 0;
+    /* The slots this block size may use (their buffers stay bounded: bf_workers_window). */
+    uint32_t window = bf_workers_window(w, f->block_size);
+    if (sp->njobs[1] >= window / 2 && !ra_reclaim(sp))
+        return -1;
     const unsigned char *ext = bf_seg_cached(seg, bf_map_off(e), len);
-    if (ext == NULL || len < BF_EXTENT_HDR || len > bf_space_extent_room(sp, f->block_size))
-        return;
+    if (ext == NULL && fetch) {
+        uint64_t off = bf_map_off(e), end = ahead_end(f, blkno, off, len, last);
+        if (bf_seg_read_ahead(seg, off, end, &ext) == BF_OK)
+            COUNT(f, physical_read, end - off);
+        else
+            ext = NULL;
+    }
+    if (ext == NULL)
+        return -1;
     /* The codec the header names (checked again on the worker, with the CRC). Caller codecs
        are the space's, one call at a time; zstd and zlib allocate as they decompress, so with
        the caller's allocator hooks they stay on this thread (as for packing: job_store). */
     int raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
     bf_codec codec = (bf_codec)ext[4];
     const bf_codec_ops *ops = NULL;
-    /* Only unpacking that costs more than handing it over: the caller's copies of the
-       extent in and of the block out, the slot scans and a wake of the worker (a futex call
-       when it sleeps, as it does between a reader's blocks) cost the caller about what lz4
-       decompressing 8 KiB costs it (~2 us), and a raw extent is a copy and a CRC. With one
-       worker on 2 cores the caller's CPU is the wall (issue 49): its waits and wakes for lz4
-       blocks ahead cost it more than decompressing them. A sealed extent (AES-GCM) is
-       opened ahead whatever its codec. */
-    if (!f->sealed && (raw || codec == BF_CODEC_LZ4))
-        return;
+    /* Only unpacking that costs more than handing it over. A raw extent is a copy and a CRC:
+       the copy into the slot and out of it cost the caller as much. Unsealed lz4 goes since
+       the handoff is paid per refill, not per block (issue 49, docs/results/sqlite.md "Blocks
+       unpacked ahead for interleaved passes"): one pread for the refill's extents, the ones
+       a load would have made anyway, and one wake; per block the caller copies the extent
+       in and the block out (~4 KiB to 8 KiB each) and does two hash lookups, where lz4
+       decompressing a 4 KiB page cost it ~2 us. A sealed extent (AES-GCM) is opened ahead
+       whatever its codec. */
+    if (raw && !f->sealed)
+        return 0;
+    if (!f->sealed && codec == BF_CODEC_LZ4 && !ra_cheap(sp))
+        return 0;
     if (!raw) {
         if (codec >= BF_JOB_CODECS || (ops = bf_space_codec_ops(sp, codec)) == NULL)
-            return;
+            return 0;
         if ((codec == BF_CODEC_ZSTD || codec == BF_CODEC_ZLIB) &&
             sp->alloc.malloc_fn != bf_default_allocator.malloc_fn)
-            return;
+            return 0;
     }
-    /* The slots this block size may use (their buffers stay bounded: bf_workers_window). */
-    uint32_t window = bf_workers_window(w, f->block_size);
-    if (sp->njobs[1] >= window / 2)
-        return;
     bf_job *j = bf_workers_free_slot(w, window);
     if (j == NULL)
-        return;
+        return -1;
     if (ra_grow(sp, &j->data, &j->data_size, f->block_size) != 0 ||
         ra_grow(sp, &j->out, &j->out_size, (size_t)len * (f->sealed ? 2 : 1)) != 0)
-        return;
+        return -1;
     if (ops != NULL && j->ctxs[codec] == NULL &&
         ops->ctx_create(&sp->alloc, &j->ctxs[codec]) != BF_OK)
-        return;
+        return -1;
     if (f->sealed && j->seal == NULL) {
         char why[128];
         if (bf_seal_clone(&sp->alloc, sp->seal, &j->seal, why, sizeof(why)) != BF_OK)
-            return;
+            return -1;
     }
     memcpy(j->out, ext, len);
     j->task = bf_readahead_unpack;
@@ -1653,33 +1764,44 @@ static void ra_submit(bf_file *f, uint64_t blkno)
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
     job_own(f, j);
-    /* XXX: a read job is waited for soon, so a sleeping worker must wake for it alone, not
-       for a batch: a window of 1 makes bf_workers_submit's wake threshold one slot. A flag
-       of the submission would say it better. */
-    if (bf_workers_submit(w, j, 1) != BF_OK)
+    /* A window no submission reaches: the refill wakes a worker once, at its end. */
+    if (bf_workers_submit(w, j, UINT32_MAX) != BF_OK) {
         job_disown(w, j);
+        return -1;
+    }
+    return 1;
 }
 
 /*
- * Block `blkno` was just loaded for a sequential read: throw away `f`'s
- * done blocks unpacked ahead that this pass will not take (at or behind
- * it, or further than RA_DEPTH), then hand over the next ones.
+ * Block `blkno` was just loaded by a pass: when fewer than RA_DEPTH blocks
+ * after it are in flight, refill up to 2 * RA_DEPTH ahead: the first
+ * block not in flight and those after it, their extents read with one
+ * pread if the read-ahead buffer does not hold them, one wake for all.
  */
 static void ra_ahead(bf_file *f, uint64_t blkno)
 {
+    /* The pass is the space's front stream (stream_note); `ahead` says how far it was handed
+       over, so a load with enough in flight costs no lookup of the blocks ahead. */
     bf_space *sp = f->seg.space;
-    bf_workers *w = sp->workers;
-    bf_job *next;
-    for (bf_job *j = bf_workers_reads(w); j != NULL; j = next) {
-        next = bf_workers_next(w, j);
-        if (j->owner == f && (j->blkno <= blkno || j->blkno > blkno + RA_DEPTH) &&
-            bf_workers_state(w, j) == BF_JOB_DONE) {
-            sp->ra_misses++;
-            job_free(w, j);
-        }
+    struct bf_stream *s = &sp->streams[0];
+    if (sp->ra_late > 0)
+        sp->ra_late--;
+    /* No pread ahead for a refill of blocks that would not go (ra_submit checks each). */
+    if (s->ahead >= blkno + RA_DEPTH || (!f->sealed && f->codec == BF_CODEC_LZ4 && !ra_cheap(sp)))
+        return;
+    uint64_t b = s->ahead > blkno ? (uint64_t)s->ahead + 1 : blkno + 1;
+    uint64_t last = blkno + 2 * RA_DEPTH;
+    int any = 0, fetch = 1;
+    for (; b <= last; b++) {
+        int r = ra_submit(f, b, last, fetch);
+        if (r < 0)
+            break;
+        any |= r;
+        fetch &= !r; /* the refill's extents are in the buffer now */
     }
-    for (uint64_t b = blkno + 1; b <= blkno + RA_DEPTH; b++)
-        ra_submit(f, b);
+    s->ahead = (uint32_t)(b - 1);
+    if (any)
+        bf_workers_wake(sp->workers);
 }
 
 /*
@@ -1694,6 +1816,24 @@ static int ra_take(bf_file *f, uint64_t blkno, unsigned char *dst)
     bf_job *j = ra_find(f, blkno);
     if (j == NULL)
         return 0;
+    int state = bf_workers_state(w, j);
+    if (state != BF_JOB_DONE && sp->ra_late < RA_LATE_MAX)
+        sp->ra_late += RA_LATE_STEP;
+    if (state == BF_JOB_QUEUED && sp->njobs[0] > 0 && !j->sealed && j->ops != NULL &&
+        j->ops->id == BF_CODEC_LZ4) {
+        /* A cheap block not started, with blocks to store in flight: waiting would make this
+           thread run the ring's queued slots up to it (bf_workers_wait), blocks to store
+           included, which SQLite's merge queues ahead of its reads (issue 49: its thread's
+           lz4 compression 95 -> 316 samples of ~8,000 in an ORDER BY), where loading it
+           costs one lz4 call. So it is loaded here; the slot is cancelled and never taken
+           (stale), freed once done (ra_reclaim, jobs_drop). With only reads queued, the
+           ones ahead of it are blocks the passes will take: helping unpacks them (a merge
+           of 16 runs, no writes: cancelling cost the caller 1,664 -> 2,311 ns a block).
+           Dearer blocks are waited for: the worker may be on them. */
+        bf_workers_cancel(w, j);
+        j->rd.stale = 1;
+        return 0;
+    }
     bf_workers_wait(w, j);
     const bf_map_entry *e = blkno < f->map.n ? bf_map_get(&f->map, blkno) : NULL;
     int ok = j->rc == BF_OK && !j->rd.stale && e != NULL && e->off == j->rd.map_off &&
@@ -1708,11 +1848,6 @@ static int ra_take(bf_file *f, uint64_t blkno, unsigned char *dst)
         COUNT(f, blocks_read, 1);
         bf_space_note_blocks(sp, BF_IO_READ, 1);
         bf_auto_file_loaded(sp, info->raw_len, j->rd.codec_ns);
-        /* The pass goes on as if extent_fetch had seen the block. */
-        int sequential = sp->seq_file == f && sp->seq_blk + 1 == blkno;
-        sp->seq_file = f;
-        sp->seq_blk = blkno;
-        sp->seq_run = sequential ? sp->seq_run + 1 : 1;
     }
     if (ok)
         sp->ra_hits++;
@@ -1863,20 +1998,15 @@ static int block_load_any(bf_file *f, uint64_t blkno, int stream, unsigned char 
     bf_job *mine = newest_job(f, blkno);
     if (mine == NULL && !stream)
         return block_load_here(f, blkno, stream, dst);
-    int sequential = sp->seq_file == f && sp->seq_blk + 1 == blkno;
     if (mine != NULL) {
         memcpy(dst, mine->data, mine->raw_len);
         memset(dst + mine->raw_len, 0, f->block_size - mine->raw_len);
         if (!stream)
             return BF_OK;
-        /* The pass goes on as if extent_fetch had seen the block (as ra_take). */
-        sp->seq_file = f;
-        sp->seq_blk = blkno;
-        sp->seq_run = sequential ? sp->seq_run + 1 : 1;
     } else if (!ra_take(f, blkno, dst) && (rc = block_load_here(f, blkno, stream, dst)) != BF_OK) {
         return rc;
     }
-    if (sequential)
+    if (sp->seq_any)
         ra_ahead(f, blkno);
     return BF_OK;
 }
@@ -1891,6 +2021,8 @@ static int block_load_any(bf_file *f, uint64_t blkno, int stream, unsigned char 
  */
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
+    if (stream)
+        stream_note(f->seg.space, f, blkno);
     int rc = block_load_any(f, blkno, stream, dst);
     if (rc == BF_ECORRUPT)
         f->seg.space->holes_untrusted = 1;

@@ -31,6 +31,10 @@
 struct bf_file;
 struct bf_segcache;
 
+/* Sequential passes a space tracks at once (bf_space.streams): SQLite's sorter merges up to
+   16 runs at a time (SORTER_MAX_MERGE_COUNT). */
+#define BF_STREAMS 16
+
 /* Counters kept per file and summed per space (the per-file struct stays small). */
 typedef struct bf_counters {
     uint64_t logical_peak; /* may lag the logical figure, while it only grew: the peak is the
@@ -83,10 +87,23 @@ struct bf_space {
     uint32_t next_file_id;
     struct bf_file *files; /* open files, doubly linked */
     struct bf_segcache *segs; /* descriptor cache and read-ahead buffer (segment.c's) */
-    /* the stream's (file.c): the last block loaded, to recognise sequential reads */
-    const void *seq_file;
-    uint64_t seq_blk;
-    uint64_t seq_run;  /* blocks loaded in the current sequential pass, seq_blk included */
+    /* The stream's (file.c): the sequential passes that loads through the stream API make,
+       most recent first, so that a file read at several places in turn (SQLite's sorter
+       merges up to 16 runs of one file, a page of each at a time) is seen as several passes
+       (issue 49: one entry saw 14 of 66,903 loads of a CREATE INDEX as sequential, 16
+       entries 64,061). An entry that no load continues falls off the end. 384 bytes. */
+    struct bf_stream {
+        const void *file;
+        uint32_t next;  /* the block that continues the pass (block numbers fit 32 bits) */
+        uint32_t run;   /* blocks the pass loaded in a row, no other load between them */
+        uint32_t ahead; /* the last block ra_ahead tried to hand to the workers for it */
+    } streams[BF_STREAMS];
+    int seq_front;     /* the last stream load continued the most recent pass (extent_fetch's
+                          read-ahead buffer serves that one only) */
+    int seq_any;       /* ... continued one of the passes (the workers unpack ahead for it) */
+    uint32_t seq_run;  /* the last stream load's pass's length, that load included */
+    uint32_t ra_late;  /* blocks unpacked ahead that a read found not yet done, decaying
+                          (file.c's ra_cheap: whether cheap codecs are handed over) */
     bf_auto *autoc;    /* codec=auto's measurements, from the first file that uses it */
     int auto_prefer;
     uint32_t auto_slack_pct;

@@ -443,6 +443,12 @@ int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window)
     return BF_OK;
 }
 
+void bf_workers_wake(bf_workers *w)
+{
+    if (w->run == NULL && w->idle > 0 && w->head != w->tail)
+        wake(w, &w->work, 0);
+}
+
 static int job_done(bf_workers *w, const void *j)
 {
     (void)w;

@@ -232,6 +232,10 @@ uint32_t bf_workers_window(const bf_workers *w, uint32_t block_size);
  */
 int bf_workers_submit(bf_workers *w, bf_job *j, uint32_t window);
 
+/* Wake a sleeping worker if a slot is queued (the space's own threads): after slots
+   submitted with a window too large to wake one, as a batch (file.c's ra_ahead). */
+void bf_workers_wake(bf_workers *w);
+
 /* Wait until `j` is DONE; while it is queued, the caller packs the ring's oldest slots itself
    (threads of the set's own only: workers.c's help_one). */
 void bf_workers_wait(bf_workers *w, const bf_job *j);

@@ -1,8 +1,9 @@
 /*
  * test_readahead.c - sequential reads unpacked ahead on the space's workers
  * (readahead.c, file.c's ra_*): a sequential pass reads back exactly the
- * data and takes blocks from the workers (zstd, sealed lz4; 1..4 workers
- * and a caller's runner), unsealed lz4 blocks are not handed over; blocks
+ * data and takes blocks from the workers (zstd, lz4, sealed lz4; 1..4
+ * workers and a caller's runner); runs of one file read in turn are each
+ * read ahead, and writes to blocks just ahead of them are seen; blocks
  * stored again, truncated or discarded after they were unpacked ahead are
  * never taken; a corrupt extent ahead is reported by the read of its block
  * with the message it has without workers, and the file stays usable; a
@@ -128,11 +129,12 @@ static void sequential_reads_taken_from_workers(void **state)
 }
 
 /*
- * Unsealed lz4 blocks are decompressed on the caller's thread: handing
- * them over costs the caller about what decompressing does. The pass
- * reads back right and nothing is handed over.
+ * Unsealed lz4 blocks are unpacked ahead too: the handoff is paid per
+ * refill of several blocks (one pread, one wake), not per block (file.c's
+ * ra_submit says the figures). The pass reads back right and takes blocks
+ * from the workers.
  */
-static void lz4_blocks_not_handed_over(void **state)
+static void lz4_blocks_handed_over(void **state)
 {
     (void)state;
     if (!bf_codec_available(BF_CODEC_LZ4))
@@ -143,12 +145,95 @@ static void lz4_blocks_not_handed_over(void **state)
         unsigned char *data = data_of(len, 40 + n);
         bf_file *f = file_of(sp, data, len);
         read_all(f, data, len, 3000);
+        assert_int_equal(bf_file_close(f), BF_OK);
         bf_stats st = space_stats(sp);
         assert_true(st.blocks_compressed > 0); /* lz4 extents, not bare blocks */
-        assert_int_equal(st.readahead_hits + st.readahead_misses, 0);
-        assert_int_equal(bf_file_close(f), BF_OK);
+        /* Taken, or thrown away when the reads outran the worker (ra_cheap then stops
+           handing lz4 over: how many depends on the machine's load). */
+        assert_true(st.readahead_hits + st.readahead_misses > 0);
         bf_space_destroy(sp);
         free(data);
+    }
+}
+
+/*
+ * A merge's reads: `k` runs of one file (`per` blocks each, written one
+ * after another) read a block of each in turn through the stream API
+ * (seek, read), as SQLite's sorter reads up to 16 runs of one file. With
+ * a write through the file every `write_every` turns (0: none) to a block
+ * just ahead of the run being read (its next or the one after, probably
+ * unpacked ahead already), which the run's later read must see. Returns
+ * the blocks taken from workers.
+ */
+static uint64_t merge_pass(bf_codec codec, unsigned k, unsigned per, unsigned write_every,
+                           uint64_t seed)
+{
+    bf_space *sp = space_with(codec, 1, 0, NULL);
+    size_t len = (size_t)k * per * BS;
+    unsigned char *model = data_of(len, seed), *fresh = data_of(len, seed + 1);
+    unsigned char *got = malloc(BS);
+    assert_non_null(got);
+    bf_file *f = file_of(sp, model, len);
+    bf_stats before = space_stats(sp);
+    unsigned next[32] = {0};
+    t_rng r = {seed};
+    unsigned turn = 0;
+    for (unsigned left = k * per; left > 0;) {
+        for (unsigned t = 0; t < k; t++, turn++) {
+            if (next[t] == per)
+                continue;
+            uint64_t pos = ((uint64_t)t * per + next[t]++) * BS;
+            assert_int_equal(bf_file_seek(f, (int64_t)pos, BF_SEEK_SET), BF_OK);
+            assert_int_equal(bf_file_read(f, got, BS), BS);
+            if (memcmp(got, model + pos, BS) != 0)
+                fail_msg("codec %d, %u runs: run %u's block at %llu differs", (int)codec, k, t,
+                         (unsigned long long)(pos / BS));
+            left--;
+            uint64_t at = pos + (1 + t_below(&r, 2)) * BS + t_below(&r, BS - 64);
+            if (write_every != 0 && turn % write_every == 0 && at + 64 <= len) {
+                memcpy(model + at, fresh + at, 64);
+                assert_int_equal(bf_file_seek(f, (int64_t)at, BF_SEEK_SET), BF_OK);
+                assert_int_equal(bf_file_write(f, model + at, 64), BF_OK);
+            }
+        }
+    }
+    bf_stats st = space_stats(sp);
+    assert_int_equal(bf_file_close(f), BF_OK);
+    bf_space_destroy(sp);
+    free(model);
+    free(fresh);
+    free(got);
+    return st.readahead_hits - before.readahead_hits;
+}
+
+/*
+ * The space follows up to 16 passes at once (bf_space.streams): runs read
+ * in turn are each read ahead, so most zstd blocks are taken from the
+ * workers (the first of each run and a refill's that missed its slot are
+ * not; lz4's may not be, on a loaded machine: ra_cheap);
+ * with more runs than that the passes push each other out and little or
+ * nothing is taken, and every read is still right. Writes through the file
+ * to blocks just ahead of the runs (unpacked ahead, or about to be) are
+ * seen by the runs' reads: a slot of a block stored again is never taken.
+ */
+static void interleaved_passes_each_read_ahead(void **state)
+{
+    (void)state;
+    const bf_codec codecs[] = {BF_CODEC_LZ4, BF_CODEC_ZSTD};
+    for (size_t c = 0; c < sizeof(codecs) / sizeof(codecs[0]); c++) {
+        if (!bf_codec_available(codecs[c]))
+            continue;
+        for (unsigned k = 2; k <= 16; k *= 2) {
+            uint64_t hits = merge_pass(codecs[c], k, 24, 0, 90 + k);
+            /* lz4 is handed over only while the worker keeps ahead (ra_cheap): under load
+               not always. zstd's blocks are waited for. */
+            if (codecs[c] == BF_CODEC_ZSTD && hits < (uint64_t)k * 24 / 2)
+                fail_msg("codec %d, %u runs: %llu of %u blocks taken from the worker",
+                         (int)codecs[c], k, (unsigned long long)hits, k * 24);
+        }
+        merge_pass(codecs[c], 24, 12, 0, 7); /* more runs than passes followed: right */
+        for (unsigned every = 1; every <= 5; every += 2)
+            merge_pass(codecs[c], 8, 24, every, 40 + every);
     }
 }
 
@@ -460,7 +545,8 @@ int main(void)
         cmocka_unit_test(corrupt_extent_ahead_reported_at_its_read),
         cmocka_unit_test(worker_fails_on_read_job),
         cmocka_unit_test(bare_blocks_not_handed_over),
-        cmocka_unit_test(lz4_blocks_not_handed_over),
+        cmocka_unit_test(lz4_blocks_handed_over),
+        cmocka_unit_test(interleaved_passes_each_read_ahead),
         cmocka_unit_test(writes_take_slots_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
