@@ -29,6 +29,18 @@ static void write_flushed(bf_file *f, uint64_t at, const void *src, size_t len)
     assert_int_equal(bf_file_flush(f), BF_OK);
 }
 
+/* A space of `codec` and `bsz` whose I/O goes through the fault rig `faults` (which stays the
+   caller's), in `*sp`, and a file created in it. */
+static bf_file *faulty_file(bf_codec codec, uint32_t bsz, t_faults *faults, bf_space **sp)
+{
+    *sp = t_space(parent, codec, bsz, NULL);
+    bf_io io = t_fault_io(faults);
+    bf_space_set_io(*sp, &io);
+    bf_file *f;
+    assert_int_equal(bf_file_create(*sp, NULL, &f), BF_OK);
+    return f;
+}
+
 static void test_space_options(void **state)
 {
     (void)state;
@@ -462,12 +474,9 @@ static void test_readahead(void **state)
     /* A sequential stream read fetches consecutive extents with few preads, and a write in
        the middle of the stream is seen by the reads after it. The window grows with the pass
        (1, 2, 3, 4, 6, 9, ... blocks) and the rewrite starts a new one: 15 preads, not 64. */
-    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
     t_faults faults = {0};
-    bf_io io = t_fault_io(&faults);
-    bf_space_set_io(sp, &io);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_space *sp;
+    bf_file *f = faulty_file(BF_CODEC_LZ4, 8192, &faults, &sp);
     static unsigned char data[64 * 8192], got[8192];
     t_rng r = {21};
     t_fill(&r, T_DATA_TEXT, data, sizeof(data));
@@ -626,12 +635,9 @@ static void test_bare_layout(void **state)
     static unsigned char data[N * BSZ], got[N * BSZ];
     t_rng r = {31};
     for (int c = 0; c < 2; c++) {
-        bf_space *sp = t_space(parent, c == 0 ? BF_CODEC_NONE : BF_CODEC_LZ4, BSZ, NULL);
         t_faults faults = {0};
-        bf_io io = t_fault_io(&faults);
-        bf_space_set_io(sp, &io);
-        bf_file *f;
-        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        bf_space *sp;
+        bf_file *f = faulty_file(c == 0 ? BF_CODEC_NONE : BF_CODEC_LZ4, BSZ, &faults, &sp);
         /* none: random bytes; lz4: blocks of text and random bytes, alternating */
         for (int b = 0; b < N; b++)
             t_fill(&r, c == 1 && b % 3 != 2 ? T_DATA_TEXT : T_DATA_RANDOM, data + b * BSZ, BSZ);
@@ -716,12 +722,9 @@ static void test_partial_rewrite_in_place(void **state)
     enum { BSZ = 4096, PAGES = 256, PAGE = 1024 };
     static unsigned char img[PAGES * PAGE], page[PAGE], got[PAGES * PAGE];
     t_rng r = {41};
-    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
     t_faults faults = {0};
-    bf_io io = t_fault_io(&faults);
-    bf_space_set_io(sp, &io);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_space *sp;
+    bf_file *f = faulty_file(BF_CODEC_NONE, BSZ, &faults, &sp);
     t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
     assert_int_equal(bf_file_write(f, img, sizeof(img)), BF_OK);
     assert_int_equal(bf_file_flush(f), BF_OK);
@@ -1037,12 +1040,9 @@ static void test_pages_apart_cost_their_bytes(void **state)
     enum { BSZ = 4096, PAGE = 1024, BLOCKS = 16 };
     static unsigned char img[BLOCKS * BSZ], got[BLOCKS * BSZ], page[PAGE];
     t_rng r = {59};
-    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
     t_faults faults = {0};
-    bf_io io = t_fault_io(&faults);
-    bf_space_set_io(sp, &io);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_space *sp;
+    bf_file *f = faulty_file(BF_CODEC_NONE, BSZ, &faults, &sp);
     t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
     assert_int_equal(bf_file_write(f, img, sizeof(img)), BF_OK);
     assert_int_equal(bf_file_flush(f), BF_OK);
@@ -1108,12 +1108,9 @@ static void test_short_block_grows_where_it_is(void **state)
     enum { BSZ = 4096, PAGE = 1024 };
     static unsigned char img[9 * PAGE], got[9 * PAGE];
     t_rng r = {67};
-    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
     t_faults faults = {0};
-    bf_io io = t_fault_io(&faults);
-    bf_space_set_io(sp, &io);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_space *sp;
+    bf_file *f = faulty_file(BF_CODEC_NONE, BSZ, &faults, &sp);
     t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
     memset(img + 6 * PAGE, 0, 2 * PAGE); /* pages 6 and 7: a hole until written */
     assert_int_equal(bf_file_write(f, img, 6 * PAGE), BF_OK);
@@ -1327,12 +1324,9 @@ static void test_holes_after_a_failed_cut(void **state)
     enum { BSZ = 4096, PAGE = 1024 };
     static unsigned char img[2 * BSZ], got[2 * BSZ];
     t_rng r = {73};
-    bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
     t_faults faults = {0};
-    bf_io io = t_fault_io(&faults);
-    bf_space_set_io(sp, &io);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_space *sp;
+    bf_file *f = faulty_file(BF_CODEC_NONE, BSZ, &faults, &sp);
     t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
     assert_int_equal(bf_file_write(f, img, BSZ), BF_OK);
     assert_int_equal(bf_file_flush(f), BF_OK);
@@ -1580,12 +1574,9 @@ static void test_tail_extension_fails(void **state)
     static unsigned char img[FIRST + 2 * ADD], got[FIRST + 2 * ADD];
     for (int half = 0; half < 2; half++) {
         t_rng r = {61 + half};
-        bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
         t_faults faults = {0};
-        bf_io io = t_fault_io(&faults);
-        bf_space_set_io(sp, &io);
-        bf_file *f;
-        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        bf_space *sp;
+        bf_file *f = faulty_file(BF_CODEC_NONE, BSZ, &faults, &sp);
         t_fill(&r, T_DATA_RANDOM, img, sizeof(img));
         assert_int_equal(bf_file_write(f, img, FIRST), BF_OK);
         assert_int_equal(bf_file_flush(f), BF_OK); /* block 1: a bare tail of 1904 bytes */
@@ -1642,12 +1633,9 @@ static void test_appended_block_store_failure_keeps_the_file(void **state)
     t_rng r = {47};
     t_fill(&r, T_DATA_RANDOM, data, sizeof(data));
     for (int shortw = 0; shortw < 2; shortw++) {
-        bf_space *sp = t_space(parent, BF_CODEC_NONE, BSZ, NULL);
         t_faults faults = {0};
-        bf_io io = t_fault_io(&faults);
-        bf_space_set_io(sp, &io);
-        bf_file *f;
-        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        bf_space *sp;
+        bf_file *f = faulty_file(BF_CODEC_NONE, BSZ, &faults, &sp);
         size_t off = 0;
         /* Blocks 0 and 1 stored; the write that reaches block 3 stores block 2, and fails. */
         while (off + TUPLE <= 3 * BSZ) {
@@ -1769,12 +1757,9 @@ static void test_batched_writes(void **state)
 {
     (void)state;
     /* Large aligned writes go out as one pwritev per batch of blocks, all or nothing. */
-    bf_space *sp = t_space(parent, BF_CODEC_LZ4, 8192, NULL);
     t_faults faults = {0};
-    bf_io io = t_fault_io(&faults);
-    bf_space_set_io(sp, &io);
-    bf_file *f;
-    assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+    bf_space *sp;
+    bf_file *f = faulty_file(BF_CODEC_LZ4, 8192, &faults, &sp);
     static unsigned char data[1 << 20], got[1 << 20];
     t_rng r = {23};
     t_fill(&r, T_DATA_MIXED, data, sizeof(data));
