@@ -1448,7 +1448,8 @@ static int blocks_store_batch(bf_file *f, uint64_t blkno, const unsigned char *d
  * space's passes it continues (the block after a pass's last), moved to the
  * front; or a new pass, in front, the least recently continued one
  * dropped. Sets seq_front (it continued the most recent pass: what the
- * read-ahead buffer serves), seq_any (it continued one) and seq_run.
+ * read-ahead buffer serves) and seq_any (it continued one); the pass's
+ * length, that load included, is then streams[0].run.
  * A block-API load (sort tapes of the block calls) is not a pass's.
  */
 static void stream_note(bf_space *sp, const bf_file *f, uint64_t blkno)
@@ -1467,7 +1468,6 @@ static void stream_note(bf_space *sp, const bf_file *f, uint64_t blkno)
         i = BF_STREAMS - 1;
     memmove(s + 1, s, (size_t)i * sizeof(*s));
     s[0] = e;
-    sp->seq_run = e.run;
 }
 
 /*
@@ -1532,7 +1532,8 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
        read. A reader that leaves after k blocks (a merge turning to its next tape, which
        drops the window) has then been read at most k / 2 blocks it did not ask for;
        a fixed 256 KiB window cost it up to 3 times its bytes on sorts compressed tenfold. */
-    uint64_t end = sequential ? ahead_end(f, blkno, off, len, blkno + sp->seq_run / 2) : off + len;
+    uint64_t end =
+        sequential ? ahead_end(f, blkno, off, len, blkno + sp->streams[0].run / 2) : off + len;
     /* Any failure of the larger read falls back to this extent alone, so a problem further
        on is reported for the block that has it. */
     if (end > off + len && bf_seg_read_ahead(seg, off, end, &held) == BF_OK) {

@@ -101,7 +101,6 @@ struct bf_space {
     int seq_front;     /* the last stream load continued the most recent pass (extent_fetch's
                           read-ahead buffer serves that one only) */
     int seq_any;       /* ... continued one of the passes (the workers unpack ahead for it) */
-    uint32_t seq_run;  /* the last stream load's pass's length, that load included */
     uint32_t ra_late;  /* blocks unpacked ahead that a read found not yet done, decaying
                           (file.c's ra_cheap: whether cheap codecs are handed over) */
     bf_auto *autoc;    /* codec=auto's measurements, from the first file that uses it */
