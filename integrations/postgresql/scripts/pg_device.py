@@ -26,6 +26,7 @@ limiting, transfers 0.15 ns/B, ...") is parsed from the run's stretch of the ser
 import json
 import os
 import re
+from statistics import median
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes", "cancelled_write_bytes")
@@ -214,10 +215,8 @@ def summary_rows(device, runs_by_label):
     """The report's lines on what the device saw: per label (a method, or a server of the
     matrix) the median over its runs (or rounds) of each figure, a high-water mark's
     highest. runs_by_label: {label: [figures]}."""
-    def med(xs):
-        xs = sorted(xs)
-        n = len(xs)
-        return 0 if n == 0 else xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    def med(xs):  # a label with no runs shows 0
+        return median(xs) if xs else 0
 
     cols = [("storage reads MiB", "read_bytes", mib),
             ("storage writes MiB", "disk_write_bytes", mib)]
@@ -255,11 +254,6 @@ def summary_rows(device, runs_by_label):
     return lines
 
 
-def _med(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2]
-
-
 def auto_rows(autos):
     """auto's view of the device over its runs: the decisions by the device's state, the
     median device figure and the rate it stands for, the median transfer figure. autos:
@@ -275,10 +269,10 @@ def auto_rows(autos):
     text = ("auto's device figures (its last decision per space, pg_buffile's log): "
             + ", ".join(f"device {k} in {v}" for k, v in sorted(states.items())))
     if dev:
-        m = _med(dev)
+        m = median(dev)
         rate = f" (about {1e9 / m / 1048576:.0f} MiB/s)" if m > 0 else " (not limiting)"
         text += (f"; the device's cost it used: median {m:.2f} ns/B{rate}, range "
                  f"{min(dev):.2f}-{max(dev):.2f}")
     if ns:
-        text += f"; the transfers it timed: median {_med(ns):.2f} ns/B"
+        text += f"; the transfers it timed: median {median(ns):.2f} ns/B"
     return text + f" ({len(dev) or sum(states.values())} spaces)."

@@ -39,10 +39,11 @@ import sys
 import tempfile
 import time
 import zlib
+from statistics import median
 
 import templog
 from pg_device import Device, auto_device, auto_rows, summary_rows, total
-from pg_hook_wall import TIME, _median, auto_blocks, load_results
+from pg_hook_wall import TIME, auto_blocks, load_results
 from tpch_report import stats
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -560,9 +561,9 @@ def report(a, records, phases=None):
         row = f"| Q{e['q']}{'' if e['spilled'] else ' (no spill)'} | {len(rs)} |"
         for m in methods:
             if rs:
-                row += (f" {_median([r[m]['wall_s'] for r in rs]):.2f} / "
-                        f"{_median([r[m]['cpu_s'] for r in rs]):.2f} | "
-                        f"{_median([r[m]['temp_bytes'] for r in rs]) / 1e6:.0f} |")
+                row += (f" {median([r[m]['wall_s'] for r in rs]):.2f} / "
+                        f"{median([r[m]['cpu_s'] for r in rs]):.2f} | "
+                        f"{median([r[m]['temp_bytes'] for r in rs]) / 1e6:.0f} |")
             else:
                 row += " - | - |"
         for m in later:

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 import zlib
+from statistics import median
 
 from pg_device import Device, auto_device, auto_rows, postmaster_of, summary_rows
 from tpch_report import stats
@@ -330,7 +331,7 @@ def summarize(pairs, method, label="hook"):
         e["iv"] = stats.Interval(math.nan, math.nan, math.nan, 0)
         e["word"] = stats.NOT_RUN
         return e
-    e["pristine_median"], e["hook_median"] = _median(pt), _median(ht)
+    e["pristine_median"], e["hook_median"] = median(pt), median(ht)
     e["iv"] = stats.ratio(ht, pt)
     target = TARGETS.get(method)
     e["word"] = stats.target_text(e["iv"], target) if target else "(none)"
@@ -357,12 +358,6 @@ def summarize(pairs, method, label="hook"):
     return e
 
 
-def _median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-
 def matrix_cells(rows, ds, conns, burner, method, work_mem, device="page"):
     """The cells in the order they run: connections, then D (as the retired script); a
     device other than the page cache is part of the cell (page cells keep their old form)."""
@@ -385,7 +380,7 @@ def best_fixed(pairs, labels):
     fixed = [(lab, m) for lab, m in labels if m != "auto"]
     if "hook:auto" not in [lab for lab, _ in labels] or not fixed or not pairs:
         return None
-    lab, m = min(fixed, key=lambda x: _median([p[x[0]]["s"] for p in pairs]))
+    lab, m = min(fixed, key=lambda x: median([p[x[0]]["s"] for p in pairs]))
     iv = stats.ratio([p["hook:auto"]["s"] for p in pairs], [p[lab]["s"] for p in pairs])
     word = stats.MISSED if iv.est > BEST_TARGET or (iv.n >= 2 and iv.lo > BEST_TARGET) \
         else stats.MET
@@ -614,7 +609,7 @@ def _methods_report(a, cells, records):
             continue
         P("| measure | time of a run, median (s) | ratio (95%) | target |")
         P("|---|---:|---|---|")
-        P(f"| pristine | {_median([p['pristine']['s'] for p in pairs]):.3f} | | |")
+        P(f"| pristine | {median([p['pristine']['s'] for p in pairs]):.3f} | | |")
         for lab, m in labels:
             e = es[lab]
             P(f"| {m} / pristine | {e['hook_median']:.3f} | "
