@@ -71,10 +71,12 @@ def parse_diskstats(text, major, minor):
     return None
 
 
-def cpu_of_stat(text):
-    """utime + stime (seconds) from /proc/PID/stat's text."""
-    f = text[text.rindex(")") + 2:].split()
-    return (int(f[11]) + int(f[12])) / CLK_TCK
+def parse_stat(s):
+    """(state, ppid, utime + stime, cutime + cstime) in seconds from /proc/PID/stat's text
+    (the command may hold spaces and parentheses: the fields start after the last ')')."""
+    f = s[s.rindex(")") + 2:].split()
+    return (f[0], int(f[1]), (int(f[11]) + int(f[12])) / CLK_TCK,
+            (int(f[13]) + int(f[14])) / CLK_TCK)
 
 
 def auto_device(text):
@@ -156,7 +158,7 @@ class Device:
             st = parse_slowfs(_read(os.path.join(self.info["mount"], ".slowfs-stats")))
             s.update({f"slowfs_{k}": st[k] for k in SLOWFS_KEYS if k in st})
             try:
-                s["slowfs_cpu_s"] = cpu_of_stat(_read(f"/proc/{self.info['pid']}/stat"))
+                s["slowfs_cpu_s"] = parse_stat(_read(f"/proc/{self.info['pid']}/stat"))[2]
             except (OSError, ValueError, IndexError):
                 pass
         elif self.kind == "cgroup":

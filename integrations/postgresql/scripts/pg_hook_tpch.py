@@ -42,11 +42,10 @@ import zlib
 from statistics import median
 
 import templog
-from pg_device import Device, auto_device, auto_rows, summary_rows, total
+from pg_device import CLK_TCK, Device, auto_device, auto_rows, parse_stat, summary_rows, total
 from pg_hook_wall import TIME, auto_blocks, load_results
 from tpch_report import stats
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 # The postmaster's long-lived children; every other child is a backend or a parallel
 # worker of a run (18's names; "io worker" is 18's asynchronous I/O).
 AUX = ("checkpointer", "background writer", "walwriter", "autovacuum launcher",
@@ -62,14 +61,6 @@ SPILLING = "2,3,4,5,7,8,10,11,12,13,14,15,16,18,21,22"
 
 
 # --- CPU time from /proc -------------------------------------------------------------
-def parse_stat(s):
-    """(state, ppid, utime + stime, cutime + cstime) in seconds from /proc/PID/stat's text
-    (the command may hold spaces and parentheses: the fields start after the last ')')."""
-    f = s[s.rindex(")") + 2:].split()
-    return (f[0], int(f[1]), (int(f[11]) + int(f[12])) / CLK_TCK,
-            (int(f[13]) + int(f[14])) / CLK_TCK)
-
-
 def proc_stat(pid):
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
