@@ -169,6 +169,12 @@ static double sys_of(const bf_auto *a, double dev)
  * a window: its codec time and the transfers' own time (sys_of), or the
  * device's time on its bytes less the caller's work that hides it,
  * whichever is longer.
+ * XXX: the longer, not the sum, holds behind a write-back cache or a throttle
+ * with a burst; on a synchronous device (slowfs, any FUSE file system) each
+ * request's round trip does not overlap the caller's CPU, and a transfer's
+ * cost is partly per request (a compressed block is still one pwrite), not
+ * all per byte. On slowfs at 200 MB/s auto wrote zstd and took 1.03-1.34x
+ * lz4's time (docs/results/pg-buffile-wall.md, "The matrix on slowfs").
  */
 static double predict(const bf_auto *a, const bf_auto_cand *c, double logical, double codec_ns,
                       double other, double dev)
