@@ -640,10 +640,14 @@ static void test_the_prior_holds_once_a_transfer_waited(void **state)
     spill(sp, T_DATA_TEXT, 1, &st);
     assert_int_equal(sp->autoc->waited, 1);
     /* The first block went out before anything waited; from the file's next decision
-       (the space's choice changed: at once) the prior's lz4 took the rest of the first
+       (the space's choice changed: at once) the prior compressed the rest of the first
        window, more than its 256 KiB of transfers in blocks. The blocks after it went
-       raw until a run of waits timed the device, as before. */
-    assert_true(st.blocks_by_codec[BF_CODEC_LZ4] > BF_AUTO_IO_FIRST / 8192);
+       raw until a run of waits timed the device, as before. Which codec the prior picks
+       is the codecs' measured times against its 200 MB/s: lz4 on a quiet machine, zstd:1
+       when lz4's samples ran slow (a loaded machine: lz4 2.3 ns/B against 1.8 tipped it),
+       so only compression is asserted. */
+    assert_true(st.blocks_by_codec[BF_CODEC_LZ4] + st.blocks_by_codec[BF_CODEC_ZSTD] >
+                BF_AUTO_IO_FIRST / 8192);
     bf_space_destroy(sp);
 }
 
