@@ -11,7 +11,12 @@
  * tpch/exec/paired.c); the control's ratio is what the machine's noise
  * alone makes of two identical runs. Also printed: physical bytes and, for auto, the
  * extents it wrote per codec, its probe time and its last decision. With
- * --io-limit the temp device is the library's throttled model. A
+ * --io-limit the temp device is the library's throttled model; --temp-dir
+ * on a slowfs mount (tools/slowfs) a synchronous device. --files=N (N > 1)
+ * writes a hash join's batches instead: N files of one space filled in
+ * turn in 8 KiB calls, each block its own request, then read back one
+ * after the other (bench_batches); --work=NS adds the caller's own work,
+ * NS ns of CPU per KiB after each call. A
  * benchmark, not a test: nothing here asserts timings.
  */
 #include <stdio.h>
@@ -41,6 +46,8 @@ typedef struct cfg {
     uint64_t io_limit;
     const char *data; /* random, text, mixed */
     const char *temp_dir;
+    int files;   /* 1: one file in 64 KiB calls; more: bench_batches */
+    double work; /* the caller's ns per KiB after each call */
 } cfg;
 
 /* splitmix64, for random bytes and the mixed runs. */
@@ -96,28 +103,36 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     o.level = levels[k];
     o.io_limit = c->io_limit;
     bf_space *sp;
-    bf_file *f;
-    bench_space_file(&o, "bench_auto", &sp, &f);
-    r->seconds = bench_write_read(f, data, len, "bench_auto");
+    bf_file *f = NULL;
+    if (c->files > 1) {
+        char err[256];
+        if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
+            bench_die("bench_auto", err);
+        r->seconds = bench_batches(sp, c->files, data, len, "bench_auto", c->work);
+    } else {
+        bench_space_file(&o, "bench_auto", &sp, &f);
+        r->seconds = bench_write_read_work(f, data, len, "bench_auto", c->work);
+    }
     bf_stats st;
     bf_space_stats(sp, &st);
     r->physical = st.physical_written;
     memcpy(r->blocks, st.blocks_by_codec, sizeof(r->blocks));
     r->probe_ns = st.auto_probe_ns;
     snprintf(r->reason, sizeof(r->reason), "%s", bf_space_auto_reason(sp));
-    bf_file_close(f);
+    if (f != NULL)
+        bf_file_close(f);
     bf_space_destroy(sp);
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_auto [--data=random|text|mixed] [--mib=N] [--rounds=N] "
-                    "[--io-limit=MBPS] [--temp-dir=DIR]\n");
+                    "[--io-limit=MBPS] [--temp-dir=DIR] [--files=N] [--work=NS_PER_KIB]\n");
 }
 
 int main(int argc, char **argv)
 {
-    cfg c = {128, 7, 0, "random", NULL};
+    cfg c = {128, 7, 0, "random", NULL, 1, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--mib=", 6) == 0)
             c.mib = strtoul(argv[i] + 6, NULL, 10);
@@ -129,12 +144,17 @@ int main(int argc, char **argv)
             c.data = argv[i] + 7;
         else if (strncmp(argv[i], "--temp-dir=", 11) == 0)
             c.temp_dir = argv[i] + 11;
+        else if (strncmp(argv[i], "--files=", 8) == 0)
+            c.files = atoi(argv[i] + 8);
+        else if (strncmp(argv[i], "--work=", 7) == 0)
+            c.work = strtod(argv[i] + 7, NULL);
         else {
             usage();
             return 2;
         }
     }
-    if (c.mib < 1 || c.rounds < 2 || c.rounds > MAX_ROUNDS ||
+    if (c.mib < 1 || c.rounds < 2 || c.rounds > MAX_ROUNDS || c.files < 1 || c.files > 4096 ||
+        !(c.work >= 0 && c.work <= 1e6) ||
         (strcmp(c.data, "random") != 0 && strcmp(c.data, "text") != 0 &&
          strcmp(c.data, "mixed") != 0)) {
         usage();
@@ -154,9 +174,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < NCONF; i++)
             one_run(&c, order[i], data, len, &runs[r][order[i]]);
     }
-    printf("bench_auto: %zu MiB of %s data written and read back, %d rounds (shuffled), io_limit "
-           "%s\n",
-           c.mib, c.data, c.rounds, c.io_limit ? "" : "none (page cache)");
+    printf("bench_auto: %zu MiB of %s data written and read back (%d file%s, caller's work %.0f "
+           "ns/KiB), %d rounds (shuffled), io_limit %s\n",
+           c.mib, c.data, c.files, c.files > 1 ? "s in turn, 8 KiB calls" : ", 64 KiB calls",
+           c.work, c.rounds, c.io_limit ? "" : "none (page cache)");
     if (c.io_limit)
         printf("  device modelled at %llu MB/s\n", (unsigned long long)(c.io_limit / 1000000));
     printf("%-8s %9s %-26s %10s %8s  %s\n", "config", "median_s", "ratio to none [95%]", "physicMB",

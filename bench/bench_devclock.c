@@ -17,7 +17,11 @@
  * raw, and the schedstat readings the clock made (its cost).
  *
  *   bench_devclock [--dir=DIR] [--mib=N] [--rounds=N] [--clock=both|device|wall]
- *                  [--io-limit=BYTES_PER_S] [--label=TEXT]
+ *                  [--io-limit=BYTES_PER_S] [--work=NS_PER_KIB] [--label=TEXT]
+ *
+ * --work: the caller's own work after each 64 KiB call, in ns of CPU per KiB
+ * (spun): a device with no queue of its own (slowfs, any FUSE file system)
+ * idles meanwhile, which a device figure must not count as the device's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,7 @@ typedef struct cfg {
     size_t mib;
     int rounds;
     uint64_t io_limit;
+    double work;
 } cfg;
 
 static void one(const cfg *c, int wall, const unsigned char *data, size_t len, int round)
@@ -49,17 +54,17 @@ static void one(const cfg *c, int wall, const unsigned char *data, size_t len, i
     bench_space_file(&o, PROG, &sp, &f);
     if (wall) /* the fallback of a machine without schedstat: auto's wall clock as it was */
         bf_space_set_schedstat(sp, "/nonexistent/thread-self/schedstat");
-    double s = bench_write_read(f, data, len, PROG);
+    double s = bench_write_read_work(f, data, len, PROG, c->work);
     bf_stats st;
     bf_space_stats(sp, &st);
     bf_auto_device d = BF_AUTO_DEVICE_INIT;
     bf_space_auto_device(sp, &d);
     uint64_t blocks = st.blocks_raw + st.blocks_compressed;
-    printf("%s round=%d clock=%s mib=%zu elapsed_s=%.3f device_ns=%.3f device_runs=%u "
+    printf("%s round=%d clock=%s mib=%zu work=%.0f elapsed_s=%.3f device_ns=%.3f device_runs=%u "
            "pace_ns=%.3f pace_windows=%u limited_share=%.3f share_windows=%u transfer_ns=%.3f "
            "since_wait=%llu blocks=%llu raw_frac=%.4f none/lz4/zstd=%llu/%llu/%llu "
            "readings=%llu readings_per_mib=%.2f clock_state=%s\n",
-           c->label, round, wall ? "wall" : "device", c->mib, s, d.device_ns, d.device_runs,
+           c->label, round, wall ? "wall" : "device", c->mib, c->work, s, d.device_ns, d.device_runs,
            d.pace_ns, d.pace_windows, d.limited_share, d.share_windows, d.transfer_ns,
            (unsigned long long)d.since_wait, (unsigned long long)blocks,
            blocks ? (double)st.blocks_raw / (double)blocks : 0.0,
@@ -76,7 +81,7 @@ static void one(const cfg *c, int wall, const unsigned char *data, size_t len, i
 
 int main(int argc, char **argv)
 {
-    cfg c = {NULL, "run", "both", 64, 3, 0};
+    cfg c = {NULL, "run", "both", 64, 3, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--dir=", 6) == 0)
             c.dir = argv[i] + 6;
@@ -88,18 +93,20 @@ int main(int argc, char **argv)
             c.clock = argv[i] + 8;
         else if (strncmp(argv[i], "--io-limit=", 11) == 0)
             c.io_limit = strtoull(argv[i] + 11, NULL, 10);
+        else if (strncmp(argv[i], "--work=", 7) == 0)
+            c.work = strtod(argv[i] + 7, NULL);
         else if (strncmp(argv[i], "--label=", 8) == 0)
             c.label = argv[i] + 8;
         else {
             fprintf(stderr, "usage: " PROG " [--dir=DIR] [--mib=N] [--rounds=N] "
                             "[--clock=both|device|wall] [--io-limit=BYTES_PER_S] "
-                            "[--label=TEXT]\n");
+                            "[--work=NS_PER_KIB] [--label=TEXT]\n");
             return 2;
         }
     }
     int both = strcmp(c.clock, "both") == 0, wall_only = strcmp(c.clock, "wall") == 0;
-    if (c.mib < 1 || c.rounds < 1 || (!both && !wall_only && strcmp(c.clock, "device") != 0))
-        bench_die(PROG, "bad --mib, --rounds or --clock");
+    if (c.mib < 1 || c.rounds < 1 || !(c.work >= 0 && c.work <= 1e6) || (!both && !wall_only && strcmp(c.clock, "device") != 0))
+        bench_die(PROG, "bad --mib, --rounds, --work or --clock");
     if (c.dir == NULL)
         c.dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     size_t len = c.mib << 20;

@@ -26,4 +26,18 @@ void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp
  * last chunk; the seconds all of it took. Any error ends the process (bench_die). */
 double bench_write_read(bf_file *f, const unsigned char *data, size_t len, const char *prog);
 
+/* The same with the caller's own work after each call: `work_ns_per_kib` ns of CPU per KiB
+ * the call moved, spun on the caller's thread (an executor's work between its reads and
+ * writes, during which a device that has no queue idles). */
+double bench_write_read_work(bf_file *f, const unsigned char *data, size_t len, const char *prog,
+                             double work_ns_per_kib);
+
+/* A hash join's pattern: `nfiles` new files of `sp`, `len` bytes of `data` written in 8 KiB
+ * calls, call i to file i % nfiles (every file's next block fills in turn, so each goes out
+ * as its own request), then each file read back whole in turn and checked, with
+ * `work_ns_per_kib` of the caller's work after each call; the files are closed. The
+ * seconds the writes and reads took. Any error ends the process (bench_die). */
+double bench_batches(bf_space *sp, int nfiles, const unsigned char *data, size_t len,
+                     const char *prog, double work_ns_per_kib);
+
 #endif
