@@ -64,9 +64,9 @@ static void one(const cfg *c, int wall, const unsigned char *data, size_t len, i
            "pace_ns=%.3f pace_windows=%u limited_share=%.3f share_windows=%u transfer_ns=%.3f "
            "since_wait=%llu blocks=%llu raw_frac=%.4f none/lz4/zstd=%llu/%llu/%llu "
            "readings=%llu readings_per_mib=%.2f clock_state=%s\n",
-           c->label, round, wall ? "wall" : "device", c->mib, c->work, s, d.device_ns, d.device_runs,
-           d.pace_ns, d.pace_windows, d.limited_share, d.share_windows, d.transfer_ns,
-           (unsigned long long)d.since_wait, (unsigned long long)blocks,
+           c->label, round, wall ? "wall" : "device", c->mib, c->work, s, d.device_ns,
+           d.device_runs, d.pace_ns, d.pace_windows, d.limited_share, d.share_windows,
+           d.transfer_ns, (unsigned long long)d.since_wait, (unsigned long long)blocks,
            blocks ? (double)st.blocks_raw / (double)blocks : 0.0,
            (unsigned long long)st.blocks_by_codec[BF_CODEC_NONE],
            (unsigned long long)st.blocks_by_codec[BF_CODEC_LZ4],
@@ -105,7 +105,8 @@ int main(int argc, char **argv)
         }
     }
     int both = strcmp(c.clock, "both") == 0, wall_only = strcmp(c.clock, "wall") == 0;
-    if (c.mib < 1 || c.rounds < 1 || !(c.work >= 0 && c.work <= 1e6) || (!both && !wall_only && strcmp(c.clock, "device") != 0))
+    if (c.mib < 1 || c.rounds < 1 || !(c.work >= 0 && c.work <= 1e6) ||
+        (!both && !wall_only && strcmp(c.clock, "device") != 0))
         bench_die(PROG, "bad --mib, --rounds, --work or --clock");
     if (c.dir == NULL)
         c.dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
