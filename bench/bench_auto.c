@@ -16,7 +16,8 @@
  * writes a hash join's batches instead: N files of one space filled in
  * turn in 8 KiB calls, each block its own request, then read back one
  * after the other (bench_batches); --work=NS adds the caller's own work,
- * NS ns of CPU per KiB after each call. A
+ * NS ns of CPU per KiB after each call; --trace (with --files) prints what
+ * auto knows about 8 times a phase in a run of its own before the rounds. A
  * benchmark, not a test: nothing here asserts timings.
  */
 #include <stdio.h>
@@ -24,10 +25,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "auto.h"
 #include "bench_rows.h"
 #include "bench_util.h"
 #include "buffile.h"
 #include "paired.h"
+#include "space.h"
 #include "tpch_gen.h"
 
 #define NCONF 5
@@ -48,6 +51,7 @@ typedef struct cfg {
     const char *temp_dir;
     int files;   /* 1: one file in 64 KiB calls; more: bench_batches */
     double work; /* the caller's ns per KiB after each call */
+    int trace;   /* an auto run of batches first, its state printed as it goes */
 } cfg;
 
 /* splitmix64, for random bytes and the mixed runs. */
@@ -88,10 +92,36 @@ static unsigned char *make_data(const cfg *c, size_t len)
     return buf;
 }
 
+/* What auto knows, about 8 times a phase: blocks per codec so far, the device, and each
+   candidate's cost with its parts (auto.h; the space's internals, read, not changed). */
+static void trace_auto(bf_space *sp, int writing, size_t bytes)
+{
+    const bf_auto *a = sp->autoc;
+    if (a == NULL)
+        return;
+    bf_stats st;
+    bf_space_stats(sp, &st);
+    printf("  %s %6.1f MiB: blocks none/lz4/zstd %llu/%llu/%llu; device %.2f ns/B (%u runs), "
+           "pace %.2f, limited share %.2f, transfers %.2f, caller %.2f; best %d\n",
+           writing ? "write" : "read ", (double)bytes / 1048576.0,
+           (unsigned long long)st.blocks_by_codec[BF_CODEC_NONE],
+           (unsigned long long)st.blocks_by_codec[BF_CODEC_LZ4],
+           (unsigned long long)st.blocks_by_codec[BF_CODEC_ZSTD], a->dev.device_ns,
+           a->dev.device_runs, a->dev.pace_ns, a->dev.limited_share, a->dev.transfer_ns,
+           a->other_ns, a->best);
+    printf("     ");
+    for (int k = 0; k < a->ncand; k++)
+        printf(" [%d] cost %.2f (comp %.2f decomp %.2f ratio %.3f, write %.2f read %.2f)", k,
+               bf_auto_cost(a, k), a->cand[k].comp_ns, a->cand[k].decomp_ns, a->cand[k].ratio,
+               a->cand[k].extra_w, a->cand[k].extra_r);
+    printf("\n");
+}
+
 typedef struct run {
     double seconds;
     uint64_t physical, blocks[4], probe_ns;
     char reason[256];
+    bf_auto_device dev; /* what auto learned of the device (auto's runs) */
 } run;
 
 static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, run *r)
@@ -108,7 +138,8 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
         char err[256];
         if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
             bench_die("bench_auto", err);
-        r->seconds = bench_batches(sp, c->files, data, len, "bench_auto", c->work);
+        r->seconds = bench_batches(sp, c->files, data, len, "bench_auto", c->work,
+                                   c->trace && codecs[k] == BF_CODEC_AUTO ? trace_auto : NULL);
     } else {
         bench_space_file(&o, "bench_auto", &sp, &f);
         r->seconds = bench_write_read_work(f, data, len, "bench_auto", c->work);
@@ -119,6 +150,9 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     memcpy(r->blocks, st.blocks_by_codec, sizeof(r->blocks));
     r->probe_ns = st.auto_probe_ns;
     snprintf(r->reason, sizeof(r->reason), "%s", bf_space_auto_reason(sp));
+    r->dev = (bf_auto_device)BF_AUTO_DEVICE_INIT;
+    if (codecs[k] == BF_CODEC_AUTO)
+        bf_space_auto_device(sp, &r->dev);
     if (f != NULL)
         bf_file_close(f);
     bf_space_destroy(sp);
@@ -126,13 +160,14 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_auto [--data=random|text|mixed] [--mib=N] [--rounds=N] "
-                    "[--io-limit=MBPS] [--temp-dir=DIR] [--files=N] [--work=NS_PER_KIB]\n");
+    fprintf(stderr,
+            "usage: bench_auto [--data=random|text|mixed] [--mib=N] [--rounds=N] "
+            "[--io-limit=MBPS] [--temp-dir=DIR] [--files=N] [--work=NS_PER_KIB] [--trace]\n");
 }
 
 int main(int argc, char **argv)
 {
-    cfg c = {128, 7, 0, "random", NULL, 1, 0};
+    cfg c = {128, 7, 0, "random", NULL, 1, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--mib=", 6) == 0)
             c.mib = strtoul(argv[i] + 6, NULL, 10);
@@ -148,13 +183,15 @@ int main(int argc, char **argv)
             c.files = atoi(argv[i] + 8);
         else if (strncmp(argv[i], "--work=", 7) == 0)
             c.work = strtod(argv[i] + 7, NULL);
+        else if (strcmp(argv[i], "--trace") == 0)
+            c.trace = 1;
         else {
             usage();
             return 2;
         }
     }
     if (c.mib < 1 || c.rounds < 2 || c.rounds > MAX_ROUNDS || c.files < 1 || c.files > 4096 ||
-        !(c.work >= 0 && c.work <= 1e6) ||
+        !(c.work >= 0 && c.work <= 1e6) || (c.trace && c.files < 2) ||
         (strcmp(c.data, "random") != 0 && strcmp(c.data, "text") != 0 &&
          strcmp(c.data, "mixed") != 0)) {
         usage();
@@ -166,6 +203,11 @@ int main(int argc, char **argv)
     unsigned char *data = make_data(&c, len);
     static run runs[MAX_ROUNDS][NCONF];
     run warm;
+    if (c.trace) {
+        printf("bench_auto: auto's state as it goes (a run before the rounds, not counted)\n");
+        one_run(&c, AUTO, data, len, &warm);
+        c.trace = 0;
+    }
     for (int k = 0; k < NCONF; k++)
         one_run(&c, k, data, len, &warm); /* page cache, codec contexts: not counted */
     for (int r = 0; r < c.rounds; r++) {
@@ -200,6 +242,13 @@ int main(int argc, char **argv)
                (double)r0->probe_ns / 1e6);
     }
     printf("auto's last decision (round 0): %s\n", runs[0][AUTO].reason);
+    for (int r = 0; r < c.rounds; r++) {
+        const bf_auto_device *d = &runs[r][AUTO].dev;
+        printf("auto's device, round %d: device_ns %.3f (%u runs), pace_ns %.3f (%u windows), "
+               "limited share %.3f of %u windows, transfers %.3f ns/B\n",
+               r, d->device_ns, d->device_runs, d->pace_ns, d->pace_windows, d->limited_share,
+               d->share_windows, d->transfer_ns);
+    }
     printf("'~': no measurable difference (the interval holds 1.0); control: none run again, "
            "what noise alone makes of a ratio\n");
     free(data);

@@ -80,7 +80,7 @@ double bench_write_read_work(bf_file *f, const unsigned char *data, size_t len, 
 }
 
 double bench_batches(bf_space *sp, int nfiles, const unsigned char *data, size_t len,
-                     const char *prog, double work_ns_per_kib)
+                     const char *prog, double work_ns_per_kib, bench_progress progress)
 {
     enum { CALL = 8192 };
     bf_file **f = calloc((size_t)nfiles, sizeof(*f));
@@ -101,8 +101,11 @@ double bench_batches(bf_space *sp, int nfiles, const unsigned char *data, size_t
             bench_die(prog, bf_space_errmsg(sp));
         if (work > 0)
             spin(work);
+        if (progress != NULL && (i + 1) % (calls / 8 + 1) == 0)
+            progress(sp, 1, off + n);
     }
     /* Then each batch is read back whole, one after the other. */
+    size_t read = 0, reads = 0;
     for (int b = 0; b < nfiles; b++) {
         if (bf_file_seek(f[b], 0, BF_SEEK_SET) != BF_OK)
             bench_die(prog, bf_space_errmsg(sp));
@@ -112,6 +115,9 @@ double bench_batches(bf_space *sp, int nfiles, const unsigned char *data, size_t
                 bench_die(prog, "read back differs");
             if (work > 0)
                 spin(work);
+            read += n;
+            if (progress != NULL && ++reads % (calls / 8 + 1) == 0)
+                progress(sp, 0, read);
         }
     }
     double t = bench_now() - t0;

@@ -32,12 +32,16 @@ double bench_write_read(bf_file *f, const unsigned char *data, size_t len, const
 double bench_write_read_work(bf_file *f, const unsigned char *data, size_t len, const char *prog,
                              double work_ns_per_kib);
 
+/* Called about 8 times a phase by bench_batches: `writing` or reading, `bytes` so far. */
+typedef void (*bench_progress)(bf_space *sp, int writing, size_t bytes);
+
 /* A hash join's pattern: `nfiles` new files of `sp`, `len` bytes of `data` written in 8 KiB
  * calls, call i to file i % nfiles (every file's next block fills in turn, so each goes out
  * as its own request), then each file read back whole in turn and checked, with
  * `work_ns_per_kib` of the caller's work after each call; the files are closed. The
- * seconds the writes and reads took. Any error ends the process (bench_die). */
+ * seconds the writes and reads took (with `progress`'s, if not NULL). Any error ends the
+ * process (bench_die). */
 double bench_batches(bf_space *sp, int nfiles, const unsigned char *data, size_t len,
-                     const char *prog, double work_ns_per_kib);
+                     const char *prog, double work_ns_per_kib, bench_progress progress);
 
 #endif
