@@ -254,24 +254,10 @@ static void end_window(bf_auto *a, uint64_t end)
  * it: at 100 MB/s Q3's only full-length run read 19.7 ns/B, its caller
  * pausing 37 of its 42 ms, while a run of three waits over 1.8 MB, cut
  * short, read 9.5.
- * A device that keeps up can still stall now and then (a FUSE daemon
- * descheduled, its backing file system writing back): on slowfs at 100 MB/s
- * a hash join's 8 KiB writes, bound by FUSE's round trip at ~70 MiB/s and so
- * never held by the rate, stalled 1-7 ms once in 10-500 ms, and a run from
- * one stall to the next timed the whole spill's pace, the caller's work
- * included: 34-50 ns/B for a 9.5 ns/B device, which then sent every block to
- * zstd (docs/results/auto-synchronous.md): its waits held 1.6% of it.
- * Behind a queue the waits hold more of a run, though not always much: the
- * accurate runs of io_limit at 50 MB/s waited 4-20% of theirs (the caller's
- * own work hid the rest). So a run whose waits (after its first) took under
- * 1/BF_AUTO_RUN_SHARE (2.5%) of it times nothing.
  */
 static void time_run(bf_auto *a)
 {
-    uint64_t span = a->run_last - a->run_start;
-    if (a->run_wait_ns * BF_AUTO_RUN_SHARE < span)
-        return; /* stalls, not a queue: see above */
-    device_sample(a, (double)span / (double)a->run_timed);
+    device_sample(a, (double)(a->run_last - a->run_start) / (double)a->run_timed);
 }
 
 static void end_run(bf_auto *a)
@@ -287,7 +273,6 @@ static void start_run(bf_auto *a, uint64_t end)
     a->run_bytes = 0;
     a->run_timed = 0;
     a->run_waits = 0;
-    a->run_wait_ns = 0;
 }
 
 /*
@@ -329,7 +314,6 @@ static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end
         return;
     }
     a->run_waits++;
-    a->run_wait_ns += took - late; /* to its release */
     a->run_last = released;
     a->run_timed = a->run_bytes;
     if (a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)

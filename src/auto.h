@@ -87,7 +87,6 @@
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
 #define BF_AUTO_SHARE_MIN 16          /* out of at least this many */
 #define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
-#define BF_AUTO_RUN_SHARE 40          /* a run whose waits took under 1/this of it times nothing */
 #define BF_AUTO_TIME_EVERY 8          /* transfers timed, one in this many, while nothing waits */
 #define BF_AUTO_PROBE_MAX                                                                          \
     4096 /* probes back off to one in this many on flat data, or a device not limiting */
@@ -131,7 +130,6 @@ typedef struct bf_auto {
     uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
     uint64_t run_last, run_timed;  /* the run's last wait's end, and its bytes up to there */
     uint32_t run_waits;            /* waits in the run */
-    uint64_t run_wait_ns;          /* what those waits took, to their releases */
     uint64_t run_cpu;              /* the thread's run delay since the run's last wait */
     uint64_t last_end;             /* end of the last transfer timed */
     uint32_t untimed;              /* transfers left to the next sampled one (0: not drawn) */

@@ -510,33 +510,6 @@ static void test_a_run_cut_short_times_the_device(void **state)
     assert_int_equal(a.dev.device_runs, 0);
 }
 
-/*
- * A device that keeps up but stalls now and then: 8 KiB transfers of 60 us
- * with 40 us of the caller's work between them, and every 500th stalling
- * for `stall` ns (over the wait threshold; 500 transfers are 4,096,000 bytes,
- * under BF_AUTO_CHAIN, so the stalls chain into runs). Stalls of 1.1 ms are
- * 2.2% of a run: not a queue, and no run times the device (without the rule
- * a run read 12.5 ns/B, the caller's pace, for a device that never limited).
- * Waits of 10 ms, 17% of a run, are a device that holds the caller: timed.
- */
-static void stalls(bf_auto *a, uint64_t stall)
-{
-    fresh(a, 0);
-    for (int i = 1; i <= 5000; i++)
-        transfer(a, 8192, 40000, i % 500 == 0 ? stall : 60000);
-}
-
-static void test_stalls_of_a_device_that_keeps_up_time_nothing(void **state)
-{
-    (void)state;
-    bf_auto a;
-    stalls(&a, 1100000);
-    assert_int_equal(a.dev.device_runs, 0);
-    assert_true(a.dev.device_ns == 0);
-    stalls(&a, 10000000);
-    assert_true(a.dev.device_runs >= 1);
-}
-
 /* ---- through a space, on a fake device ---------------------------------- */
 
 static t_device dev; /* tests/support.h: a device of ns_per_byte, on its own clock */
@@ -1213,7 +1186,6 @@ int main(void)
         cmocka_unit_test(test_probes_thin_out_while_the_device_does_not_limit),
         cmocka_unit_test(test_slow_runs_count_less),
         cmocka_unit_test(test_a_run_cut_short_times_the_device),
-        cmocka_unit_test(test_stalls_of_a_device_that_keeps_up_time_nothing),
         cmocka_unit_test(test_random_data_settles_on_none),
         cmocka_unit_test(test_text_follows_the_device),
         cmocka_unit_test(test_the_prior_holds_once_a_transfer_waited),
