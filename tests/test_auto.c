@@ -807,13 +807,16 @@ static uint64_t write_kind(bf_file *f, t_rng *r, t_data kind, uint64_t blocks, u
 
 /*
  * A file whose data changes character is decided anew within
- * BF_AUTO_EVERY * BF_AUTO_RECHECK blocks. On a 40 MB/s device, one random
- * block first used to park the file on none for the 1,055 compressible
- * blocks that followed (the space's ratios said nothing shrinks, and
- * nothing probed the file's data again for a thousand blocks); the same
- * after a run of random data long enough for the checks to back off as
- * far as they go, and back: a file on a compressing codec whose data stops
- * shrinking goes to none within 2 * BF_AUTO_EVERY.
+ * BF_AUTO_EVERY * BF_AUTO_RECHECK blocks. One random block first used to
+ * park the file on none for the 1,055 compressible blocks that followed
+ * (the space's ratios said nothing shrinks, and nothing probed the file's
+ * data again for a thousand blocks); the same after a run of random data
+ * long enough for the checks to back off as far as they go, and back: a
+ * file on a compressing codec whose data stops shrinking goes to none
+ * within 2 * BF_AUTO_EVERY. The device is 10 MB/s: at 40 MB/s (25 ns/B)
+ * the codecs' own times under ASan on a loaded machine came close enough
+ * to what they save that the last text run stayed on none for 135 blocks,
+ * by cost, not by the defect this test is about.
  */
 static void test_changed_data_is_redecided(void **state)
 {
@@ -821,7 +824,7 @@ static void test_changed_data_is_redecided(void **state)
     require_codecs();
     const uint64_t bound = BF_AUTO_EVERY * BF_AUTO_RECHECK;
     for (int longrun = 0; longrun < 2; longrun++) {
-        bf_space *sp = device_space(25);
+        bf_space *sp = device_space(100);
         bf_file *f;
         assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
         t_rng r = {23};
