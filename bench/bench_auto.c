@@ -135,9 +135,7 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     bf_space *sp;
     bf_file *f = NULL;
     if (c->files > 1) {
-        char err[256];
-        if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-            bench_die("bench_auto", err);
+        sp = bench_space(&o, "bench_auto");
         r->seconds = bench_batches(sp, c->files, data, len, "bench_auto", c->work,
                                    c->trace && codecs[k] == BF_CODEC_AUTO ? trace_auto : NULL);
     } else {

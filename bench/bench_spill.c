@@ -268,11 +268,8 @@ __attribute__((noinline)) static void run_library(const cfg *c, bf_codec codec,
     o.temp_dir = c->temp_dir;
     o.codec = codec;
     o.block_size = BLOCK;
-    char err[256];
-    bf_space *sp;
+    bf_space *sp = bench_space(&o, prog);
     static bf_file *files[MAX_FILES];
-    if (bf_space_create(&o, &sp, err, sizeof(err)) != BF_OK)
-        bench_die(prog, err);
     double t0 = bench_now();
     for (int k = 0; k < c->files; k++)
         if (bf_file_create(sp, NULL, &files[k]) != BF_OK)

@@ -33,11 +33,18 @@ void bench_die(const char *prog, const char *msg)
     exit(1);
 }
 
-void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp, bf_file **f)
+bf_space *bench_space(const bf_space_options *o, const char *prog)
 {
     char err[256];
-    if (bf_space_create(o, sp, err, sizeof(err)) != BF_OK)
+    bf_space *sp;
+    if (bf_space_create(o, &sp, err, sizeof(err)) != BF_OK)
         bench_die(prog, err);
+    return sp;
+}
+
+void bench_space_file(const bf_space_options *o, const char *prog, bf_space **sp, bf_file **f)
+{
+    *sp = bench_space(o, prog);
     if (bf_file_create(*sp, NULL, f) != BF_OK)
         bench_die(prog, bf_space_errmsg(*sp));
 }

@@ -17,6 +17,10 @@ double bench_median(double *v, int n);
 /* Print "<prog>: <msg>" on stderr and exit 1. */
 _Noreturn void bench_die(const char *prog, const char *msg);
 
+/* Create a space with options `o`; an error ends the process through bench_die(prog, ...).
+ * The caller destroys the space. */
+bf_space *bench_space(const bf_space_options *o, const char *prog);
+
 /* Create a space with options `o` and one anonymous file in it; any error
  * ends the process through bench_die(prog, ...). The caller closes the file
  * and destroys the space. */
