@@ -44,29 +44,44 @@ targets_build=()
 for t in "${targets[@]}"; do targets_build+=("libfuzzer_$t"); done
 cmake --build "$dir" -j"$(nproc)" --target "${targets_build[@]}" >/dev/null
 
-status=0
-summary=()
-for t in "${targets[@]}"; do
-  work="$dir/fuzz-corpus/$t" art="$dir/fuzz-artifacts/$t"
+# run_one TARGET: one target for SECS seconds; its summary line goes to
+# $dir/fuzz-TARGET.result, its exit status says whether it failed.
+run_one() {
+  local t=$1 work="$dir/fuzz-corpus/$1" art="$dir/fuzz-artifacts/$1" log="$dir/fuzz-$1.log"
+  local rc=0 execs cov
   mkdir -p "$work" "$art"
-  log="$dir/fuzz-$t.log"
-  echo "== $t: ${secs}s (log $log)"
-  rc=0
   # -timeout: one input taking 25 s is a hang; -rss_limit_mb: generous, the 64 KiB-block runs
   # hold a few MB of model per input.
   "$dir/tests/fuzz/libfuzzer_$t" -max_total_time="$secs" -timeout=25 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  # (a target that died early printed neither: not a second failure)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1) || true
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2) || true
   if [ "$rc" -ne 0 ]; then
-    status=1
-    echo "   FAILED (exit $rc): see $log and $art/"
-    grep -m5 -E 'ERROR|fuzz property failed|runtime error|SUMMARY' "$log" | sed 's/^/   /' || true
-    summary+=("$t: FAILED after ${execs:-?} executions")
-  else
-    echo "   ok: ${execs:-?} executions, coverage ${cov:-?} edges, corpus $(ls "$work" | wc -l) files"
-    summary+=("$t: ok, ${execs:-?} executions in ${secs}s, cov ${cov:-?}")
+    {
+      echo "$t: FAILED (exit $rc) after ${execs:-?} executions: see $log and $art/"
+      grep -m5 -E 'ERROR|fuzz property failed|runtime error|SUMMARY' "$log" | sed 's/^/   /' || true
+    } > "$dir/fuzz-$t.result"
+    return 1
   fi
+  echo "$t: ok, ${execs:-?} executions in ${secs}s, coverage ${cov:-?} edges, corpus $(ls "$work" | wc -l) files" \
+    > "$dir/fuzz-$t.result"
+}
+
+# The targets run side by side, one per core: each is single-threaded, so SECS of
+# fuzzing each costs SECS x targets / cores of wall time, not SECS x targets.
+jobs_max=$(nproc)
+echo "== ${#targets[@]} targets, ${secs}s each, $jobs_max at a time (logs $dir/fuzz-TARGET.log)"
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  rm -f "$dir/fuzz-$t.result"
+  run_one "$t" &
 done
-printf '%s\n' "${summary[@]}"
+wait || true
+# (the result files, not wait's statuses, say what failed: wait -n has reaped some)
+status=0
+for t in "${targets[@]}"; do
+  if [ -f "$dir/fuzz-$t.result" ]; then cat "$dir/fuzz-$t.result"; else echo "$t: FAILED (no result)"; fi
+  grep -q "^$t: ok" "$dir/fuzz-$t.result" 2>/dev/null || status=1
+done
 exit $status
