@@ -5,6 +5,7 @@
  *   spaces under random faults, checked after every call against the
  *   contracts by the engine of tests/fsmodel.c. BF_SEED=<n> replays one
  *   sequence, BF_FSMODEL_SEQS / BF_FSMODEL_STEPS run more or longer ones,
+ *   BF_FSMODEL_FIRST=<i> starts at the i-th sequence (seed 1 + i * 104729),
  *   BF_FSMODEL_TOLERATE=<tags|all> counts checks instead of failing (and
  *   prints the first of each), BF_FSMODEL_AVOID=<patterns> leaves operations
  *   out (see fsmodel.c), BF_FSMODEL_TRACE=1 prints every step (to place a crash),
@@ -100,12 +101,15 @@ static void test_model(void **state)
     unsigned long seqs = env_seed ? 1 : env_num("BF_FSMODEL_SEQS", 120);
     unsigned long steps = env_num("BF_FSMODEL_STEPS", 250);
     uint64_t base = env_seed ? strtoull(env_seed, NULL, 10) : 1;
+    /* BF_FSMODEL_FIRST: the index of the first sequence, so that runs of a few
+       sequences each (ThreadSanitizer's, one per worker count) cover different ones. */
+    unsigned long first = env_seed ? 0 : env_num("BF_FSMODEL_FIRST", 0);
     double t0 = now_s();
     unsigned long abandoned = 0;
     /* Every other sequence seals its files and knows a caller's codec;
        BF_FSMODEL_SEALED=0 or 1 makes all of them one or the other. */
     const char *env_sealed = getenv("BF_FSMODEL_SEALED");
-    for (unsigned long i = 0; i < seqs; i++)
+    for (unsigned long i = first; i < first + seqs; i++)
         abandoned += (unsigned long)run_sequence(env_seed ? base : base + i * 104729, steps,
                                                  env_seed ? getenv("BF_FSMODEL_RECORD") : NULL,
                                                  env_num("BF_FSMODEL_CLASSIC", 0) != 0,
