@@ -1174,11 +1174,17 @@ BF_API uint64_t bf_file_memory(const bf_file *file);
  * (bf_space_auto_device) and starts the next from them
  * (bf_space_options.auto_device). The space goes on measuring: the figures
  * it starts from are estimates like its own, and new measurements move them.
- * What a space can measure, and so what it takes: device_ns and pace_ns of
- * 0 to 2^64 ns per byte (a 64-bit ns clock over at least one byte),
- * transfer_ns of 0 to 1,000,001 (a transfer slower than 1 ms plus 1 ns a
- * byte waited for the device), limited_share of 0 to 1; counts and
- * since_wait of any value. Other figures (NaN, negative, larger) are
+ * Reads and writes are timed apart: a hash join's batch files are written
+ * in small requests that a synchronous device (FUSE) serves without a
+ * queue, and read back in large ones that wait for it, after every block
+ * has been packed; what the last space's reads measured (read_device_ns)
+ * is then what prices reading back the next space's blocks.
+ * What a space can measure, and so what it takes: device_ns, pace_ns and
+ * read_device_ns of 0 to 2^64 ns per byte (a 64-bit ns clock over at least
+ * one byte), transfer_ns and read_transfer_ns of 0 to 1,000,001 (a transfer
+ * slower than 1 ms plus 1 ns a byte waited for the device), limited_share
+ * of 0 to 1; counts and since_wait of any value, but read_limited_windows
+ * at most read_share_windows. Other figures (NaN, negative, larger) are
  * BF_EINVAL from bf_space_create.
  * struct_size is set by bf_space_auto_device; a caller that starts from
  * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
@@ -1187,7 +1193,8 @@ struct bf_auto_device {
     uint32_t struct_size;      /* sizeof(bf_auto_device) of the caller's header */
     double device_ns;          /* ns per byte while the device limits, timed by runs of
                                   transfers that waited for it */
-    double pace_ns;            /* ns per byte of windows of transfers that waited */
+    double pace_ns;            /* ns per byte of windows of transfers that waited (1.1.0:
+                                  windows mostly of writes) */
     double limited_share;      /* of windows moving uncompressed bytes, the share that
                                   waited (0..1): at 0.35 or more, of 16 windows or more,
                                   the pace stands for the device until it is timed */
@@ -1197,6 +1204,18 @@ struct bf_auto_device {
     uint32_t pace_windows;     /* windows that gave pace_ns (0: unused) */
     uint32_t share_windows;    /* windows limited_share is of */
     uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
+    /* 1.1.0: reads timed apart from writes. device_ns and transfer_ns are then the
+       writes' figures (a space of 1.0.0 timed both directions together), and reads take
+       them until their own are timed. */
+    double read_device_ns;          /* ns per byte while the device limits reads, timed by
+                                       runs of reads that waited for it */
+    double read_transfer_ns;        /* ns per byte of a read that did not wait */
+    uint32_t read_runs;             /* runs that timed read_device_ns (0: not timed, unused) */
+    uint32_t read_transfer_windows; /* windows that timed read_transfer_ns (0: unused) */
+    uint32_t read_share_windows;    /* windows mostly of reads of uncompressed bytes */
+    uint32_t read_limited_windows;  /* of those, the ones that waited a twentieth of their
+                                       time: under 35% of 16 or more, read_device_ns times
+                                       stalls, not the device, and is not used */
 };
 
 /* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */

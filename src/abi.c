@@ -26,7 +26,7 @@
                    #type " must end at its last field, " #last)
 BF_ENDS_AT(bf_space_options, budget);
 BF_ENDS_AT(bf_file_options, alloc_ctx);
-BF_ENDS_AT(bf_auto_device, transfer_windows);
+BF_ENDS_AT(bf_auto_device, read_limited_windows);
 BF_ENDS_AT(bf_stats, readahead_misses);
 
 unsigned bf_version_number(void)
@@ -50,12 +50,13 @@ const bf_abi_type bf_abi_file_options = {
     "bf_file_options", "bf_file_options_init", sizeof(bf_file_options),
     _Alignof(bf_file_options), 2,
     {BF_END(bf_file_options, block_size) /* 1.0.0 */, sizeof(bf_file_options) /* 1.1.0 */}};
-const bf_abi_type bf_abi_auto_device = {"auto_device",
-                                        "bf_space_auto_device or BF_AUTO_DEVICE_INIT",
-                                        sizeof(bf_auto_device),
-                                        _Alignof(bf_auto_device),
-                                        1,
-                                        {sizeof(bf_auto_device) /* 1.0.0 */}};
+const bf_abi_type bf_abi_auto_device = {
+    "auto_device",
+    "bf_space_auto_device or BF_AUTO_DEVICE_INIT",
+    sizeof(bf_auto_device),
+    _Alignof(bf_auto_device),
+    2,
+    {BF_END(bf_auto_device, transfer_windows) /* 1.0.0 */, sizeof(bf_auto_device) /* 1.1.0 */}};
 
 int bf_abi_read(void *dst, const bf_abi_type *t, const void *src, char *why, size_t whylen)
 {

@@ -109,10 +109,12 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
         return reject(errbuf, errlen, BF_EINVAL, "bad auto_prefer %d (BF_AUTO_TIME, BF_AUTO_SPACE)",
                       o.auto_prefer);
     if (!bf_auto_device_valid(&seed))
-        return reject(errbuf, errlen, BF_EINVAL,
-                      "bad auto_device: no space measures those figures (device_ns and pace_ns "
-                      "are 0..2^64 ns/B, transfer_ns 0..%.0f, limited_share 0..1)",
-                      BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B);
+        return reject(
+            errbuf, errlen, BF_EINVAL,
+            "bad auto_device: no space measures those figures (device_ns, pace_ns "
+            "and read_device_ns are 0..2^64 ns/B, transfer_ns and read_transfer_ns "
+            "0..%.0f, limited_share 0..1, read_limited_windows at most read_share_windows)",
+            BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B);
     if (o.segment_size == 0)
         o.segment_size = BF_SEGMENT_SIZE_DEFAULT;
     if (o.segment_size % 4096 != 0 || o.segment_size < 2 * ((uint64_t)bs + 4096))

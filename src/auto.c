@@ -116,10 +116,12 @@ static void time_sample(double *v, double x, double w, uint32_t n)
  * slows down is still followed, but slowly (half way after 11 runs, 90%
  * after 36: 20-70 MiB at 2 MiB a run).
  */
-static void device_sample(bf_auto *a, double x)
+static void device_sample(bf_auto *a, int read, double x)
 {
-    double w = a->dev.device_runs >= TIME_WARM && x > a->dev.device_ns ? EWMA_IO / 4 : EWMA_IO;
-    time_sample(&a->dev.device_ns, x, w, a->dev.device_runs++);
+    double *v = read ? &a->dev.read_device_ns : &a->dev.device_ns;
+    uint32_t *n = read ? &a->dev.read_runs : &a->dev.device_runs;
+    double w = *n >= TIME_WARM && x > *v ? EWMA_IO / 4 : EWMA_IO;
+    time_sample(v, x, w, (*n)++);
 }
 
 /* Decompression per logical byte (before it is measured: a share of compression). */
@@ -129,20 +131,105 @@ static double decomp_of(const bf_auto_cand *c)
 }
 
 /*
- * The device's time per byte: timed by runs of waits; before that, the pace
- * of windows that waited, provided that enough windows moving uncompressed
- * bytes waited (a page cache makes a call wait now and then too). XXX: once
- * files compress, windows stop telling; a device taken for limiting by
- * mistake keeps them compressing until runs of waits time it.
+ * The device's time per byte written: timed by runs of waiting writes;
+ * before that, the pace of windows that waited, provided that enough
+ * windows moving uncompressed bytes waited (a page cache makes a call wait
+ * now and then too). But runs time a device only as it is while it makes
+ * writes wait: where, of BF_AUTO_SHARE_MIN windows of uncompressed writes
+ * or more, under BF_AUTO_LIMITED_SHARE waited, it stalls now and then and
+ * otherwise keeps up, and none of it is priced (the share the pace needs:
+ * a device that limits makes most raw windows wait). On slowfs at 100 MB/s
+ * (tmpfs behind it) clusters of 8 KiB writes held 1-18 ms timed 24-41 ns/B
+ * in spills where 1 window in 1,000 to 1 in 8 (a cluster late in the
+ * spill: the share is the recent one) waited; priced, every block went to
+ * zstd:1, 1.10x lz4's time, and the figure passed to the next space kept
+ * it there (docs/results/auto-synchronous.md).
+ * XXX: once files compress, windows stop telling; a space whose first
+ * writes stall (before BF_AUTO_SHARE_MIN windows of raw writes) keeps them
+ * compressing until runs of waits time it otherwise.
  */
-static double device_ns(const bf_auto *a)
+static double device_w(const bf_auto *a)
 {
-    if (a->dev.device_runs > 0)
+    int known = a->dev.share_windows >= BF_AUTO_SHARE_MIN;
+    int limits = a->dev.limited_share >= BF_AUTO_LIMITED_SHARE;
+    if (a->dev.device_runs > 0 && (!known || limits))
         return a->dev.device_ns;
-    return a->dev.share_windows >= BF_AUTO_SHARE_MIN &&
-                   a->dev.limited_share >= BF_AUTO_LIMITED_SHARE
-               ? a->dev.pace_ns
-               : 0;
+    return known && limits ? a->dev.pace_ns : 0;
+}
+
+/*
+ * The device's time per byte read: timed by runs of waiting reads; until
+ * then the writes'. A hash join decides every block's codec before it reads
+ * any back, so in the space that first spills on a device the writes' figure
+ * prices the reads; the next space starts from this one's read figure
+ * (bf_auto_device.read_device_ns). On slowfs at 100 MB/s the batches' 8 KiB
+ * writes never waited (FUSE's round trip, about 70 MiB/s, is under the
+ * rate) while their reads were held to it and timed 9.5 ns/B
+ * (docs/results/auto-synchronous.md).
+ */
+static double device_r(const bf_auto *a)
+{
+    /* As for writes, runs of rare stalls are not the device: at 200 MB/s slowfs's reads of
+       128 KiB wait 0.65 ms, under BF_AUTO_WAIT_NS, and 2 runs in 256 MiB read 6-8 ns/B
+       against 4.8; priced, the next space compressed and took 1.19x none's time. */
+    uint32_t n = a->dev.read_share_windows;
+    int rare = n >= BF_AUTO_SHARE_MIN && a->dev.read_limited_windows < BF_AUTO_LIMITED_SHARE * n;
+    return a->dev.read_runs > 0 && !rare ? a->dev.read_device_ns : device_w(a);
+}
+
+/* Whether the device limits either direction, as far as auto knows. */
+static int device_limits(const bf_auto *a)
+{
+    return device_w(a) > 0 || device_r(a) > 0;
+}
+
+/*
+ * A transfer's own time per byte in one direction, on average: reads take
+ * the writes' until their own is timed. A FUSE device's writes cost their
+ * round trip (12-14 ns/B for 8 KiB on slowfs) while reads met in the
+ * kernel's read-ahead cost a copy; priced at the writes', reads made zstd
+ * look nearly as good as lz4 there.
+ */
+static double average_of(const bf_auto *a, int read)
+{
+    return read && a->dev.read_transfer_windows > 0 ? a->dev.read_transfer_ns : a->dev.transfer_ns;
+}
+
+/*
+ * What a transfer's own time saves per byte a codec does not move: the
+ * slope of its time over its size, once transfers of several sizes have
+ * been timed (a compressing file's extents differ in size); until then the
+ * average. Most of a FUSE request's time is its round trip, which a
+ * compressed block still makes: on slowfs at 100 MB/s the writes averaged
+ * 10-14 ns/B, priced per byte, and zstd:1 (0.38 of the bytes) looked
+ * cheaper than lz4 (0.58) by more than its CPU; the hash join then took
+ * 1.06x lz4's time (docs/results/auto-synchronous.md).
+ */
+static double transfer_of(const bf_auto *a, int read)
+{
+    if (a->slope_windows[read] > 0)
+        return a->slope_ns[read];
+    return average_of(a, read);
+}
+
+/*
+ * The line through a window's transfer times of one direction, if their
+ * sizes spread enough to tell a slope (a tenth of their mean): its slope,
+ * between 0 and their average time per byte (noise can tilt it either way).
+ * -1 if they do not.
+ */
+static double fit_slope(const double f[5])
+{
+    double n = f[0];
+    if (n < 8)
+        return -1;
+    double mx = f[1] / n, my = f[2] / n;
+    double var = f[3] / n - mx * mx;
+    if (!(var > 0.01 * mx * mx))
+        return -1;
+    double slope = (f[4] / n - mx * my) / var;
+    double avg = my / mx;
+    return slope < 0 ? 0 : slope > avg ? avg : slope;
 }
 
 /*
@@ -159,9 +246,9 @@ static double device_ns(const bf_auto *a)
  * zstd-1; and where the device limits, left out it kept Q4 at 200 MB/s 62%
  * none, 11% slower than lz4.
  */
-static double sys_of(const bf_auto *a, double dev)
+static double sys_of(const bf_auto *a, int read, double dev)
 {
-    return dev > 0 || a->dev.since_wait <= BF_AUTO_CHAIN ? a->dev.transfer_ns : 0;
+    return dev > 0 || a->dev.since_wait <= BF_AUTO_CHAIN ? transfer_of(a, read) : 0;
 }
 
 /*
@@ -176,11 +263,11 @@ static double sys_of(const bf_auto *a, double dev)
  * all per byte. On slowfs at 200 MB/s auto wrote zstd and took 1.03-1.34x
  * lz4's time (docs/results/pg-buffile-wall.md, "The matrix on slowfs").
  */
-static double predict(const bf_auto *a, const bf_auto_cand *c, double logical, double codec_ns,
-                      double other, double dev)
+static double predict(const bf_auto *a, const bf_auto_cand *c, int read, double logical,
+                      double codec_ns, double other, double dev)
 {
     double bytes = logical * c->ratio;
-    double cpu = logical * codec_ns + bytes * sys_of(a, dev);
+    double cpu = logical * codec_ns + bytes * sys_of(a, read, dev);
     double waits = bytes * dev - other;
     return (cpu > waits ? cpu : waits) / logical;
 }
@@ -190,15 +277,30 @@ static void end_window(bf_auto *a, uint64_t end)
 {
     bf_auto_window *w = &a->win;
     double took = (double)(end - w->start);
-    if (w->free_bytes > 0)
-        time_sample(&a->dev.transfer_ns, (double)w->free_ns / (double)w->free_bytes, EWMA_IO,
+    if (w->free_bytes[0] > 0)
+        time_sample(&a->dev.transfer_ns, (double)w->free_ns[0] / (double)w->free_bytes[0], EWMA_IO,
                     a->dev.transfer_windows++);
+    if (w->free_bytes[1] > 0)
+        time_sample(&a->dev.read_transfer_ns, (double)w->free_ns[1] / (double)w->free_bytes[1],
+                    EWMA_IO, a->dev.read_transfer_windows++);
+    for (int d = 0; d < 2; d++) {
+        double slope = fit_slope(w->fit[d]);
+        if (slope >= 0)
+            ewma(&a->slope_ns[d], slope, EWMA_IO, a->slope_windows[d]++ == 0);
+    }
     /* A window that spent a share of its time waiting moved its bytes at about the
        device's pace, and how many windows do tells whether the device limits. Only
        windows of uncompressed bytes count: one of compressed bytes that did not wait
-       says nothing of uncompressed ones, and its pace is not the device's. */
+       says nothing of uncompressed ones, and its pace is not the device's. And only
+       windows mostly of writes: the pace stands for the writes' device figure (device_w),
+       reads have runs of their own (device_r), and a FUSE device's reads wait where its
+       writes do not. */
     double moved = (double)(w->write + w->read);
-    if ((double)w->bytes * 10 >= moved * 9) {
+    if ((double)w->bytes * 10 >= moved * 9 && w->read > w->write) {
+        /* Reads keep a plain count: it only tells whether their waits are rare. */
+        a->dev.read_limited_windows += (double)w->wait_ns * BF_AUTO_LIMITED >= took;
+        a->dev.read_share_windows++;
+    } else if ((double)w->bytes * 10 >= moved * 9) {
         int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
         if (limited)
             ewma(&a->dev.pace_ns, took / (double)w->bytes, EWMA_IO, a->dev.pace_windows++ == 0);
@@ -211,7 +313,7 @@ static void end_window(bf_auto *a, uint64_t end)
         double busy = took - (double)w->io_ns - (double)w->codec_ns;
         double other = busy > 0 ? busy : 0;
         ewma(&a->other_ns, other / moved, EWMA_IO, a->windows == 0);
-        double dev = device_ns(a);
+        double dev_w = device_w(a), dev_r = device_r(a);
         for (int k = 0; k < a->ncand; k++) {
             bf_auto_cand *c = &a->cand[k];
             if (c->samples == 0)
@@ -219,13 +321,13 @@ static void end_window(bf_auto *a, uint64_t end)
             /* The caller's work hides the device for reads and writes in proportion. */
             if (w->write > 0)
                 ewma(&c->extra_w,
-                     predict(a, c, (double)w->write, c->comp_ns, other * (double)w->write / moved,
-                             dev),
+                     predict(a, c, 0, (double)w->write, c->comp_ns,
+                             other * (double)w->write / moved, dev_w),
                      EWMA_IO, c->windows_w++ == 0);
             if (w->read > 0)
                 ewma(&c->extra_r,
-                     predict(a, c, (double)w->read, decomp_of(c), other * (double)w->read / moved,
-                             dev),
+                     predict(a, c, 1, (double)w->read, decomp_of(c),
+                             other * (double)w->read / moved, dev_r),
                      EWMA_IO, c->windows_r++ == 0);
         }
         a->windows++;
@@ -255,24 +357,27 @@ static void end_window(bf_auto *a, uint64_t end)
  * pausing 37 of its 42 ms, while a run of three waits over 1.8 MB, cut
  * short, read 9.5.
  */
-static void time_run(bf_auto *a)
+static void time_run(bf_auto *a, int read)
 {
-    device_sample(a, (double)(a->run_last - a->run_start) / (double)a->run_timed);
+    const bf_auto_run *r = &a->run[read];
+    device_sample(a, read, (double)(r->last - r->start) / (double)r->timed);
 }
 
-static void end_run(bf_auto *a)
+static void end_run(bf_auto *a, int read)
 {
-    if (a->run_start != 0 && a->run_waits >= 2 && a->run_timed >= BF_AUTO_RUN_MIN)
-        time_run(a);
-    a->run_start = 0;
+    bf_auto_run *r = &a->run[read];
+    if (r->start != 0 && r->waits >= 2 && r->timed >= BF_AUTO_RUN_MIN)
+        time_run(a, read);
+    r->start = 0;
 }
 
-static void start_run(bf_auto *a, uint64_t end)
+static void start_run(bf_auto *a, int read, uint64_t end)
 {
-    a->run_start = end;
-    a->run_bytes = 0;
-    a->run_timed = 0;
-    a->run_waits = 0;
+    bf_auto_run *r = &a->run[read];
+    r->start = end;
+    r->bytes = 0;
+    r->timed = 0;
+    r->waits = 0;
 }
 
 /*
@@ -290,43 +395,49 @@ static void start_run(bf_auto *a, uint64_t end)
  * per core read io_limit's 400 MB/s 1.6-2.2 ns/B instead of 2.5
  * (docs/results/device-clock.md).
  */
-static void time_device(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end, int waited,
-                        const bf_auto_wait *w)
+static void time_device(bf_auto *a, int read, uint64_t bytes, uint64_t start, uint64_t end,
+                        int waited, const bf_auto_wait *w)
 {
-    a->run_cpu += w->cpu_ns;
-    if (start > a->last_end + BF_AUTO_GAP || w->paused || a->run_cpu > BF_AUTO_GAP)
-        end_run(a);
-    a->last_end = end;
-    a->run_bytes += bytes;
+    bf_auto_run *r = &a->run[read];
+    /* Transfers of the other direction between two of this one's are, for this
+       direction's run, time the caller spent elsewhere: a gap like any other. */
+    r->cpu += w->cpu_ns;
+    if (start > r->last_end + BF_AUTO_GAP || w->paused || r->cpu > BF_AUTO_GAP)
+        end_run(a, read);
+    r->last_end = end;
+    r->bytes += bytes;
     a->dev.since_wait += bytes;
-    if (a->dev.since_wait > BF_AUTO_CHAIN)
-        end_run(a);
+    if (a->dev.since_wait > BF_AUTO_CHAIN) {
+        end_run(a, 0);
+        end_run(a, 1);
+    }
     if (!waited)
         return;
     a->dev.since_wait = 0;
     uint64_t took = end > start ? end - start : 0;
     uint64_t late = w->late_ns < took ? w->late_ns : took;
     uint64_t released = end - late;
-    a->run_cpu = late; /* what came after the device let it go */
-    if (a->run_start == 0) {
+    r->cpu = late; /* what came after the device let it go */
+    if (r->start == 0) {
         if (!w->unsure) /* else the next wait starts it */
-            start_run(a, released);
+            start_run(a, read, released);
         return;
     }
-    a->run_waits++;
-    a->run_last = released;
-    a->run_timed = a->run_bytes;
-    if (a->run_bytes < BF_AUTO_SPAN && a->run_waits < BF_AUTO_RUN_WAITS)
+    r->waits++;
+    r->last = released;
+    r->timed = r->bytes;
+    if (r->bytes < BF_AUTO_SPAN && r->waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
-    time_run(a);
-    start_run(a, released);
+    time_run(a, read);
+    start_run(a, read, released);
 }
 
 /* Nothing is known of the device yet: neither measured nor learned from another space. */
 static int device_unknown(const bf_auto *a)
 {
     return a->windows == 0 && a->dev.transfer_windows == 0 && a->dev.device_runs == 0 &&
-           a->dev.share_windows == 0;
+           a->dev.read_runs == 0 && a->dev.read_transfer_windows == 0 &&
+           a->dev.share_windows == 0 && a->dev.read_share_windows == 0;
 }
 
 /* Bytes of I/O in the window being measured: the first is shorter, so the prior decides less. */
@@ -354,8 +465,9 @@ int bf_auto_times_io(bf_auto *a, uint64_t bytes)
     /* The first window is timed whole: its start is the first transfer's (a space
        started from another's figures may have moved BF_AUTO_CHAIN bytes without a wait
        before it has moved any). */
-    int all = a->dev.since_wait <= BF_AUTO_CHAIN || a->dev.transfer_windows == 0 ||
-              a->windows == 0 || device_ns(a) > 0 || a->win.bytes + bytes >= window_len(a);
+    int all = a->dev.since_wait <= BF_AUTO_CHAIN ||
+              (a->dev.transfer_windows == 0 && a->dev.read_transfer_windows == 0) ||
+              a->windows == 0 || device_limits(a) || a->win.bytes + bytes >= window_len(a);
     if (all) {
         a->untimed = 0;
         return 1;
@@ -369,12 +481,12 @@ int bf_auto_times_io(bf_auto *a, uint64_t bytes)
     return --a->untimed == 0;
 }
 
-void bf_auto_note_untimed(bf_auto *a, uint64_t bytes)
+void bf_auto_note_untimed(bf_auto *a, int read, uint64_t bytes)
 {
     /* It took what the timed ones that did not wait take; no run of waits is going
        (none came in the last BF_AUTO_CHAIN bytes), so only the distance grows. */
     a->win.bytes += bytes;
-    a->win.io_ns += (uint64_t)(a->dev.transfer_ns * (double)bytes);
+    a->win.io_ns += (uint64_t)(average_of(a, read != 0) * (double)bytes);
     a->dev.since_wait += bytes;
 }
 
@@ -384,7 +496,7 @@ void bf_auto_note_untimed(bf_auto *a, uint64_t bytes)
  * (other_ns), as it does when the caller is preempted between transfers;
  * the window's length stays on the wall, as runs do.
  */
-void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end,
+void bf_auto_note_transfer(bf_auto *a, int read, uint64_t bytes, uint64_t start, uint64_t end,
                            const bf_auto_wait *dw)
 {
     uint64_t wait_ns = dw->wait_ns;
@@ -397,7 +509,7 @@ void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t 
     w->io_ns += ns;
     int waited = (double)ns > BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B * (double)bytes;
     w->wait_ns += waited ? ns : 0;
-    time_device(a, bytes, start, end, waited, dw);
+    time_device(a, read != 0, bytes, start, end, waited, dw);
     if (waited && !a->waited) {
         /* The prior holds from now on (bf_auto_cost): the files decide again at once,
            as when a window changes the space's choice. */
@@ -411,8 +523,15 @@ void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t 
         }
     }
     if (!waited) {
-        w->free_bytes += bytes;
-        w->free_ns += ns;
+        int d = read != 0;
+        w->free_bytes[d] += bytes;
+        w->free_ns[d] += ns;
+        double x = (double)bytes, y = (double)ns;
+        w->fit[d][0] += 1;
+        w->fit[d][1] += x;
+        w->fit[d][2] += y;
+        w->fit[d][3] += x * x;
+        w->fit[d][4] += x * y;
     }
     if (w->bytes >= window_len(a))
         end_window(a, end);
@@ -421,7 +540,13 @@ void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t 
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
 {
     bf_auto_wait w = {.wait_ns = end > start ? end - start : 0};
-    bf_auto_note_transfer(a, bytes, start, end, &w);
+    bf_auto_note_transfer(a, 0, bytes, start, end, &w);
+}
+
+void bf_auto_note_read_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end)
+{
+    bf_auto_wait w = {.wait_ns = end > start ? end - start : 0};
+    bf_auto_note_transfer(a, 1, bytes, start, end, &w);
 }
 
 void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns)
@@ -445,7 +570,7 @@ int bf_auto_probe_due(const bf_auto *a)
     if (bf_auto_warming(a))
         return 1;
     /* A power of two: no division at every block. */
-    if (device_ns(a) > 0)
+    if (device_limits(a))
         return (a->blocks & (a->probe_every - 1)) == 0;
     /* While the device does not limit, codecs can only cost time: their figures
        matter little, and probing for them is most of what auto costs there. So the
@@ -516,11 +641,13 @@ double bf_auto_cost(const bf_auto *a, int k)
         return -1;
     if (device_unknown(a))
         return c->comp_ns + decomp_of(c) + c->ratio * (a->waited ? IO_PRIOR_NS : 0) * 2;
-    /* A block written is read back once: until reads are seen, they wait for the device. */
-    double dev = device_ns(a);
-    double io = c->ratio * (dev + sys_of(a, dev));
-    double write = c->windows_w > 0 ? c->extra_w : c->comp_ns + io;
-    double read = c->windows_r > 0 ? c->extra_r : decomp_of(c) + io;
+    /* A block written is read back once: until reads are seen in this space's windows,
+       they wait for the device as its reads were timed (in this space or the last). */
+    double dev_w = device_w(a), dev_r = device_r(a);
+    double write =
+        c->windows_w > 0 ? c->extra_w : c->comp_ns + c->ratio * (dev_w + sys_of(a, 0, dev_w));
+    double read =
+        c->windows_r > 0 ? c->extra_r : decomp_of(c) + c->ratio * (dev_r + sys_of(a, 1, dev_r));
     return write + read;
 }
 
@@ -565,12 +692,19 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         PUT("; device not known, no transfer waited yet");
     else if (device_unknown(a))
         PUT("; device %.2f ns/B (prior)", IO_PRIOR_NS);
-    else if (device_ns(a) == 0)
-        PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", a->dev.transfer_ns,
+    else if (!device_limits(a))
+        PUT("; device not limiting, transfers %.2f ns/B, caller %.2f", transfer_of(a, 0),
             a->other_ns);
-    else
-        PUT("; device %.2f ns/B (%s), transfers %.2f, caller %.2f", device_ns(a),
-            a->dev.device_runs > 0 ? "timed" : "pace", a->dev.transfer_ns, a->other_ns);
+    else {
+        if (device_w(a) == 0)
+            PUT("; device not limiting writes");
+        else
+            PUT("; device %.2f ns/B (%s)", device_w(a), a->dev.device_runs > 0 ? "timed" : "pace");
+        if (a->dev.read_runs > 0)
+            PUT(", reads %.2f (timed)", a->dev.read_device_ns);
+        PUT(", transfers %.2f (reads %.2f), caller %.2f", transfer_of(a, 0), transfer_of(a, 1),
+            a->other_ns);
+    }
 #undef PUT
 }
 
@@ -641,8 +775,10 @@ int bf_auto_device_valid(const bf_auto_device *d)
 {
     const double clock = 18446744073709551615.0; /* UINT64_MAX ns */
     return figure(d->device_ns, clock) && figure(d->pace_ns, clock) &&
+           figure(d->read_device_ns, clock) &&
            figure(d->transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
-           figure(d->limited_share, 1);
+           figure(d->read_transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
+           figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows;
 }
 
 int bf_auto_start(const bf_auto *a)

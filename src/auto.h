@@ -16,7 +16,8 @@
  * sys is what a transfer costs when it does not wait (copying into the page
  * cache), not counted once the device has gone BF_AUTO_CHAIN bytes without
  * a wait and dev is 0 (see sys_of in auto.c); dev is the
- * device's time per byte when it is the bottleneck,
+ * device's time per byte when it is the bottleneck, for writes and for
+ * reads apart (reads take the writes' until their own is timed),
  * measured over runs of transfers that had to wait, close together (over
  * such a run the device never ran dry, so its bytes took the device the
  * time from the end of the first wait to the end of the last); a device
@@ -85,7 +86,7 @@
 #define BF_AUTO_CHAIN (4u << 20)      /* waits at most this far apart make a run */
 #define BF_AUTO_LIMITED 20            /* a window that waited 1/20 of its time was limited */
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
-#define BF_AUTO_SHARE_MIN 16          /* out of at least this many */
+#define BF_AUTO_SHARE_MIN 16          /* out of at least this many (runs too: device_w) */
 #define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
 #define BF_AUTO_TIME_EVERY 8          /* transfers timed, one in this many, while nothing waits */
 #define BF_AUTO_PROBE_MAX                                                                          \
@@ -114,9 +115,27 @@ typedef struct bf_auto_window {
     uint64_t start;                 /* end of the previous window's last transfer */
     uint64_t bytes, io_ns;          /* moved, and the time transfers took */
     uint64_t wait_ns;               /* time of the transfers that waited */
-    uint64_t free_bytes, free_ns;   /* the transfers that did not wait */
+    uint64_t free_bytes[2];         /* the transfers that did not wait: [0] writes, [1] reads */
+    uint64_t free_ns[2];
+    /* and their sizes (x, bytes) against their times (y, ns), for the line through
+       them: n, sums of x, y, x * x and x * y */
+    double fit[2][5];
     uint64_t write, read, codec_ns; /* logical bytes packed and loaded, codec time */
 } bf_auto_window;
+
+/*
+ * A run of waits of one direction timing the device (time_device in auto.c).
+ * Writes and reads are timed apart: a FUSE device serves a hash join's 8
+ * KiB writes without a queue and holds its reads (larger, through the
+ * kernel's read-ahead) to its rate, so a run mixing them times neither.
+ */
+typedef struct bf_auto_run {
+    uint64_t start, bytes; /* the run's start (0: no run) and its bytes so far */
+    uint64_t last, timed;  /* the run's last wait's end, and its bytes up to there */
+    uint32_t waits;        /* waits in the run */
+    uint64_t cpu;          /* the thread's run delay since the run's last wait */
+    uint64_t last_end;     /* end of the last transfer of this direction timed */
+} bf_auto_run;
 
 typedef struct bf_auto {
     bf_auto_cand cand[BF_AUTO_MAX];
@@ -124,14 +143,13 @@ typedef struct bf_auto {
     int prefer_space;   /* choose the smallest output within slack of the fastest */
     double slack;       /* for prefer_space, e.g. 0.20 */
     bf_auto_device dev; /* what is known of the device: what another space can start from */
+    double slope_ns[2]; /* a transfer's own time per byte beyond its fixed part, by
+                           direction: the slope of time over size (transfer_of) */
+    uint32_t slope_windows[2]; /* windows that fitted it (0: unknown, the average serves) */
     double other_ns;    /* the caller's own time per logical byte moved (reason only) */
     uint32_t windows;   /* windows measured */
     bf_auto_window win;
-    uint64_t run_start, run_bytes; /* a run of waits timing the device (run_start 0: none) */
-    uint64_t run_last, run_timed;  /* the run's last wait's end, and its bytes up to there */
-    uint32_t run_waits;            /* waits in the run */
-    uint64_t run_cpu;              /* the thread's run delay since the run's last wait */
-    uint64_t last_end;             /* end of the last transfer timed */
+    bf_auto_run run[2];            /* runs of waits timing the device: [0] writes, [1] reads */
     uint32_t untimed;              /* transfers left to the next sampled one (0: not drawn) */
     uint32_t rng;                  /* xorshift32 state drawing those gaps (never 0) */
     int best;                      /* the space's choice for a file now, after each window */
@@ -211,15 +229,21 @@ typedef struct bf_auto_wait {
                          starts at its end */
 } bf_auto_wait;
 
-/* Account one transfer of `bytes` from `start` to `end` (ns on the space's I/O clock). */
-void bf_auto_note_transfer(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end,
+/*
+ * Account one transfer of `bytes` from `start` to `end` (ns on the space's
+ * I/O clock): a read if `read`, else a write.
+ */
+void bf_auto_note_transfer(bf_auto *a, int read, uint64_t bytes, uint64_t start, uint64_t end,
                            const bf_auto_wait *w);
 
-/* The same with no run delay: all of its wall time counts (tests' made-up devices). */
+/* A write with no run delay: all of its wall time counts (tests' made-up devices). */
 void bf_auto_note_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
 
-/* Account one transfer of `bytes` that bf_auto_times_io did not ask to time. */
-void bf_auto_note_untimed(bf_auto *a, uint64_t bytes);
+/* The same for a read. */
+void bf_auto_note_read_io(bf_auto *a, uint64_t bytes, uint64_t start, uint64_t end);
+
+/* Account one transfer of `bytes` (a read if `read`) that bf_auto_times_io did not time. */
+void bf_auto_note_untimed(bf_auto *a, int read, uint64_t bytes);
 
 /* Account a block really written (`write`) or loaded: `raw_len` logical bytes, `codec_ns`. */
 void bf_auto_note_block(bf_auto *a, int write, uint32_t raw_len, uint64_t codec_ns);

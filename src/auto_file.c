@@ -274,13 +274,13 @@ int bf_auto_io_start(bf_space *sp, uint64_t bytes, uint64_t *t0)
     return timed;
 }
 
-void bf_auto_io_finish(bf_space *sp, uint64_t bytes, int timed, uint64_t t0)
+void bf_auto_io_finish(bf_space *sp, int read, uint64_t bytes, int timed, uint64_t t0)
 {
     if (timed) {
         uint64_t t1 = bf_space_io_now(sp);
         bf_devwait w = bf_devclock_end(&sp->devclk, bytes, t1 > t0 ? t1 - t0 : 0);
         bf_auto_wait aw = {w.wait_ns, w.late_ns, w.cpu_ns, w.paused, w.unsure};
-        bf_auto_note_transfer(sp->autoc, bytes, t0, t1, &aw);
+        bf_auto_note_transfer(sp->autoc, read, bytes, t0, t1, &aw);
     } else
-        bf_auto_note_untimed(sp->autoc, bytes);
+        bf_auto_note_untimed(sp->autoc, read, bytes);
 }

@@ -36,12 +36,12 @@ void bf_auto_file_loaded(bf_space *space, uint32_t raw_len, uint64_t ns);
 
 /*
  * Around a transfer of `bytes` (segment.c): whether auto times it, and its
- * start (*t0); then its end, which passes auto the time it waited on the
- * device (the space's device clock, devclock.h). Untimed transfers are
- * counted all the same.
+ * start (*t0); then its end, a read if `read`, which passes auto the time
+ * it waited on the device (the space's device clock, devclock.h). Untimed
+ * transfers are counted all the same.
  */
 int bf_auto_io_start(bf_space *space, uint64_t bytes, uint64_t *t0);
-void bf_auto_io_finish(bf_space *space, uint64_t bytes, int timed, uint64_t t0);
+void bf_auto_io_finish(bf_space *space, int read, uint64_t bytes, int timed, uint64_t t0);
 
 /* Inline so that a space without auto's figures (none, lz4, ...) pays no call per transfer. */
 static inline int bf_auto_io_begin(bf_space *space, uint64_t bytes, uint64_t *t0)
@@ -50,10 +50,10 @@ static inline int bf_auto_io_begin(bf_space *space, uint64_t bytes, uint64_t *t0
     return space->autoc != NULL ? bf_auto_io_start(space, bytes, t0) : 0;
 }
 
-static inline void bf_auto_io_end(bf_space *space, uint64_t bytes, int timed, uint64_t t0)
+static inline void bf_auto_io_end(bf_space *space, int read, uint64_t bytes, int timed, uint64_t t0)
 {
     if (space->autoc != NULL)
-        bf_auto_io_finish(space, bytes, timed, t0);
+        bf_auto_io_finish(space, read, bytes, timed, t0);
 }
 
 #endif

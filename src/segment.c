@@ -285,7 +285,7 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
         }
         v = m;
     }
-    bf_auto_io_end(sp, total, timed, t0);
+    bf_auto_io_end(sp, 0, total, timed, t0);
     return BF_OK;
 }
 
@@ -316,7 +316,7 @@ int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len)
         }
         done += (size_t)r;
     }
-    bf_auto_io_end(sp, len, timed, t0);
+    bf_auto_io_end(sp, 1, len, timed, t0);
     return BF_OK;
 }
 

@@ -2060,18 +2060,26 @@ static void device_seed(fsm *m, bf_auto_device *d, int absurd)
     d->pace_ns = (double)pick(m, 400) / 10;
     d->limited_share = (double)pick(m, 101) / 100;
     d->transfer_ns = (double)pick(m, 50) / 10;
+    d->read_device_ns = (double)pick(m, 400) / 10;
+    d->read_transfer_ns = (double)pick(m, 50) / 10;
     d->since_wait = pick(m, UINT64_C(1) << 26);
     /* A count of 0 leaves its figure unused: often so, a device timed or not. */
-    uint32_t *count[4] = {&d->device_runs, &d->pace_windows, &d->share_windows,
-                          &d->transfer_windows};
-    for (int i = 0; i < 4; i++)
+    uint32_t *count[7] = {&d->device_runs,       &d->pace_windows, &d->share_windows,
+                          &d->transfer_windows,  &d->read_runs,    &d->read_transfer_windows,
+                          &d->read_share_windows};
+    for (int i = 0; i < 7; i++)
         *count[i] = pick(m, 2) ? (uint32_t)pick(m, 64) : 0;
+    d->read_limited_windows = (uint32_t)pick(m, (uint64_t)d->read_share_windows + 1);
     if (!absurd)
         return;
     static const double bad[] = {-1, NAN, INFINITY, -INFINITY, 1e300, 1e20, 2e6, 1.5};
     double v = bad[pick(m, sizeof(bad) / sizeof(bad[0]))];
-    double *field[4] = {&d->device_ns, &d->pace_ns, &d->transfer_ns, &d->limited_share};
-    *field[pick(m, 4)] = v;
+    double *field[6] = {&d->device_ns,     &d->pace_ns,        &d->transfer_ns,
+                        &d->limited_share, &d->read_device_ns, &d->read_transfer_ns};
+    if (pick(m, 7) == 6)
+        d->read_limited_windows = d->read_share_windows + 1; /* more than all of them */
+    else
+        *field[pick(m, 6)] = v;
 }
 
 /* ---- the step ----------------------------------------------------------------- */

@@ -717,12 +717,20 @@ uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
 
 int t_device_measurable(const bf_auto_device *d)
 {
-    /* "device_ns and pace_ns at most 2^64 ns per byte, transfer_ns at most 1,000,001, a share
-       at most 1, none negative" (NaN fails every comparison) */
-    const double f[4] = {d->device_ns, d->pace_ns, d->transfer_ns, d->limited_share};
-    const double max[4] = {18446744073709551616.0, 18446744073709551616.0, 1000001, 1};
-    for (int i = 0; i < 4; i++)
+    /* "device_ns, pace_ns and read_device_ns of 0 to 2^64 ns per byte, transfer_ns and
+       read_transfer_ns of 0 to 1,000,001, limited_share of 0 to 1" (NaN fails every
+       comparison) */
+    const double f[6] = {d->device_ns,   d->pace_ns,          d->read_device_ns,
+                         d->transfer_ns, d->read_transfer_ns, d->limited_share};
+    const double max[6] = {18446744073709551616.0,
+                           18446744073709551616.0,
+                           18446744073709551616.0,
+                           1000001,
+                           1000001,
+                           1};
+    for (int i = 0; i < 6; i++)
         if (!(f[i] >= 0 && f[i] <= max[i]))
             return 0;
-    return 1;
+    /* "read_limited_windows at most read_share_windows" */
+    return d->read_limited_windows <= d->read_share_windows;
 }

@@ -83,6 +83,28 @@ static void run(bf_auto *a, double dev, double other, double sys, int windows)
     }
 }
 
+/*
+ * One direction of run's device alone: `windows` windows of 16 KiB
+ * transfers, writes (read 0) or reads, the blocks stored as none.
+ */
+static void one_way(bf_auto *a, int read, double dev, double other, double sys, int windows)
+{
+    const uint64_t lead = 4000000, resume = 2000000, bytes = 16 << 10;
+    for (uint64_t moved = 0; moved < (uint64_t)windows * BF_AUTO_IO_WINDOW; moved += bytes) {
+        clk.now += (uint64_t)(other * bytes);
+        uint64_t start = clk.now;
+        clk.now += (uint64_t)(sys * bytes);
+        clk.busy = (clk.busy > start ? clk.busy : start) + (uint64_t)(dev * bytes);
+        if (clk.busy > clk.now + lead)
+            clk.now = clk.busy - resume;
+        if (read)
+            bf_auto_note_read_io(a, bytes, start, clk.now);
+        else
+            bf_auto_note_io(a, bytes, start, clk.now);
+        bf_auto_note_block(a, !read, bytes, 0);
+    }
+}
+
 /* A space's codec=auto state with nothing measured, and the simulation's clock at its start. */
 static void fresh(bf_auto *a, int prefer_space)
 {
@@ -260,7 +282,7 @@ static int sample_window(bf_auto *a, int *calls)
             timed++;
             bf_auto_note_io(a, bytes, clk.now, clk.now + 2048);
         } else {
-            bf_auto_note_untimed(a, bytes);
+            bf_auto_note_untimed(a, 0, bytes);
             /* It counts as long as the timed ones that did not wait. */
             assert_true(a->win.io_ns - io == (uint64_t)(a->dev.transfer_ns * bytes));
         }
@@ -316,7 +338,7 @@ static int run_sampled(bf_auto *a, double dev, double other, double sys, int win
         if (t)
             bf_auto_note_io(a, bytes, start, clk.now);
         else
-            bf_auto_note_untimed(a, bytes);
+            bf_auto_note_untimed(a, 0, bytes);
         timed += t;
         bf_auto_note_block(a, moved < half, bytes, 0);
     }
@@ -692,6 +714,12 @@ static void test_a_space_starts_from_what_another_learned(void **state)
         assert_int_equal(seeded.pace_windows, learned.pace_windows);
         assert_int_equal(seeded.share_windows, learned.share_windows);
         assert_int_equal(seeded.transfer_windows, learned.transfer_windows);
+        assert_true(seeded.read_device_ns == learned.read_device_ns);
+        assert_int_equal(seeded.read_runs, learned.read_runs);
+        assert_true(seeded.read_transfer_ns == learned.read_transfer_ns);
+        assert_int_equal(seeded.read_transfer_windows, learned.read_transfer_windows);
+        assert_int_equal(seeded.read_share_windows, learned.read_share_windows);
+        assert_int_equal(seeded.read_limited_windows, learned.read_limited_windows);
         spill(sp, T_DATA_TEXT, 8, &st);
         print_message("  %.2f ns/B: raw blocks %llu from nothing, %llu from another space\n",
                       speeds[i], (unsigned long long)raw_cold,
@@ -705,6 +733,89 @@ static void test_a_space_starts_from_what_another_learned(void **state)
         assert_true(sp->autoc->other_ns < 1.0);
         bf_space_destroy(sp);
     }
+}
+
+/*
+ * A hash join on a synchronous device (FUSE): its batches are written in
+ * requests the device serves at once, each taking 12 ns/B of its own
+ * (under 1 ms: none waits), and read back through a queue that holds them
+ * to 10 ns/B. The space that first spills there decides every block before
+ * it reads one and writes them raw; its reads time the device apart from
+ * its writes, and the next space, started from its figures, compresses from
+ * its first blocks. Started from the same figures without the reads' (a
+ * 1.0.0 caller's struct), it writes raw as the first did.
+ */
+static void test_reads_are_timed_apart_from_writes(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    tpch_like(&a);
+    one_way(&a, 0, 0, 3.7, 12.0, 40);
+    assert_int_equal(choose(&a, -1), 0);
+    one_way(&a, 1, 10.0, 3.7, 0.1, 40);
+    print_message("  writes: %u runs, reads: %u runs, %.2f ns/B\n", a.dev.device_runs,
+                  a.dev.read_runs, a.dev.read_device_ns);
+    assert_int_equal(a.dev.device_runs, 0);
+    assert_true(a.dev.read_runs > 0);
+    /* every read window waited: the reads' figure is the device's, not a stall's */
+    assert_true(a.dev.read_share_windows >= 39);
+    assert_true(a.dev.read_limited_windows * 10 >= a.dev.read_share_windows * 9);
+    assert_true(a.dev.read_device_ns > 7.5 && a.dev.read_device_ns < 12.5);
+
+    for (int with_reads = 1; with_reads >= 0; with_reads--) {
+        bf_auto b;
+        fresh(&b, 0);
+        b.dev = a.dev;
+        if (!with_reads) {
+            b.dev.read_device_ns = 0;
+            b.dev.read_runs = 0;
+        }
+        tpch_like(&b);
+        one_way(&b, 0, 0, 3.7, 12.0, 40);
+        int k = choose(&b, -1);
+        if (with_reads)
+            assert_true(k != 0 && b.cand[k].ratio < 0.5);
+        else
+            assert_int_equal(k, 0);
+    }
+}
+
+/*
+ * Runs of waits time the device as it is while it stalls; where of 16
+ * windows of raw writes (or reads) or more under 35% waited, the device
+ * keeps up otherwise and the stalls are not priced: a space started from
+ * such figures writes raw. Where more waited, they are.
+ */
+static void test_rare_stalls_are_not_priced(void **state)
+{
+    (void)state;
+    static const double shares[] = {0.001, 0.125, 0.3, 0.4, 0.9};
+    for (int read = 0; read < 2; read++)
+        for (int i = 0; i < 5; i++) {
+            bf_auto a;
+            fresh(&a, 0);
+            if (read) {
+                a.dev.read_device_ns = 30.0;
+                a.dev.read_runs = 6;
+                a.dev.read_share_windows = 200;
+                a.dev.read_limited_windows = (uint32_t)(shares[i] * 200);
+            } else {
+                a.dev.device_ns = 30.0;
+                a.dev.device_runs = 6;
+                a.dev.share_windows = 212;
+                a.dev.limited_share = shares[i];
+            }
+            a.dev.transfer_ns = 0.2;
+            a.dev.transfer_windows = 10;
+            a.dev.since_wait = UINT64_C(1) << 30;
+            tpch_like(&a);
+            int k = choose(&a, -1);
+            if (shares[i] < BF_AUTO_LIMITED_SHARE)
+                assert_int_equal(k, 0);
+            else
+                assert_true(k != 0);
+        }
 }
 
 /* bf_space_create refuses figures `d` with BF_EINVAL, naming auto_device, and makes nothing. */
@@ -736,6 +847,9 @@ static void test_bad_device_figures_are_refused(void **state)
         {.struct_size = sizeof(bf_auto_device), .pace_ns = INFINITY},
         {.struct_size = sizeof(bf_auto_device), .transfer_ns = NAN},
         {.struct_size = sizeof(bf_auto_device), .limited_share = 1.5},
+        {.struct_size = sizeof(bf_auto_device), .read_device_ns = -0.5},
+        {.struct_size = sizeof(bf_auto_device), .read_transfer_ns = 2e6},
+        {.struct_size = sizeof(bf_auto_device), .read_share_windows = 3, .read_limited_windows = 4},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_refused(&bad[i]);
@@ -1193,6 +1307,8 @@ int main(void)
         cmocka_unit_test(test_text_follows_the_device),
         cmocka_unit_test(test_the_prior_holds_once_a_transfer_waited),
         cmocka_unit_test(test_a_space_starts_from_what_another_learned),
+        cmocka_unit_test(test_reads_are_timed_apart_from_writes),
+        cmocka_unit_test(test_rare_stalls_are_not_priced),
         cmocka_unit_test(test_bad_device_figures_are_refused),
         cmocka_unit_test(test_unmeasurable_figures_are_refused),
         cmocka_unit_test(test_changed_data_is_redecided),

@@ -290,7 +290,7 @@ static double run_with_pauses(int tell_paused)
         uint64_t start = now;
         now += dev + (pre ? cpu : 0);
         bf_auto_wait w = {.wait_ns = dev, .paused = pre && tell_paused};
-        bf_auto_note_transfer(&a, bytes, start, now, &w);
+        bf_auto_note_transfer(&a, 0, bytes, start, now, &w);
     }
     print_message("  paused %s: %u runs, device %.2f ns/B\n", tell_paused ? "told" : "not told",
                   a.dev.device_runs, a.dev.device_ns);
@@ -316,7 +316,7 @@ static double run_with_late_wakeups(int tell_late)
         end = released + own;
         bf_auto_wait w = {
             .wait_ns = released - start, .late_ns = tell_late ? own : 0, .paused = own > 0};
-        bf_auto_note_transfer(&a, bytes, start, end, &w);
+        bf_auto_note_transfer(&a, 0, bytes, start, end, &w);
     }
     print_message("  late %s: %u runs, device %.3f ns/B\n", tell_late ? "told" : "not told",
                   a.dev.device_runs, a.dev.device_ns);
@@ -347,7 +347,7 @@ static uint32_t runs_with_cpu_waits(uint64_t cpu)
         uint64_t start = now + (wait ? 0 : cpu), ns = wait ? 4000000 : 100000;
         now = start + ns;
         bf_auto_wait w = {.wait_ns = ns, .cpu_ns = wait ? 0 : cpu};
-        bf_auto_note_transfer(&a, 128 << 10, start, now, &w);
+        bf_auto_note_transfer(&a, 0, 128 << 10, start, now, &w);
     }
     return a.dev.device_runs;
 }

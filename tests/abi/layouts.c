@@ -84,7 +84,7 @@ static size_t released(size_t v100, size_t full, size_t *out)
 }
 #define SPACE_V100 END(bf_space_options, auto_device)
 #define FILE_V100 END(bf_file_options, block_size)
-#define DEVICE_V100 sizeof(bf_auto_device)
+#define DEVICE_V100 END(bf_auto_device, transfer_windows)
 
 #define FITS(type, f, size) (offsetof(type, f) + sizeof(((type *)0)->f) <= (size))
 
@@ -120,11 +120,24 @@ static const field file_fields[] = {
 #endif
 };
 static const field device_fields[] = {
-    FIELD(bf_auto_device, struct_size),   FIELD(bf_auto_device, device_ns),
-    FIELD(bf_auto_device, pace_ns),       FIELD(bf_auto_device, limited_share),
-    FIELD(bf_auto_device, transfer_ns),   FIELD(bf_auto_device, since_wait),
-    FIELD(bf_auto_device, device_runs),   FIELD(bf_auto_device, pace_windows),
-    FIELD(bf_auto_device, share_windows), FIELD(bf_auto_device, transfer_windows),
+    FIELD(bf_auto_device, struct_size),
+    FIELD(bf_auto_device, device_ns),
+    FIELD(bf_auto_device, pace_ns),
+    FIELD(bf_auto_device, limited_share),
+    FIELD(bf_auto_device, transfer_ns),
+    FIELD(bf_auto_device, since_wait),
+    FIELD(bf_auto_device, device_runs),
+    FIELD(bf_auto_device, pace_windows),
+    FIELD(bf_auto_device, share_windows),
+    FIELD(bf_auto_device, transfer_windows),
+#if BF_VERSION_NUMBER >= 10100 /* 1.1.0: reads timed apart */
+    FIELD(bf_auto_device, read_device_ns),
+    FIELD(bf_auto_device, read_transfer_ns),
+    FIELD(bf_auto_device, read_runs),
+    FIELD(bf_auto_device, read_transfer_windows),
+    FIELD(bf_auto_device, read_share_windows),
+    FIELD(bf_auto_device, read_limited_windows),
+#endif
 };
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -164,6 +177,14 @@ static bf_auto_device seed_device(size_t size)
     d.pace_windows = 4;
     d.share_windows = 20;
     d.transfer_windows = 6;
+#if BF_VERSION_NUMBER >= 10100
+    d.read_device_ns = 8.5;
+    d.read_transfer_ns = 0.25;
+    d.read_runs = 2;
+    d.read_transfer_windows = 5;
+    d.read_share_windows = 30;
+    d.read_limited_windows = 12;
+#endif
     return d;
 }
 

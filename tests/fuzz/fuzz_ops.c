@@ -726,12 +726,18 @@ static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, 
     d.pace_windows = rd8(in);
     d.share_windows = rd8(in);
     d.transfer_windows = rd8(in);
+    d.read_device_ns = figure(in);
+    d.read_transfer_ns = figure(in);
+    d.read_runs = rd8(in);
+    d.read_transfer_windows = rd8(in);
+    d.read_share_windows = rd8(in);
+    d.read_limited_windows = rd8(in); /* above the share half the time: refused */
     bf_space *sp = NULL;
     char err[256] = "";
     int rc = fuzz_space_create(BF_CODEC_AUTO, bs, seg, alloc, &d, &sp, err, sizeof(err));
     FUZZ_CHECK((rc == BF_OK) == t_device_measurable(&d),
-               "device figures %g, %g, share %g, transfer %g: bf_space_create %d (%s)", d.device_ns,
-               d.pace_ns, d.limited_share, d.transfer_ns, rc, err);
+               "device figures %g, %g, share %g, transfer %g, reads %g: bf_space_create %d (%s)",
+               d.device_ns, d.pace_ns, d.limited_share, d.transfer_ns, d.read_device_ns, rc, err);
     return rc == BF_OK ? sp : fuzz_space(BF_CODEC_AUTO, bs, seg, alloc);
 }
 

@@ -391,13 +391,24 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * that is stored (the buffer leaving a block, a whole block written from
  * the caller's memory, bf_file_write_block) is copied into one of the
  * space's in-flight slots and compressed and checksummed there by a
- * worker, while the caller goes on; when every slot is busy, or the caller
- * needs a block back that no worker has taken yet, the call packs the
- * oldest queued blocks itself (the space's own threads; a caller's pool's
- * tasks are left to it), then waits. A file's blocks use up to 128 KiB of blocks' worth of slots a
- * worker (at least 2 slots, at most 16: 16 for 8 KiB blocks, 2 for 64 KiB
- * and up), each a block and the extent's room, in memory_bytes as they
- * are first used; the space has at most 16n slots. Handing a block over
+ * worker, while the caller goes on. When every slot is busy the call
+ * waits, asleep, for the workers to finish half of them; it packs the
+ * oldest queued block itself only when no worker is running (the space's
+ * own threads; a caller's pool's tasks are left to it). When it needs
+ * back a block no worker has taken yet (a rewrite of part of that block,
+ * bf_file_flush) it packs the queued blocks up to it itself; a read of a
+ * block whose newest copy is still in a slot copies it from there. A
+ * file's blocks use up to 2 MiB of blocks' worth of slots a worker (at
+ * least 2 slots, at most 512: 512 for 4 KiB blocks, 256 for 8 KiB, 32 for
+ * 64 KiB, 2 for 1 MiB and up), so a burst of a few MB (a sorter's run, a
+ * pager's evictions) is packed on the workers; each slot used holds a
+ * block and the extent's room (about twice the block: 2 x 2 MiB a worker
+ * at most, ~4.1 MiB), in memory_bytes as they are first used and kept
+ * until the workers are set again or the space is destroyed; the space
+ * has at most 512n slots, each ~0.4 KiB of bookkeeping allocated with the
+ * workers (~200 KiB a worker). A call's bookkeeping does not grow with the
+ * slots (free slots in a bitmap, each file's slots in a list in the order
+ * it handed them over, a hash of the blocks in flight). Handing a block over
  * takes no lock and no system call: a worker with nothing to do sleeps
  * (after a few microseconds' spin) and is woken when half of its share of
  * the slots waits, or when the caller needs a slot or a block back.
@@ -410,9 +421,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * raw and unsealed (codec none, or auto choosing none) is checksummed on
  * the caller's thread as without workers: cheaper than handing it over. The
  * write and the map's update stay on the caller's thread: a block handed
- * over is written at the file's next call that stores or loads a block,
- * at bf_file_flush, bf_file_truncate, the statistics calls, or when its
- * slot is needed. Blocks of sealed files are sealed on the workers too
+ * over is written at a call of the file that stores or loads a block once
+ * half of the slots are taken (a file's blocks in a row with one write),
+ * at bf_file_flush, bf_file_truncate, the statistics calls, a load of that
+ * block, or when its slot is needed. Blocks of sealed files are sealed on the workers too
  * (each slot with a sealer of its own: a clone of the space's, its own
  * nonces); blocks of caller codecs are packed on the caller's thread. A block counts in the
  * physical figures (and the temp limit) once it is written: the stats
@@ -439,22 +451,28 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * its blocks on workers as it discards its data.
  *
  * Reads. A file read sequentially through bf_file_read (block b loaded
- * right after block b - 1) has the next blocks, at most two and never more
- * than half the slots, unpacked ahead on the workers (checked, opened if
- * sealed, decompressed) when their extents are already in the space's
- * read-ahead buffer; the read of such a block copies it from its slot. It
- * uses the same slots and their buffers (a slot of a sealed file's block
- * grows its extent buffer to twice the extent's room), no other memory,
- * and a block to store takes a slot back from a block unpacked ahead. A
+ * right after block b - 1) has the next blocks unpacked ahead on the
+ * workers (checked, opened if sealed, decompressed): at least 4 and at
+ * most 8 ahead, never more than half the slots, their extents read by the
+ * calling thread with one pread for several (into the space's read-ahead
+ * buffer) and a sleeping worker woken once for them; the read of such a
+ * block copies it from its slot. The space follows up to 16 such passes at
+ * once, over one file or several, read in turn (a merge of runs of one
+ * file): 384 bytes of the space's struct. It uses the same slots and their
+ * buffers (a slot of a sealed file's block grows its extent buffer to
+ * twice the extent's room), no other memory, and a block to store takes a
+ * slot back from a block unpacked ahead. A
  * block taken is exactly what the read would have loaded: a block stored
  * again since is thrown away, and so is one whose work failed, which is
  * then loaded on the caller's thread: a corrupt extent or an I/O error is
  * reported by the read of that block, with the message it has without
  * workers. bf_stats' readahead_hits and readahead_misses count them.
- * Blocks stored bare (not compressed, format 4) or raw, unsealed lz4
- * blocks (cheaper to decompress than to hand over), blocks of caller codecs
- * and, with the caller's allocator hooks, zstd's and zlib's are read on the
- * caller's thread. The block calls and cursors do not read ahead.
+ * Blocks stored bare (not compressed, format 4) or raw, blocks of caller
+ * codecs and, with the caller's allocator hooks, zstd's and zlib's are
+ * read on the caller's thread; unsealed lz4 blocks too while the reads
+ * outrun the workers (they find the blocks ahead not yet unpacked: lz4
+ * costs about what its handoff does, so it is handed over only while the
+ * worker keeps ahead). The block calls and cursors do not read ahead.
  *
  * Only while the space has no open file: BF_EINVAL otherwise, or when n
  * exceeds BF_WORKERS_MAX; BF_ENOMEM.
@@ -1156,11 +1174,17 @@ BF_API uint64_t bf_file_memory(const bf_file *file);
  * (bf_space_auto_device) and starts the next from them
  * (bf_space_options.auto_device). The space goes on measuring: the figures
  * it starts from are estimates like its own, and new measurements move them.
- * What a space can measure, and so what it takes: device_ns and pace_ns of
- * 0 to 2^64 ns per byte (a 64-bit ns clock over at least one byte),
- * transfer_ns of 0 to 1,000,001 (a transfer slower than 1 ms plus 1 ns a
- * byte waited for the device), limited_share of 0 to 1; counts and
- * since_wait of any value. Other figures (NaN, negative, larger) are
+ * Reads and writes are timed apart: a hash join's batch files are written
+ * in small requests that a synchronous device (FUSE) serves without a
+ * queue, and read back in large ones that wait for it, after every block
+ * has been packed; what the last space's reads measured (read_device_ns)
+ * is then what prices reading back the next space's blocks.
+ * What a space can measure, and so what it takes: device_ns, pace_ns and
+ * read_device_ns of 0 to 2^64 ns per byte (a 64-bit ns clock over at least
+ * one byte), transfer_ns and read_transfer_ns of 0 to 1,000,001 (a transfer
+ * slower than 1 ms plus 1 ns a byte waited for the device), limited_share
+ * of 0 to 1; counts and since_wait of any value, but read_limited_windows
+ * at most read_share_windows. Other figures (NaN, negative, larger) are
  * BF_EINVAL from bf_space_create.
  * struct_size is set by bf_space_auto_device; a caller that starts from
  * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
@@ -1169,7 +1193,8 @@ struct bf_auto_device {
     uint32_t struct_size;      /* sizeof(bf_auto_device) of the caller's header */
     double device_ns;          /* ns per byte while the device limits, timed by runs of
                                   transfers that waited for it */
-    double pace_ns;            /* ns per byte of windows of transfers that waited */
+    double pace_ns;            /* ns per byte of windows of transfers that waited (1.1.0:
+                                  windows mostly of writes) */
     double limited_share;      /* of windows moving uncompressed bytes, the share that
                                   waited (0..1): at 0.35 or more, of 16 windows or more,
                                   the pace stands for the device until it is timed */
@@ -1179,6 +1204,18 @@ struct bf_auto_device {
     uint32_t pace_windows;     /* windows that gave pace_ns (0: unused) */
     uint32_t share_windows;    /* windows limited_share is of */
     uint32_t transfer_windows; /* windows that timed transfer_ns (0: unused) */
+    /* 1.1.0: reads timed apart from writes. device_ns and transfer_ns are then the
+       writes' figures (a space of 1.0.0 timed both directions together), and reads take
+       them until their own are timed. */
+    double read_device_ns;          /* ns per byte while the device limits reads, timed by
+                                       runs of reads that waited for it */
+    double read_transfer_ns;        /* ns per byte of a read that did not wait */
+    uint32_t read_runs;             /* runs that timed read_device_ns (0: not timed, unused) */
+    uint32_t read_transfer_windows; /* windows that timed read_transfer_ns (0: unused) */
+    uint32_t read_share_windows;    /* windows mostly of reads of uncompressed bytes */
+    uint32_t read_limited_windows;  /* of those, the ones that waited a twentieth of their
+                                       time: under 1 in 20 of 16 or more, read_device_ns
+                                       times stalls, not the device, and is not used */
 };
 
 /* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */

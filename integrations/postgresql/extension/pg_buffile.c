@@ -630,7 +630,9 @@ static bool
 auto_device_learned(const bf_auto_device *device)
 {
 	return device->device_runs > 0 || device->pace_windows > 0 ||
-		device->share_windows > 0 || device->transfer_windows > 0;
+		device->share_windows > 0 || device->transfer_windows > 0 ||
+		device->read_runs > 0 || device->read_transfer_windows > 0 ||
+		device->read_share_windows > 0;
 }
 
 /* ---- the space ---- */
