@@ -12,7 +12,11 @@
  * alone makes of two identical runs. Also printed: physical bytes and, for auto, the
  * extents it wrote per codec, its probe time and its last decision. With
  * --io-limit the temp device is the library's throttled model; --temp-dir
- * on a slowfs mount (tools/slowfs) a synchronous device. --files=N (N > 1)
+ * on a slowfs mount (tools/slowfs) a synchronous device. --carry adds
+ * "auto+": auto whose every run starts from the device figures its last run
+ * left (bf_space_auto_device into bf_space_options.auto_device, as
+ * pg_buffile carries them from one process to the next; the runs before
+ * the rounds count, so its first round is seeded). --files=N (N > 1)
  * writes a hash join's batches instead: N files of one space filled in
  * turn in 8 KiB calls, each block its own request, then read back one
  * after the other (bench_batches); --work=NS adds the caller's own work,
@@ -33,15 +37,19 @@
 #include "space.h"
 #include "tpch_gen.h"
 
-#define NCONF 5
-#define AUTO 3 /* the index of auto in the tables below */
+#define NCONF 6
+#define AUTO 3    /* the index of auto in the tables below */
+#define CARRIED 5 /* auto from the figures its last run left (--carry) */
 #define MAX_ROUNDS 200
 
-static const bf_codec codecs[NCONF] = {BF_CODEC_NONE, BF_CODEC_LZ4, BF_CODEC_ZSTD, BF_CODEC_AUTO,
-                                       BF_CODEC_NONE};
-static const int32_t levels[NCONF] = {BF_LEVEL_DEFAULT, BF_LEVEL_DEFAULT, 1, BF_LEVEL_DEFAULT,
-                                      BF_LEVEL_DEFAULT};
-static const char *const labels[NCONF] = {"none", "lz4", "zstd:1", "auto", "control"};
+static const bf_codec codecs[NCONF] = {BF_CODEC_NONE, BF_CODEC_LZ4,  BF_CODEC_ZSTD,
+                                       BF_CODEC_AUTO, BF_CODEC_NONE, BF_CODEC_AUTO};
+static const int32_t levels[NCONF] = {BF_LEVEL_DEFAULT, BF_LEVEL_DEFAULT, 1,
+                                      BF_LEVEL_DEFAULT, BF_LEVEL_DEFAULT, BF_LEVEL_DEFAULT};
+static const char *const labels[NCONF] = {"none", "lz4", "zstd:1", "auto", "control", "auto+"};
+
+/* What auto+ starts from: what its last run learned (--carry). */
+static bf_auto_device carried = BF_AUTO_DEVICE_INIT;
 
 typedef struct cfg {
     size_t mib;
@@ -52,6 +60,7 @@ typedef struct cfg {
     int files;   /* 1: one file in 64 KiB calls; more: bench_batches */
     double work; /* the caller's ns per KiB after each call */
     int trace;   /* an auto run of batches first, its state printed as it goes */
+    int carry;   /* auto+ too */
 } cfg;
 
 /* splitmix64, for random bytes and the mixed runs. */
@@ -102,13 +111,15 @@ static void trace_auto(bf_space *sp, int writing, size_t bytes)
     bf_stats st;
     bf_space_stats(sp, &st);
     printf("  %s %6.1f MiB: blocks none/lz4/zstd %llu/%llu/%llu; device %.2f ns/B (%u runs), "
-           "pace %.2f, limited share %.2f, transfers %.2f, caller %.2f; best %d\n",
+           "reads %.2f (%u runs), pace %.2f, limited share %.2f, transfers %.2f (reads %.2f), "
+           "slopes %.2f (reads %.2f), caller %.2f; best %d\n",
            writing ? "write" : "read ", (double)bytes / 1048576.0,
            (unsigned long long)st.blocks_by_codec[BF_CODEC_NONE],
            (unsigned long long)st.blocks_by_codec[BF_CODEC_LZ4],
            (unsigned long long)st.blocks_by_codec[BF_CODEC_ZSTD], a->dev.device_ns,
-           a->dev.device_runs, a->dev.pace_ns, a->dev.limited_share, a->dev.transfer_ns,
-           a->other_ns, a->best);
+           a->dev.device_runs, a->dev.read_device_ns, a->dev.read_runs, a->dev.pace_ns,
+           a->dev.limited_share, a->dev.transfer_ns, a->dev.read_transfer_ns, a->slope_ns[0],
+           a->slope_ns[1], a->other_ns, a->best);
     printf("     ");
     for (int k = 0; k < a->ncand; k++)
         printf(" [%d] cost %.2f (comp %.2f decomp %.2f ratio %.3f, write %.2f read %.2f)", k,
@@ -132,6 +143,8 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     o.codec = codecs[k];
     o.level = levels[k];
     o.io_limit = c->io_limit;
+    if (k == CARRIED)
+        o.auto_device = &carried;
     bf_space *sp;
     bf_file *f = NULL;
     if (c->files > 1) {
@@ -151,6 +164,8 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
     r->dev = (bf_auto_device)BF_AUTO_DEVICE_INIT;
     if (codecs[k] == BF_CODEC_AUTO)
         bf_space_auto_device(sp, &r->dev);
+    if (k == CARRIED)
+        carried = r->dev;
     if (f != NULL)
         bf_file_close(f);
     bf_space_destroy(sp);
@@ -158,14 +173,14 @@ static void one_run(const cfg *c, int k, const unsigned char *data, size_t len, 
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: bench_auto [--data=random|text|mixed] [--mib=N] [--rounds=N] "
-            "[--io-limit=MBPS] [--temp-dir=DIR] [--files=N] [--work=NS_PER_KIB] [--trace]\n");
+    fprintf(stderr, "usage: bench_auto [--data=random|text|mixed] [--mib=N] [--rounds=N] "
+                    "[--io-limit=MBPS] [--temp-dir=DIR] [--files=N] [--work=NS_PER_KIB] [--trace] "
+                    "[--carry]\n");
 }
 
 int main(int argc, char **argv)
 {
-    cfg c = {128, 7, 0, "random", NULL, 1, 0, 0};
+    cfg c = {128, 7, 0, "random", NULL, 1, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--mib=", 6) == 0)
             c.mib = strtoul(argv[i] + 6, NULL, 10);
@@ -183,6 +198,8 @@ int main(int argc, char **argv)
             c.work = strtod(argv[i] + 7, NULL);
         else if (strcmp(argv[i], "--trace") == 0)
             c.trace = 1;
+        else if (strcmp(argv[i], "--carry") == 0)
+            c.carry = 1;
         else {
             usage();
             return 2;
@@ -206,12 +223,13 @@ int main(int argc, char **argv)
         one_run(&c, AUTO, data, len, &warm);
         c.trace = 0;
     }
-    for (int k = 0; k < NCONF; k++)
+    int nconf = c.carry ? NCONF : CARRIED;
+    for (int k = 0; k < nconf; k++)
         one_run(&c, k, data, len, &warm); /* page cache, codec contexts: not counted */
     for (int r = 0; r < c.rounds; r++) {
         int order[NCONF];
-        pd_shuffle(777, r, NCONF, order);
-        for (int i = 0; i < NCONF; i++)
+        pd_shuffle(777, r, nconf, order);
+        for (int i = 0; i < nconf; i++)
             one_run(&c, order[i], data, len, &runs[r][order[i]]);
     }
     printf("bench_auto: %zu MiB of %s data written and read back (%d file%s, caller's work %.0f "
@@ -222,7 +240,7 @@ int main(int argc, char **argv)
         printf("  device modelled at %llu MB/s\n", (unsigned long long)(c.io_limit / 1000000));
     printf("%-8s %9s %-26s %10s %8s  %s\n", "config", "median_s", "ratio to none [95%]", "physicMB",
            "phys/log", "extents none/lz4/zstd, probes");
-    for (int k = 0; k < NCONF; k++) {
+    for (int k = 0; k < nconf; k++) {
         double t[MAX_ROUNDS], base[MAX_ROUNDS], med[MAX_ROUNDS];
         for (int r = 0; r < c.rounds; r++) {
             t[r] = med[r] = runs[r][k].seconds;
@@ -239,13 +257,19 @@ int main(int argc, char **argv)
                (unsigned long long)r0->blocks[1], (unsigned long long)r0->blocks[2],
                (double)r0->probe_ns / 1e6);
     }
-    printf("auto's last decision (round 0): %s\n", runs[0][AUTO].reason);
-    for (int r = 0; r < c.rounds; r++) {
-        const bf_auto_device *d = &runs[r][AUTO].dev;
-        printf("auto's device, round %d: device_ns %.3f (%u runs), pace_ns %.3f (%u windows), "
-               "limited share %.3f of %u windows, transfers %.3f ns/B\n",
-               r, d->device_ns, d->device_runs, d->pace_ns, d->pace_windows, d->limited_share,
-               d->share_windows, d->transfer_ns);
+    for (int k = AUTO; k < nconf; k += CARRIED - AUTO) {
+        printf("%s's last decision (round 0): %s\n", labels[k], runs[0][k].reason);
+        for (int r = 0; r < c.rounds; r++) {
+            const bf_auto_device *d = &runs[r][k].dev;
+            printf("%s's device, round %d: device_ns %.3f (%u runs), reads %.3f (%u runs), "
+                   "pace_ns %.3f (%u windows), limited share %.3f of %u windows, transfers %.3f "
+                   "ns/B (reads %.3f); blocks none/lz4/zstd %llu/%llu/%llu\n",
+                   labels[k], r, d->device_ns, d->device_runs, d->read_device_ns, d->read_runs,
+                   d->pace_ns, d->pace_windows, d->limited_share, d->share_windows, d->transfer_ns,
+                   d->read_transfer_ns, (unsigned long long)runs[r][k].blocks[0],
+                   (unsigned long long)runs[r][k].blocks[1],
+                   (unsigned long long)runs[r][k].blocks[2]);
+        }
     }
     printf("'~': no measurable difference (the interval holds 1.0); control: none run again, "
            "what noise alone makes of a ratio\n");

@@ -61,11 +61,13 @@ static void one(const cfg *c, int wall, const unsigned char *data, size_t len, i
     bf_space_auto_device(sp, &d);
     uint64_t blocks = st.blocks_raw + st.blocks_compressed;
     printf("%s round=%d clock=%s mib=%zu work=%.0f elapsed_s=%.3f device_ns=%.3f device_runs=%u "
+           "read_device_ns=%.3f read_runs=%u read_limited=%u/%u "
            "pace_ns=%.3f pace_windows=%u limited_share=%.3f share_windows=%u transfer_ns=%.3f "
            "since_wait=%llu blocks=%llu raw_frac=%.4f none/lz4/zstd=%llu/%llu/%llu "
            "readings=%llu readings_per_mib=%.2f clock_state=%s\n",
            c->label, round, wall ? "wall" : "device", c->mib, c->work, s, d.device_ns,
-           d.device_runs, d.pace_ns, d.pace_windows, d.limited_share, d.share_windows,
+           d.device_runs, d.read_device_ns, d.read_runs, d.read_limited_windows,
+           d.read_share_windows, d.pace_ns, d.pace_windows, d.limited_share, d.share_windows,
            d.transfer_ns, (unsigned long long)d.since_wait, (unsigned long long)blocks,
            blocks ? (double)st.blocks_raw / (double)blocks : 0.0,
            (unsigned long long)st.blocks_by_codec[BF_CODEC_NONE],
