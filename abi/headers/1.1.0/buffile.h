@@ -1196,8 +1196,10 @@ struct bf_auto_device {
     double pace_ns;            /* ns per byte of windows of transfers that waited (1.1.0:
                                   windows mostly of writes) */
     double limited_share;      /* of windows moving uncompressed bytes, the share that
-                                  waited (0..1): at 0.35 or more, of 16 windows or more,
-                                  the pace stands for the device until it is timed */
+                                  waited (0..1; 1.1.0: windows mostly of writes): at 0.35
+                                  or more, of 16 windows or more, the pace stands for the
+                                  device until it is timed; under, of as many, device_ns
+                                  times stalls, not the device, and is not used */
     double transfer_ns;        /* ns per byte of a transfer that did not wait */
     uint64_t since_wait;       /* bytes moved since a transfer last waited */
     uint32_t device_runs;      /* runs that timed device_ns (0: not timed, unused) */
@@ -1214,8 +1216,8 @@ struct bf_auto_device {
     uint32_t read_transfer_windows; /* windows that timed read_transfer_ns (0: unused) */
     uint32_t read_share_windows;    /* windows mostly of reads of uncompressed bytes */
     uint32_t read_limited_windows;  /* of those, the ones that waited a twentieth of their
-                                       time: under 1 in 20 of 16 or more, read_device_ns
-                                       times stalls, not the device, and is not used */
+                                       time: under 35% of 16 or more, read_device_ns times
+                                       stalls, not the device, and is not used */
 };
 
 /* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */
