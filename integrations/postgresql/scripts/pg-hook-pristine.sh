@@ -34,8 +34,7 @@ apt_install build-essential bison flex perl libreadline-dev zlib1g-dev liblz4-de
   libicu-dev ccache pkg-config git
 ensure_user
 CB=$D/bench
-# (ccache as pg-hook.sh's build part has it: paths relative to $D, the directory not hashed)
-export CCACHE_BASEDIR=$D CCACHE_NOHASHDIR=true
+ccache_relative "$D"
 mkdir -p "$CB"
 chown "$PG_USER": "$CB"
 exec 9> "$CB/.lock"

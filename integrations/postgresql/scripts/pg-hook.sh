@@ -174,11 +174,7 @@ fi
 B=$D/build
 INST=$D/inst
 CFLAGS_PG="-O2 -g -fno-omit-frame-pointer"
-# ccache keyed on paths relative to $D, the directory not hashed: a clone elsewhere (each
-# CI run's) reuses the objects of the last build of the same tree, the build part's 420-460
-# s on a machine of AMD EPYC vCPUs. (The objects' debug info may name the other clone's
-# build directory; the sources' paths in it are relative.)
-export CCACHE_BASEDIR=$D CCACHE_NOHASHDIR=true
+ccache_relative "$D"
 CONF=(--enable-debug --enable-depend --enable-cassert --enable-tap-tests --with-lz4 --with-zstd
       --with-system-tzdata=/usr/share/zoneinfo "--prefix=$INST")
 if want build; then
