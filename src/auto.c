@@ -213,21 +213,22 @@ static double transfer_of(const bf_auto *a, int read)
 }
 
 /*
- * The line through a window's transfer times of one direction, if their
- * sizes spread enough to tell a slope (a tenth of their mean): its slope,
- * between 0 and their average time per byte (noise can tilt it either way).
- * -1 if they do not.
+ * The line through window w's transfer times of direction d (those that did
+ * not wait), if their sizes spread enough to tell a slope (a tenth of their
+ * mean): its slope, between 0 and their average time per byte (noise can
+ * tilt it either way). -1 if they do not.
  */
-static double fit_slope(const double f[5])
+static double fit_slope(const bf_auto_window *w, int d)
 {
+    const double *f = w->fit[d];
     double n = f[0];
     if (n < 8)
         return -1;
-    double mx = f[1] / n, my = f[2] / n;
-    double var = f[3] / n - mx * mx;
+    double mx = (double)w->free_bytes[d] / n, my = (double)w->free_ns[d] / n;
+    double var = f[1] / n - mx * mx;
     if (!(var > 0.01 * mx * mx))
         return -1;
-    double slope = (f[4] / n - mx * my) / var;
+    double slope = (f[2] / n - mx * my) / var;
     double avg = my / mx;
     return slope < 0 ? 0 : slope > avg ? avg : slope;
 }
@@ -284,7 +285,7 @@ static void end_window(bf_auto *a, uint64_t end)
         time_sample(&a->dev.read_transfer_ns, (double)w->free_ns[1] / (double)w->free_bytes[1],
                     EWMA_IO, a->dev.read_transfer_windows++);
     for (int d = 0; d < 2; d++) {
-        double slope = fit_slope(w->fit[d]);
+        double slope = fit_slope(w, d);
         if (slope >= 0)
             ewma(&a->slope_ns[d], slope, EWMA_IO, a->slope_windows[d]++ == 0);
     }
@@ -296,12 +297,13 @@ static void end_window(bf_auto *a, uint64_t end)
        reads have runs of their own (device_r), and a FUSE device's reads wait where its
        writes do not. */
     double moved = (double)(w->write + w->read);
-    if ((double)w->bytes * 10 >= moved * 9 && w->read > w->write) {
+    int raw = (double)w->bytes * 10 >= moved * 9;
+    int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
+    if (raw && w->read > w->write) {
         /* Reads keep a plain count: it only tells whether their waits are rare. */
-        a->dev.read_limited_windows += (double)w->wait_ns * BF_AUTO_LIMITED >= took;
+        a->dev.read_limited_windows += limited;
         a->dev.read_share_windows++;
-    } else if ((double)w->bytes * 10 >= moved * 9) {
-        int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
+    } else if (raw) {
         if (limited)
             ewma(&a->dev.pace_ns, took / (double)w->bytes, EWMA_IO, a->dev.pace_windows++ == 0);
         double weight =
@@ -526,12 +528,10 @@ void bf_auto_note_transfer(bf_auto *a, int read, uint64_t bytes, uint64_t start,
         int d = read != 0;
         w->free_bytes[d] += bytes;
         w->free_ns[d] += ns;
-        double x = (double)bytes, y = (double)ns;
+        double x = (double)bytes;
         w->fit[d][0] += 1;
-        w->fit[d][1] += x;
-        w->fit[d][2] += y;
-        w->fit[d][3] += x * x;
-        w->fit[d][4] += x * y;
+        w->fit[d][1] += x * x;
+        w->fit[d][2] += x * (double)ns;
     }
     if (w->bytes >= window_len(a))
         end_window(a, end);

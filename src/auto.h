@@ -117,9 +117,9 @@ typedef struct bf_auto_window {
     uint64_t wait_ns;               /* time of the transfers that waited */
     uint64_t free_bytes[2];         /* the transfers that did not wait: [0] writes, [1] reads */
     uint64_t free_ns[2];
-    /* and their sizes (x, bytes) against their times (y, ns), for the line through
-       them: n, sums of x, y, x * x and x * y */
-    double fit[2][5];
+    /* and for the line through their sizes (x, bytes: free_bytes is their sum) and
+       times (y, ns: free_ns): how many, and the sums of x * x and x * y */
+    double fit[2][3];
     uint64_t write, read, codec_ns; /* logical bytes packed and loaded, codec time */
 } bf_auto_window;
 
