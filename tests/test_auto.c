@@ -67,17 +67,28 @@ typedef struct sim {
 
 static sim clk;
 
+/*
+ * One transfer of `bytes` on that device after the caller's own work: the
+ * clock moves to its end; returns its start.
+ */
+static uint64_t sim_transfer(double dev, double other, double sys, uint64_t bytes)
+{
+    const uint64_t lead = 4000000, resume = 2000000;
+    clk.now += (uint64_t)(other * bytes);
+    uint64_t start = clk.now;
+    clk.now += (uint64_t)(sys * bytes);
+    clk.busy = (clk.busy > start ? clk.busy : start) + (uint64_t)(dev * bytes);
+    if (clk.busy > clk.now + lead)
+        clk.now = clk.busy - resume;
+    return start;
+}
+
 static void run(bf_auto *a, double dev, double other, double sys, int windows)
 {
-    const uint64_t lead = 4000000, resume = 2000000, bytes = 16 << 10;
+    const uint64_t bytes = 16 << 10;
     const uint64_t half = (uint64_t)windows * BF_AUTO_IO_WINDOW;
     for (uint64_t moved = 0; moved < 2 * half; moved += bytes) {
-        clk.now += (uint64_t)(other * bytes);
-        uint64_t start = clk.now;
-        clk.now += (uint64_t)(sys * bytes);
-        clk.busy = (clk.busy > start ? clk.busy : start) + (uint64_t)(dev * bytes);
-        if (clk.busy > clk.now + lead)
-            clk.now = clk.busy - resume;
+        uint64_t start = sim_transfer(dev, other, sys, bytes);
         bf_auto_note_io(a, bytes, start, clk.now);
         bf_auto_note_block(a, moved < half, bytes, 0);
     }
@@ -89,14 +100,9 @@ static void run(bf_auto *a, double dev, double other, double sys, int windows)
  */
 static void one_way(bf_auto *a, int read, double dev, double other, double sys, int windows)
 {
-    const uint64_t lead = 4000000, resume = 2000000, bytes = 16 << 10;
+    const uint64_t bytes = 16 << 10;
     for (uint64_t moved = 0; moved < (uint64_t)windows * BF_AUTO_IO_WINDOW; moved += bytes) {
-        clk.now += (uint64_t)(other * bytes);
-        uint64_t start = clk.now;
-        clk.now += (uint64_t)(sys * bytes);
-        clk.busy = (clk.busy > start ? clk.busy : start) + (uint64_t)(dev * bytes);
-        if (clk.busy > clk.now + lead)
-            clk.now = clk.busy - resume;
+        uint64_t start = sim_transfer(dev, other, sys, bytes);
         if (read)
             bf_auto_note_read_io(a, bytes, start, clk.now);
         else
@@ -324,17 +330,12 @@ static void test_timing_is_sampled_while_nothing_waits(void **state)
  */
 static int run_sampled(bf_auto *a, double dev, double other, double sys, int windows)
 {
-    const uint64_t lead = 4000000, resume = 2000000, bytes = 8 << 10;
+    const uint64_t bytes = 8 << 10;
     const uint64_t half = (uint64_t)windows * BF_AUTO_IO_WINDOW;
     int timed = 0;
     for (uint64_t moved = 0; moved < 2 * half; moved += bytes) {
-        clk.now += (uint64_t)(other * bytes);
-        int t = bf_auto_times_io(a, bytes);
-        uint64_t start = clk.now;
-        clk.now += (uint64_t)(sys * bytes);
-        clk.busy = (clk.busy > start ? clk.busy : start) + (uint64_t)(dev * bytes);
-        if (clk.busy > clk.now + lead)
-            clk.now = clk.busy - resume;
+        int t = bf_auto_times_io(a, bytes); /* auto's state decides, not the clock */
+        uint64_t start = sim_transfer(dev, other, sys, bytes);
         if (t)
             bf_auto_note_io(a, bytes, start, clk.now);
         else
