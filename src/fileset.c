@@ -1115,10 +1115,6 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         why = "too many appended parts";
     if (why != NULL)
         return bf_fail(sp, BF_EINVAL, "append", tn ? tn->prefix : NULL, 0, "%s", why);
-    /* The target's blocks on workers are committed first: the parts go after its map. */
-    int rc = bf_file_settle(target);
-    if (rc != BF_OK)
-        return rc;
     uint32_t bs = target->block_size;
     uint64_t start_blk = (target->size + bs - 1) / bs;
     /* The source's size, holes included, must fit: the target's index could not hold more. */
@@ -1126,10 +1122,17 @@ int bf_file_append(bf_file *target, bf_file *source, uint64_t *start)
         return bf_fail(sp, BF_EINVAL, "append", tn->prefix, 0,
                        "the result would exceed the largest file size");
 
-    /* The source's version, and its parts', must be the files' current ones. */
-    rc = still_current(sp, sn->dir, sn->name, sn->gen);
+    /* The source's version, and its parts', must be the files' current ones: asked
+       before anything is written, so that a refused call is refused whatever writing
+       would have met (with workers, settling the target at the temp limit returned
+       BF_ELIMIT for an outdated source: the file-set model, seed 56867848 sealed). */
+    int rc = still_current(sp, sn->dir, sn->name, sn->gen);
     for (uint32_t i = 0; rc == BF_OK && i < sn->nparts; i++)
         rc = still_current(sp, sn->dir, sn->parts[i].name, sn->parts[i].gen);
+    if (rc != BF_OK)
+        return rc;
+    /* The target's blocks on workers are committed first: the parts go after its map. */
+    rc = bf_file_settle(target);
     if (rc != BF_OK)
         return rc;
 
