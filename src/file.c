@@ -2013,21 +2013,25 @@ static int block_load_any(bf_file *f, uint64_t blkno, int stream, unsigned char 
 }
 
 /*
- * block_load_any, and a block found damaged (BF_ECORRUPT) tells the space
+ * A load's status `rc`, and a block found damaged (BF_ECORRUPT) tells the space
  * that bytes changed under it: from then on no file of the space relies on
  * holes reading as zeros (holes_read_zero), so that blocks stored after
  * the damage was seen are written whole and read back whatever else the
  * damage touched (fuzz_segment: a segment file replaced, then blocks
- * rewritten into its free space).
+ * rewritten into its free space). block_load: block_load_any, so noted.
  */
+static int load_noted(bf_file *f, int rc)
+{
+    if (rc == BF_ECORRUPT)
+        f->seg.space->holes_untrusted = 1;
+    return rc;
+}
+
 static int block_load(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     if (stream)
         stream_note(f->seg.space, f, blkno);
-    int rc = block_load_any(f, blkno, stream, dst);
-    if (rc == BF_ECORRUPT)
-        f->seg.space->holes_untrusted = 1;
-    return rc;
+    return load_noted(f, block_load_any(f, blkno, stream, dst));
 }
 
 /* ---- the block buffer ------------------------------------------------- */
@@ -2690,12 +2694,16 @@ int bf_file_truncate(bf_file *f, uint64_t size)
             return bf_fail(sp, BF_ENOMEM, "truncate", NULL, 0, "block buffer of %u bytes",
                            f->block_size);
         /* With workers, a newer copy of the block than its extent's may be in a slot: that
-           one, so that a shrink writes nothing (block_load would commit it first). */
+           one, so that a shrink writes nothing (block_load would commit it first). Else its
+           stored copy, and not through block_load either, which commits the file's finished
+           blocks when due: those past the new end are dropped below, and committing them
+           met the temp limit in a shrink that writes nothing (the file-set model, 2 workers,
+           sealed, BF_SEED=60009718). */
         const bf_job *j = newest_job(f, keep - 1);
         if (j != NULL) {
             memcpy(nb, j->data, j->raw_len);
             memset(nb + j->raw_len, 0, f->block_size - j->raw_len);
-        } else if ((rc = block_load(f, keep - 1, 0, nb)) != BF_OK) {
+        } else if ((rc = load_noted(f, block_load_here(f, keep - 1, 0, nb))) != BF_OK) {
             bf_free(bf_file_alloc(f), nb);
             return rc;
         }

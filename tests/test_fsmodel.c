@@ -151,6 +151,26 @@ static void test_found_sequences(void **state)
         run_sequence(edge[i], 250, NULL, 0, 0);
 }
 
+/* Sequences that found defects of the paths with workers, sealed, replayed with 2 workers
+ * (BF_TEST_WORKERS, unless the run sets it): 56867848 (an append of an outdated source
+ * settled the target's blocks on workers first and said BF_ELIMIT, not BF_EINVAL) and
+ * 60009718 (a shrinking truncate committed finished blocks past the new end while loading
+ * the new last block and met the temp limit). Both on the code before their fixes; the
+ * workers' timing decides whether a block is finished when it is looked at, so a replay
+ * reaches the state most runs, not all. */
+static void test_found_sequences_workers(void **state)
+{
+    (void)state;
+    static const uint64_t sealed[] = {56867848, 60009718};
+    int ours = getenv("BF_TEST_WORKERS") == NULL;
+    if (ours)
+        setenv("BF_TEST_WORKERS", "2", 1);
+    for (size_t i = 0; i < sizeof(sealed) / sizeof(sealed[0]); i++)
+        run_sequence(sealed[i], 250, NULL, 0, 1);
+    if (ours)
+        unsetenv("BF_TEST_WORKERS");
+}
+
 /* ---- helpers of the deterministic cases ------------------------------------------- */
 
 /* A space of 4 KiB blocks; `fds`: descriptor cap (0: auto; small: the LRU evicts all the time). */
@@ -1040,6 +1060,7 @@ int main(void)
         CASE(test_kill_sweep),
         CASE(test_model),
         CASE(test_found_sequences),
+        CASE(test_found_sequences_workers),
     };
     if (getenv("BF_TEST")) /* e.g. BF_TEST=test_model, or a glob */
         cmocka_set_test_filter(getenv("BF_TEST"));
