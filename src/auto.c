@@ -144,9 +144,13 @@ static double decomp_of(const bf_auto_cand *c)
  * spill: the share is the recent one) waited; priced, every block went to
  * zstd:1, 1.10x lz4's time, and the figure passed to the next space kept
  * it there (docs/results/auto-synchronous.md).
- * XXX: once files compress, windows stop telling; a space whose first
- * writes stall (before BF_AUTO_SHARE_MIN windows of raw writes) keeps them
- * compressing until runs of waits time it otherwise.
+ * Until the share is known the runs are priced (a device that limits from
+ * the start is compressed for at once), but once files compress, windows
+ * stop telling: a space whose first writes stalled kept compressing, and so
+ * did every space started from its figures (bench_auto at 200 MB/s: 8 runs
+ * in the first MiB timed 38 ns/B, every block of five spaces went to
+ * zstd:1, 1.40x none's time). So while the runs are all that prices the
+ * writes, every other window is written raw (explore_next).
  */
 static double device_w(const bf_auto *a)
 {
@@ -273,6 +277,31 @@ static double predict(const bf_auto *a, const bf_auto_cand *c, int read, double 
     return (cpu > waits ? cpu : waits) / logical;
 }
 
+static int choose_pick(const bf_auto *a, int cur, int flat);
+
+/*
+ * Whether the window after `w` (just measured, the space's choice now
+ * `best`) is to be written raw: while the writes' device figure is their
+ * runs alone (device_w: the share of raw windows that waited is not known
+ * yet) and it makes the space compress, every other window of writes is
+ * raw, so that the share becomes known either way. A device that limits
+ * makes them wait and the runs stand; a stall does not come back, and its
+ * runs go unpriced. Where the first BF_AUTO_SHARE_EARLY raw windows all
+ * waited the runs are taken as confirmed and exploring stops: on a device
+ * slow enough, a raw window costs what compressing saves on its MiB (at
+ * 100 KB/s, seconds). So it costs a space that meets a limiting device two
+ * raw windows or so, one that met a stall at most BF_AUTO_SHARE_MIN (16
+ * MiB, every other window), and one started from figures whose share is
+ * known nothing (bf_auto_device carries it).
+ */
+static int explore_next(const bf_auto *a, const bf_auto_window *w, int best)
+{
+    uint32_t n = a->dev.share_windows;
+    int confirmed = n >= BF_AUTO_SHARE_EARLY && a->dev.limited_share >= 0.99;
+    return !a->explore && a->force < 0 && w->write > w->read && a->dev.device_runs > 0 &&
+           n < BF_AUTO_SHARE_MIN && !confirmed && a->cand[best].ratio * 10 < 9;
+}
+
 /* A window is complete: update the device and each candidate's predicted cost. */
 static void end_window(bf_auto *a, uint64_t end)
 {
@@ -316,6 +345,19 @@ static void end_window(bf_auto *a, uint64_t end)
         double other = busy > 0 ? busy : 0;
         ewma(&a->other_ns, other / moved, EWMA_IO, a->windows == 0);
         double dev_w = device_w(a), dev_r = device_r(a);
+        /* The windows' predictions before the device began or ceased to be priced are of
+           another device: averaged with them, once a stall's runs were unpriced after 16 raw
+           windows the space stayed on zstd:1 for the next 512 blocks of text at least,
+           while their weight decayed (test_a_stall_is_not_the_device). */
+        int priced = (dev_w > 0) | (dev_r > 0) << 1;
+        for (int k = 0; k < a->ncand; k++) {
+            bf_auto_cand *c = &a->cand[k];
+            if ((priced ^ a->priced) & 1)
+                c->windows_w = 0;
+            if ((priced ^ a->priced) & 2)
+                c->windows_r = 0;
+        }
+        a->priced = priced;
         for (int k = 0; k < a->ncand; k++) {
             bf_auto_cand *c = &a->cand[k];
             if (c->samples == 0)
@@ -336,9 +378,11 @@ static void end_window(bf_auto *a, uint64_t end)
         /* When the space's choice changes (the device or the data did), files need not
            wait for their next decision point: with a hash join's many batch files that
            is thousands of blocks. */
-        int best = bf_auto_choose(a, a->best, 0, NULL, 0);
-        if (best != a->best) {
+        int best = choose_pick(a, a->best, 0);
+        int explore = explore_next(a, w, best);
+        if (best != a->best || explore != a->explore) {
             a->best = best;
+            a->explore = explore;
             a->epoch++;
         }
     }
@@ -517,7 +561,7 @@ void bf_auto_note_transfer(bf_auto *a, int read, uint64_t bytes, uint64_t start,
            as when a window changes the space's choice. */
         a->waited = 1;
         if (device_unknown(a)) {
-            int best = bf_auto_choose(a, a->best, 0, NULL, 0);
+            int best = choose_pick(a, a->best, 0);
             if (best != a->best) {
                 a->best = best;
                 a->epoch++;
@@ -641,13 +685,21 @@ double bf_auto_cost(const bf_auto *a, int k)
         return -1;
     if (device_unknown(a))
         return c->comp_ns + decomp_of(c) + c->ratio * (a->waited ? IO_PRIOR_NS : 0) * 2;
-    /* A block written is read back once: until reads are seen in this space's windows,
-       they wait for the device as its reads were timed (in this space or the last). */
+    /* A block written is read back once. Until a direction is seen in this space's windows
+       it is predicted as a window would predict it (the device's time less the caller's
+       work that hides it, or the codec's and the transfers' own, whichever is longer), at
+       the device figure of that direction (timed in this space or the last) and with the
+       caller's work per byte measured so far (none before the first window). Summed
+       instead, with no overlap, a hash join's reads on slowfs at 100 MB/s, which the
+       caller's 4 ns/B of probing hides behind the read-ahead, were priced at the device in
+       full: lz4 and zstd:1 came out 9.00 and 9.65 ns/B, within the margin, while zstd:1
+       took 1.18x lz4's time, and a space started from the last one's figures drifted to
+       zstd:1 (docs/results/auto-synchronous.md). */
     double dev_w = device_w(a), dev_r = device_r(a);
     double write =
-        c->windows_w > 0 ? c->extra_w : c->comp_ns + c->ratio * (dev_w + sys_of(a, 0, dev_w));
+        c->windows_w > 0 ? c->extra_w : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, dev_w);
     double read =
-        c->windows_r > 0 ? c->extra_r : decomp_of(c) + c->ratio * (dev_r + sys_of(a, 1, dev_r));
+        c->windows_r > 0 ? c->extra_r : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns, dev_r);
     return write + read;
 }
 
@@ -674,6 +726,13 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
     }
     if (bf_auto_cost(a, k) < 0) {
         PUT("%s: nothing measured yet", name);
+        return;
+    }
+    if (a->explore && a->force < 0 && k == 0) {
+        /* flat files are told above; a raw window's choice is not the costs' */
+        PUT("none: a window written raw, to tell a device that limits from a stall (writes "
+            "timed %.2f ns/B in %u runs; %u raw windows of writes so far)",
+            a->dev.device_ns, a->dev.device_runs, a->dev.share_windows);
         return;
     }
     PUT("%s%s %.2f ns/B (ratio %.3f)", name, a->prefer_space ? " (prefer space):" : ":",
@@ -708,7 +767,8 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
 #undef PUT
 }
 
-int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
+/* bf_auto_choose's choice, but for exploration's raw windows. */
+static int choose_pick(const bf_auto *a, int cur, int flat)
 {
     int pick = -1;
     if (a->force >= 0) {
@@ -752,6 +812,12 @@ int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
             }
         }
     }
+    return pick;
+}
+
+int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
+{
+    int pick = a->explore && a->force < 0 ? 0 : choose_pick(a, cur, flat);
     if (why != NULL && len > 0)
         bf_auto_explain(a, pick, flat, why, len);
     return pick;

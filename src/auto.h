@@ -87,6 +87,7 @@
 #define BF_AUTO_LIMITED 20            /* a window that waited 1/20 of its time was limited */
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
 #define BF_AUTO_SHARE_MIN 16          /* out of at least this many (runs too: device_w) */
+#define BF_AUTO_SHARE_EARLY 3         /* so many raw windows, every one waited: runs confirmed */
 #define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
 #define BF_AUTO_TIME_EVERY 8          /* transfers timed, one in this many, while nothing waits */
 #define BF_AUTO_PROBE_MAX                                                                          \
@@ -153,6 +154,10 @@ typedef struct bf_auto {
     uint32_t untimed;              /* transfers left to the next sampled one (0: not drawn) */
     uint32_t rng;                  /* xorshift32 state drawing those gaps (never 0) */
     int best;                      /* the space's choice for a file now, after each window */
+    int explore;                   /* the window being measured is written raw: whether the
+                                      writes' runs time the device or a stall (device_w) */
+    int priced;                    /* bit d: direction d's device was priced (> 0) at the last
+                                      window; when that changes, its averages start again */
     uint8_t epoch;                 /* changes with best: every file decides again at once */
     uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
     uint32_t probe_every;          /* probe one block in this many (backs off on flat data) */
