@@ -298,8 +298,11 @@ static int explore_next(const bf_auto *a, const bf_auto_window *w, int best)
 {
     uint32_t n = a->dev.share_windows;
     int confirmed = n >= BF_AUTO_SHARE_EARLY && a->dev.limited_share >= 0.99;
-    return !a->explore && a->force < 0 && w->write > w->read && a->dev.device_runs > 0 &&
-           n < BF_AUTO_SHARE_MIN && !confirmed && a->cand[best].ratio * 10 < 9;
+    /* Not for a space that prefers space: a raw window is never its choice, whatever
+       the device. */
+    return !a->explore && a->force < 0 && !a->prefer_space && w->write > w->read &&
+           a->dev.device_runs > 0 && n < BF_AUTO_SHARE_MIN && !confirmed &&
+           a->cand[best].ratio * 10 < 9;
 }
 
 /* A window is complete: update the device and each candidate's predicted cost. */
