@@ -145,7 +145,8 @@ typedef struct bf_auto {
     double slack;       /* for prefer_space, e.g. 0.20 */
     bf_auto_device dev; /* what is known of the device: what another space can start from */
     double slope_ns[2]; /* a transfer's own time per byte beyond its fixed part, by
-                           direction: the slope of time over size (transfer_of) */
+                           direction: the slope of time over size, the windows' fits
+                           averaged unclamped (transfer_of clamps it) */
     uint32_t slope_windows[2]; /* windows that fitted it (0: unknown, the average serves) */
     double other_ns;    /* the caller's own time per logical byte moved (reason only) */
     uint32_t windows;   /* windows measured */
