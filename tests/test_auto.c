@@ -1025,7 +1025,7 @@ static void test_a_stall_is_not_the_device(void **state)
     bf_auto_device d;
     bf_space_auto_device(sp, &d);
     assert_true(d.device_runs > 0 && d.share_windows < BF_AUTO_SHARE_MIN);
-    dev.ns_per_byte = 0.05;                                   /* it keeps up from now on */
+    dev.ns_per_byte = 0.05; /* it keeps up from now on */
     /* 64 MiB: a compressed window moves about 3 MiB of text, a raw one 1 */
     uint64_t raw = write_kind(f, &r, T_DATA_TEXT, 8192, &tried);
     bf_space_auto_device(sp, &d);
