@@ -285,6 +285,12 @@ static double predict(const bf_auto *a, const bf_auto_cand *c, int read, double 
 
 static int choose_pick(const bf_auto *a, int cur, int flat);
 
+/* The window being measured is written raw (tests' `force` overrides it). */
+static int exploring(const bf_auto *a)
+{
+    return a->explore && a->force < 0;
+}
+
 /*
  * Whether the window after `w` (just measured, the space's choice now
  * `best`) is to be written raw: while the writes' device figure is their
@@ -358,17 +364,14 @@ static void end_window(bf_auto *a, uint64_t end)
            another device: averaged with them, once a stall's runs were unpriced after 16 raw
            windows the space stayed on zstd:1 for the next 512 blocks of text at least,
            while their weight decayed (test_a_stall_is_not_the_device). */
-        int priced = (dev_w > 0) | (dev_r > 0) << 1;
-        for (int k = 0; k < a->ncand; k++) {
-            bf_auto_cand *c = &a->cand[k];
-            if ((priced ^ a->priced) & 1)
-                c->windows_w = 0;
-            if ((priced ^ a->priced) & 2)
-                c->windows_r = 0;
-        }
+        int priced = (dev_w > 0) | (dev_r > 0) << 1, changed = priced ^ a->priced;
         a->priced = priced;
         for (int k = 0; k < a->ncand; k++) {
             bf_auto_cand *c = &a->cand[k];
+            if (changed & 1)
+                c->windows_w = 0;
+            if (changed & 2)
+                c->windows_r = 0;
             if (c->samples == 0)
                 continue;
             /* The caller's work hides the device for reads and writes in proportion. */
@@ -737,7 +740,7 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         PUT("%s: nothing measured yet", name);
         return;
     }
-    if (a->explore && a->force < 0 && k == 0) {
+    if (exploring(a) && k == 0) {
         /* flat files are told above; a raw window's choice is not the costs' */
         PUT("none: a window written raw, to tell a device that limits from a stall (writes "
             "timed %.2f ns/B in %u runs; %u raw windows of writes so far)",
@@ -826,7 +829,7 @@ static int choose_pick(const bf_auto *a, int cur, int flat)
 
 int bf_auto_choose(const bf_auto *a, int cur, int flat, char *why, size_t len)
 {
-    int pick = a->explore && a->force < 0 ? 0 : choose_pick(a, cur, flat);
+    int pick = exploring(a) ? 0 : choose_pick(a, cur, flat);
     if (why != NULL && len > 0)
         bf_auto_explain(a, pick, flat, why, len);
     return pick;
