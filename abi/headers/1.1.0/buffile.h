@@ -1174,6 +1174,11 @@ BF_API uint64_t bf_file_memory(const bf_file *file);
  * (bf_space_auto_device) and starts the next from them
  * (bf_space_options.auto_device). The space goes on measuring: the figures
  * it starts from are estimates like its own, and new measurements move them.
+ * Until 16 windows of uncompressed writes have said how often the device
+ * makes them wait (share_windows), the runs that timed device_ns may have
+ * timed a stall: while they make it compress, a space writes every other
+ * window of 1 MiB uncompressed, unless its first 3 such windows all waited
+ * (16 MiB at most, once per lineage of figures: share_windows carries).
  * Reads and writes are timed apart: a hash join's batch files are written
  * in small requests that a synchronous device (FUSE) serves without a
  * queue, and read back in large ones that wait for it, after every block
