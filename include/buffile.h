@@ -1189,7 +1189,7 @@ BF_API uint64_t bf_file_memory(const bf_file *file);
  * one byte), transfer_ns and read_transfer_ns of 0 to 1,000,001 (a transfer
  * slower than 1 ms plus 1 ns a byte waited for the device), limited_share
  * of 0 to 1; counts and since_wait of any value, but read_limited_windows
- * at most read_share_windows. Other figures (NaN, negative, larger) are
+ * at most read_share_windows, request_ns of 0 to 2^64. Other figures (NaN, negative, larger) are
  * BF_EINVAL from bf_space_create.
  * struct_size is set by bf_space_auto_device; a caller that starts from
  * nothing learned initialises the struct with BF_AUTO_DEVICE_INIT.
@@ -1223,6 +1223,14 @@ struct bf_auto_device {
     uint32_t read_limited_windows;  /* of those, the ones that waited a twentieth of their
                                        time: under 35% of 16 or more, read_device_ns times
                                        stalls, not the device, and is not used */
+    /* 1.1.0: the writes' runs as a time per request plus a time per byte. A FUSE request
+       that waits for its daemon (descheduled on a busy machine) waits about as long
+       whatever its size: priced per byte, compressed requests looked slower than raw ones,
+       and the device the slower the more a space compressed. Once runs of several request
+       sizes have fitted request_ns, device_ns is their time less it: per byte alone. */
+    double request_ns;     /* ns each request in the writes' runs took whatever its size
+                              (0: none found) */
+    uint64_t request_fits; /* runs that fitted it (0: unused) */
 };
 
 /* A bf_auto_device that holds nothing learned: `bf_auto_device d = BF_AUTO_DEVICE_INIT;` */

@@ -131,6 +131,50 @@ static double decomp_of(const bf_auto_cand *c)
 }
 
 /*
+ * The writes' runs as a time per request plus a time per byte. A run's time
+ * over its bytes (y, ns per byte) is a line in its requests per byte (x):
+ * y = request_ns * x + the device's time per byte. A device held to a rate
+ * has no request part; a FUSE request that waits for its daemon, descheduled
+ * on a busy machine, waits about as long whatever its size: through
+ * PostgreSQL on slowfs at 200 MB/s (5 ns/B) the writes' runs read 20 ns/B
+ * for raw 8 KiB requests and up to 50-93 as compression shrank them, so the
+ * more a space compressed, the slower the device looked and the more the
+ * next space compressed (docs/results/pg-buffile-wall.md, "The matrix on
+ * slowfs, again"). The line is fitted through this space's runs once their
+ * sizes spread by a tenth (a file that changes codec, a raw window among
+ * compressed ones: explore_next), its request part averaged over fits as it
+ * comes (noise below 0 included, or it would be a bias) and carried to the
+ * next space (bf_auto_device.request_ns); once it is known, a run samples
+ * the device at its time less its requests' part. A run far slower than
+ * the others (a stall) counts in the line as at most TIME_CAP times their
+ * mean: it would tilt it. Returns the run's time per byte to sample.
+ */
+static double fit_run(bf_auto *a, double x, double y)
+{
+    bf_auto_device *d = &a->dev;
+    double *m = a->run_fit;
+    int first = a->run_fits++ == 0;
+    double yc = !first && a->run_fits > TIME_WARM && y > m[1] * TIME_CAP ? m[1] * TIME_CAP : y;
+    ewma(&m[0], x, EWMA_IO, first);
+    ewma(&m[1], yc, EWMA_IO, first);
+    ewma(&m[2], x * x, EWMA_IO, first);
+    ewma(&m[3], x * yc, EWMA_IO, first);
+    double var = m[2] - m[0] * m[0];
+    if (a->run_fits >= TIME_WARM && var > 0.01 * m[0] * m[0]) {
+        double r = (m[3] - m[0] * m[1]) / var;
+        if (!a->request_fitted)
+            a->request_fit = d->request_ns; /* another space's, if it fitted one */
+        a->request_fitted = 1;
+        ewma(&a->request_fit, r, EWMA_IO, d->request_fits++ == 0);
+        d->request_ns = a->request_fit > 0 ? a->request_fit : 0;
+    }
+    if (d->request_fits == 0)
+        return y;
+    double b = y - d->request_ns * x;
+    return b > 0 ? b : 0;
+}
+
+/*
  * The device's time per byte written: timed by runs of waiting writes;
  * before that, the pace of windows that waited, provided that enough
  * windows moving uncompressed bytes waited (a page cache makes a call wait
@@ -418,7 +462,8 @@ static void end_window(bf_auto *a, uint64_t end)
 static void time_run(bf_auto *a, int read)
 {
     const bf_auto_run *r = &a->run[read];
-    device_sample(a, read, (double)(r->last - r->start) / (double)r->timed);
+    double y = (double)(r->last - r->start) / (double)r->timed;
+    device_sample(a, read, read ? y : fit_run(a, (double)r->timed_reqs / (double)r->timed, y));
 }
 
 static void end_run(bf_auto *a, int read)
@@ -436,6 +481,8 @@ static void start_run(bf_auto *a, int read, uint64_t end)
     r->bytes = 0;
     r->timed = 0;
     r->waits = 0;
+    r->reqs = 0;
+    r->timed_reqs = 0;
 }
 
 /*
@@ -464,6 +511,7 @@ static void time_device(bf_auto *a, int read, uint64_t bytes, uint64_t start, ui
         end_run(a, read);
     r->last_end = end;
     r->bytes += bytes;
+    r->reqs++;
     a->dev.since_wait += bytes;
     if (a->dev.since_wait > BF_AUTO_CHAIN) {
         end_run(a, 0);
@@ -484,6 +532,7 @@ static void time_device(bf_auto *a, int read, uint64_t bytes, uint64_t start, ui
     r->waits++;
     r->last = released;
     r->timed = r->bytes;
+    r->timed_reqs = r->reqs;
     if (r->bytes < BF_AUTO_SPAN && r->waits < BF_AUTO_RUN_WAITS)
         return; /* the run goes on */
     time_run(a, read);
@@ -771,6 +820,8 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
             PUT("; device not limiting writes");
         else
             PUT("; device %.2f ns/B (%s)", device_w(a), a->dev.device_runs > 0 ? "timed" : "pace");
+        if (a->dev.request_fits > 0 && a->dev.device_runs > 0)
+            PUT(" beside %.1f us a request", a->dev.request_ns / 1000);
         if (a->dev.read_runs > 0)
             PUT(", reads %.2f (timed)", a->dev.read_device_ns);
         PUT(", transfers %.2f (reads %.2f), caller %.2f", transfer_of(a, 0), transfer_of(a, 1),
@@ -856,7 +907,8 @@ int bf_auto_device_valid(const bf_auto_device *d)
            figure(d->read_device_ns, clock) &&
            figure(d->transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->read_transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
-           figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows;
+           figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows &&
+           figure(d->request_ns, clock);
 }
 
 int bf_auto_start(const bf_auto *a)

@@ -134,6 +134,7 @@ typedef struct bf_auto_run {
     uint64_t start, bytes; /* the run's start (0: no run) and its bytes so far */
     uint64_t last, timed;  /* the run's last wait's end, and its bytes up to there */
     uint32_t waits;        /* waits in the run */
+    uint32_t reqs, timed_reqs; /* its transfers so far, and up to its last wait */
     uint64_t cpu;          /* the thread's run delay since the run's last wait */
     uint64_t last_end;     /* end of the last transfer of this direction timed */
 } bf_auto_run;
@@ -152,6 +153,14 @@ typedef struct bf_auto {
     uint32_t windows;   /* windows measured */
     bf_auto_window win;
     bf_auto_run run[2];            /* runs of waits timing the device: [0] writes, [1] reads */
+    double run_fit[4];             /* this space's writes' runs: running means of x, their
+                                      requests per byte, y, their ns per byte, x * x, x * y
+                                      (request_of in auto.c) */
+    uint32_t run_fits;             /* runs in those means */
+    double request_fit;            /* dev.request_ns as fitted, unclamped: noise below 0
+                                      averages out instead of being cut (fit_run) */
+    int request_fitted;            /* request_fit holds this space's fits (else: start from
+                                      dev.request_ns, another space's) */
     uint32_t untimed;              /* transfers left to the next sampled one (0: not drawn) */
     uint32_t rng;                  /* xorshift32 state drawing those gaps (never 0) */
     int best;                      /* the space's choice for a file now, after each window */

@@ -2070,6 +2070,10 @@ static void device_seed(fsm *m, bf_auto_device *d, int absurd)
     for (int i = 0; i < 7; i++)
         *count[i] = pick(m, 2) ? (uint32_t)pick(m, 64) : 0;
     d->read_limited_windows = (uint32_t)pick(m, (uint64_t)d->read_share_windows + 1);
+    /* The writes' runs' time per request, from the picks above (a pick more would change
+       what every recorded sequence replays): what the pace says of 4 KiB. */
+    d->request_ns = d->pace_ns * 4096;
+    d->request_fits = d->pace_windows;
     if (!absurd)
         return;
     static const double bad[] = {-1, NAN, INFINITY, -INFINITY, 1e300, 1e20, 2e6, 1.5};

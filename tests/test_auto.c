@@ -825,6 +825,74 @@ static void test_reads_not_yet_seen_are_hidden_by_the_callers_work(void **state)
 }
 
 /*
+ * `total` bytes of writes in requests of `req` bytes, each of a logical
+ * 8 KiB block, every one waiting `per_req` ns plus `per_byte` ns a byte,
+ * the caller spending 10 us between them (no pause: one long run).
+ */
+static void requests(bf_auto *a, uint64_t total, uint32_t req, double per_req, double per_byte)
+{
+    for (uint64_t moved = 0; moved < total; moved += req) {
+        transfer(a, req, 10000, (uint64_t)(per_req + per_byte * req));
+        bf_auto_note_block(a, 1, 8192, 0);
+    }
+}
+
+/*
+ * A request that waits about as long whatever its size (a FUSE daemon,
+ * descheduled on a busy machine, wakes for each): its wait is not the
+ * device's time per byte, and a codec does not save it. Runs of raw 8 KiB
+ * requests and of 3 KiB ones (compressed) on a device of 1.5 ms a request
+ * and 2 ns/B read 185 and 490 ns/B; priced so, zstd looked the cheapest
+ * and compressing made the device look slower still. Fitted, the device is
+ * 2 ns/B and a codec is chosen for its own cost; a space started from the
+ * figures keeps the split while all its requests are of one size. A device
+ * held to a rate (500 ns/B, no request part) keeps its figure.
+ */
+static void test_per_request_waits_are_not_priced_per_byte(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    tpch_like(&a);
+    requests(&a, 8u << 20, 8192, 1.5e6, 2.0);
+    double before = a.dev.device_ns; /* one size: nothing tells the parts apart */
+    requests(&a, 8u << 20, 3072, 1.5e6, 2.0);
+    requests(&a, 4u << 20, 8192, 1.5e6, 2.0);
+    char why[256];
+    int k = bf_auto_choose(&a, -1, 0, why, sizeof(why));
+    print_message("  runs of one size %.1f ns/B; fitted %.1f us a request (%llu fits), device "
+                  "%.2f ns/B: %s\n",
+                  before, a.dev.request_ns / 1000, (unsigned long long)a.dev.request_fits,
+                  a.dev.device_ns, why);
+    assert_true(before > 150);
+    assert_true(a.dev.request_fits > 0);
+    assert_true(a.dev.request_ns > 1.35e6 && a.dev.request_ns < 1.65e6);
+    assert_true(a.dev.device_ns < 4.0);
+    assert_int_not_equal(a.cand[k].codec, BF_CODEC_ZSTD);
+
+    /* Started from those figures, a space whose requests are all compressed ones. */
+    bf_auto b;
+    fresh(&b, 0);
+    b.dev = a.dev;
+    tpch_like(&b);
+    requests(&b, 8u << 20, 3072, 1.5e6, 2.0);
+    k = choose(&b, -1);
+    assert_true(b.dev.device_ns < 4.0);
+    assert_int_not_equal(b.cand[k].codec, BF_CODEC_ZSTD);
+
+    /* A device held to a rate: its waits grow with the request's size. */
+    fresh(&a, 0);
+    tpch_like(&a);
+    requests(&a, 8u << 20, 8192, 0, 500.0);
+    requests(&a, 8u << 20, 3072, 0, 500.0);
+    requests(&a, 4u << 20, 8192, 0, 500.0);
+    print_message("  rate: %.1f us a request (%llu fits), device %.1f ns/B\n",
+                  a.dev.request_ns / 1000, (unsigned long long)a.dev.request_fits, a.dev.device_ns);
+    assert_true(a.dev.device_ns > 450 && a.dev.device_ns < 550);
+    assert_true(a.dev.request_ns / 3072 < 50); /* under a tenth of a small request's time */
+}
+
+/*
  * Requests whose time does not depend on their size (a FUSE round trip,
  * 45 us) with a heavy tail (1 in 16 held 900 us by a descheduled daemon,
  * still under a wait): their cost a codec saves, the slope of time over
@@ -1439,6 +1507,7 @@ int main(void)
         cmocka_unit_test(test_reads_are_timed_apart_from_writes),
         cmocka_unit_test(test_reads_not_yet_seen_are_hidden_by_the_callers_work),
         cmocka_unit_test(test_request_noise_is_not_a_slope),
+        cmocka_unit_test(test_per_request_waits_are_not_priced_per_byte),
         cmocka_unit_test(test_rare_stalls_are_not_priced),
         cmocka_unit_test(test_bad_device_figures_are_refused),
         cmocka_unit_test(test_unmeasurable_figures_are_refused),

@@ -474,10 +474,12 @@ static void test_preempted_page_cache_is_not_a_wait(void **state)
     sp = device_space(0.05, 20, 10000000, missing);
     spill(sp, 16, &st);
     assert_int_equal(sp->devclk.state, BF_DEVCLOCK_WALL);
-    /* Timed at 20x the page cache's 0.05 ns/B or more (what it then chooses depends on
-       this machine's codec times: not asked). */
+    /* The preemptions are taken for waits: runs time them, at 20x the page cache's
+       0.05 ns/B or more, or, once compressed blocks make requests of several sizes, as a
+       time per request whatever the size (auto.c, fit_run), which a preemption is. Which
+       of the two, and what it then chooses, depends on this machine's codec times. */
     assert_true(sp->autoc->dev.device_runs > 0);
-    assert_true(sp->autoc->dev.device_ns > 20 * 0.05);
+    assert_true(sp->autoc->dev.device_ns > 20 * 0.05 || sp->autoc->dev.request_fits > 0);
     bf_space_destroy(sp);
     sched_close();
 }

@@ -137,6 +137,8 @@ static const field device_fields[] = {
     FIELD(bf_auto_device, read_transfer_windows),
     FIELD(bf_auto_device, read_share_windows),
     FIELD(bf_auto_device, read_limited_windows),
+    FIELD(bf_auto_device, request_ns),
+    FIELD(bf_auto_device, request_fits),
 #endif
 };
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -184,6 +186,8 @@ static bf_auto_device seed_device(size_t size)
     d.read_transfer_windows = 5;
     d.read_share_windows = 30;
     d.read_limited_windows = 12;
+    d.request_ns = 45000;
+    d.request_fits = 2;
 #endif
     return d;
 }

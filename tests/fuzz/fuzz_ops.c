@@ -732,6 +732,8 @@ static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, 
     d.read_transfer_windows = rd8(in);
     d.read_share_windows = rd8(in);
     d.read_limited_windows = rd8(in); /* above the share half the time: refused */
+    d.request_ns = figure(in);
+    d.request_fits = rd8(in);
     bf_space *sp = NULL;
     char err[256] = "";
     int rc = fuzz_space_create(BF_CODEC_AUTO, bs, seg, alloc, &d, &sp, err, sizeof(err));
