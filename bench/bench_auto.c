@@ -118,8 +118,8 @@ static void trace_auto(bf_space *sp, int writing, size_t bytes)
            (unsigned long long)st.blocks_by_codec[BF_CODEC_LZ4],
            (unsigned long long)st.blocks_by_codec[BF_CODEC_ZSTD], a->dev.device_ns,
            a->dev.device_runs, a->dev.read_device_ns, a->dev.read_runs, a->dev.pace_ns,
-           a->dev.limited_share, a->dev.transfer_ns, a->dev.read_transfer_ns, a->slope_ns[0],
-           a->slope_ns[1], a->other_ns, a->best);
+           a->dev.limited_share, a->dev.transfer_ns, a->dev.read_transfer_ns, a->dev.slope_ns,
+           a->dev.read_slope_ns, a->other_ns, a->best);
     printf("     ");
     for (int k = 0; k < a->ncand; k++)
         printf(" [%d] cost %.2f (comp %.2f decomp %.2f ratio %.3f, write %.2f read %.2f)", k,
@@ -131,7 +131,7 @@ static void trace_auto(bf_space *sp, int writing, size_t bytes)
 typedef struct run {
     double seconds;
     uint64_t physical, blocks[4], probe_ns;
-    char reason[256];
+    char reason[512];
     bf_auto_device dev; /* what auto learned of the device (auto's runs) */
 } run;
 

@@ -256,9 +256,10 @@ static double average_of(const bf_auto *a, int read)
 static double transfer_of(const bf_auto *a, int read)
 {
     double avg = average_of(a, read);
-    if (a->slope_windows[read] == 0)
+    if ((read ? a->dev.read_slope_windows : a->dev.slope_windows) == 0)
         return avg;
-    double s = a->slope_ns[read]; /* the windows' fits averaged, noise both ways */
+    /* the windows' fits averaged, noise both ways */
+    double s = read ? a->dev.read_slope_ns : a->dev.slope_ns;
     return s < 0 ? 0 : s > avg ? avg : s;
 }
 
@@ -354,11 +355,19 @@ static int explore_next(const bf_auto *a, const bf_auto_window *w, int best)
 {
     uint32_t n = a->dev.share_windows;
     int confirmed = n >= BF_AUTO_SHARE_EARLY && a->dev.limited_share >= 0.99;
+    int share = n < BF_AUTO_SHARE_MIN && !confirmed;
+    /* The writes' runs priced per byte with no request part fitted (fit_run) may be
+       per-request waits: runs of raw requests among compressed ones tell them apart.
+       Where every block compresses alike (through PostgreSQL on slowfs at 200 MB/s, zstd:3
+       in every block of every space) nothing else makes request sizes spread: the runs
+       read 44-46 ns/B for a 5 ns/B device. Up to BF_AUTO_SPLIT_WINDOWS raw windows a
+       space. */
+    int split =
+        a->dev.request_fits == 0 && a->split_windows < BF_AUTO_SPLIT_WINDOWS && device_w(a) > 0;
     /* Not for a space that prefers space: a raw window is never its choice, whatever
        the device. */
     return !a->explore && a->force < 0 && !a->prefer_space && w->write > w->read &&
-           a->dev.device_runs > 0 && n < BF_AUTO_SHARE_MIN && !confirmed &&
-           a->cand[best].ratio * 10 < 9;
+           a->dev.device_runs > 0 && (share || split) && a->cand[best].ratio * 10 < 9;
 }
 
 /* A window is complete: update the device and each candidate's predicted cost. */
@@ -374,8 +383,10 @@ static void end_window(bf_auto *a, uint64_t end)
                     EWMA_IO, a->dev.read_transfer_windows++);
     for (int d = 0; d < 2; d++) {
         double slope;
-        if (fit_slope(w, d, &slope))
-            ewma(&a->slope_ns[d], slope, EWMA_IO, a->slope_windows[d]++ == 0);
+        if (fit_slope(w, d, &slope)) {
+            uint32_t *n = d ? &a->dev.read_slope_windows : &a->dev.slope_windows;
+            ewma(d ? &a->dev.read_slope_ns : &a->dev.slope_ns, slope, EWMA_IO, (*n)++ == 0);
+        }
     }
     /* A window that spent a share of its time waiting moved its bytes at about the
        device's pace, and how many windows do tells whether the device limits. Only
@@ -408,11 +419,15 @@ static void end_window(bf_auto *a, uint64_t end)
            another device: averaged with them, once a stall's runs were unpriced after 16 raw
            windows the space stayed on zstd:1 for the next 512 blocks of text at least,
            while their weight decayed (test_a_stall_is_not_the_device). */
-        int priced = (dev_w > 0) | (dev_r > 0) << 1, changed = priced ^ a->priced;
+        /* So are those before the writes' runs were first split per request (fit_run): at
+           1.5 ms a request and 2 ns/B, a space whose blocks all went to zstd:3 at 490 ns/B
+           kept zstd:1 for 17 windows after it was split (test_raw_windows_split_the_runs). */
+        int priced = (dev_w > 0) | (dev_r > 0) << 1 | (a->dev.request_fits > 0) << 2;
+        int changed = priced ^ a->priced;
         a->priced = priced;
         for (int k = 0; k < a->ncand; k++) {
             bf_auto_cand *c = &a->cand[k];
-            if (changed & 1)
+            if (changed & 5)
                 c->windows_w = 0;
             if (changed & 2)
                 c->windows_r = 0;
@@ -436,6 +451,7 @@ static void end_window(bf_auto *a, uint64_t end)
            is thousands of blocks. */
         int best = choose_pick(a, a->best, 0);
         int explore = explore_next(a, w, best);
+        a->split_windows += explore && a->dev.request_fits == 0;
         if (best != a->best || explore != a->explore) {
             a->best = best;
             a->explore = explore;
@@ -791,9 +807,11 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
     }
     if (exploring(a) && k == 0) {
         /* flat files are told above; a raw window's choice is not the costs' */
-        PUT("none: a window written raw, to tell a device that limits from a stall (writes "
-            "timed %.2f ns/B in %u runs; %u raw windows of writes so far)",
-            a->dev.device_ns, a->dev.device_runs, a->dev.share_windows);
+        PUT("none: a window written raw, to tell a device that limits from a stall or from "
+            "waits per request (writes timed %.2f ns/B in %u runs, %u split; %u raw windows "
+            "of writes so far)",
+            a->dev.device_ns, a->dev.device_runs, (unsigned)a->dev.request_fits,
+            a->dev.share_windows);
         return;
     }
     PUT("%s%s %.2f ns/B (ratio %.3f)", name, a->prefer_space ? " (prefer space):" : ":",
@@ -820,13 +838,20 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
             PUT("; device not limiting writes");
         else
             PUT("; device %.2f ns/B (%s)", device_w(a), a->dev.device_runs > 0 ? "timed" : "pace");
-        if (a->dev.request_fits > 0 && a->dev.device_runs > 0)
-            PUT(" beside %.1f us a request", a->dev.request_ns / 1000);
         if (a->dev.read_runs > 0)
             PUT(", reads %.2f (timed)", a->dev.read_device_ns);
         PUT(", transfers %.2f (reads %.2f), caller %.2f", transfer_of(a, 0), transfer_of(a, 1),
             a->other_ns);
     }
+    /* What decided whether each direction is priced, for whoever reads the reason (after
+       the figures, which scripts parse: pg_device.py). */
+    if (!device_unknown(a))
+        PUT("; writes' runs %u (%.2f ns/B, %.1f us a request, %u fits), reads' runs %u (%.2f "
+            "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u",
+            a->dev.device_runs, a->dev.device_ns, a->dev.request_ns / 1000,
+            (unsigned)a->dev.request_fits, a->dev.read_runs, a->dev.read_device_ns,
+            a->dev.limited_share, a->dev.share_windows, a->dev.read_limited_windows,
+            a->dev.read_share_windows);
 #undef PUT
 }
 
@@ -908,7 +933,8 @@ int bf_auto_device_valid(const bf_auto_device *d)
            figure(d->transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->read_transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows &&
-           figure(d->request_ns, clock);
+           figure(d->request_ns, clock) && figure(d->slope_ns + clock, 2 * clock) &&
+           figure(d->read_slope_ns + clock, 2 * clock);
 }
 
 int bf_auto_start(const bf_auto *a)

@@ -20,7 +20,9 @@
  * reads apart (reads take the writes' until their own is timed),
  * measured over runs of transfers that had to wait, close together (over
  * such a run the device never ran dry, so its bytes took the device the
- * time from the end of the first wait to the end of the last); a device
+ * time from the end of the first wait to the end of the last; for writes,
+ * less what each request took whatever its size, once runs of several
+ * request sizes tell it: fit_run in auto.c); a device
  * never timed has dev 0 (until windows that waited give its pace: see
  * device_ns in auto.c), and after BF_AUTO_CHAIN bytes without a wait bytes
  * cost nothing: none is the choice.
@@ -88,6 +90,7 @@
 #define BF_AUTO_LIMITED_SHARE 0.35    /* a device limits when this share of windows were, */
 #define BF_AUTO_SHARE_MIN 16          /* out of at least this many (runs too: device_w) */
 #define BF_AUTO_SHARE_EARLY 3         /* so many raw windows, every one waited: runs confirmed */
+#define BF_AUTO_SPLIT_WINDOWS 4       /* raw windows a space writes to split its runs (fit_run) */
 #define BF_AUTO_GAP 2000000u          /* ns without a transfer after which it may have idled */
 #define BF_AUTO_TIME_EVERY 8          /* transfers timed, one in this many, while nothing waits */
 #define BF_AUTO_PROBE_MAX                                                                          \
@@ -145,10 +148,6 @@ typedef struct bf_auto {
     int prefer_space;   /* choose the smallest output within slack of the fastest */
     double slack;       /* for prefer_space, e.g. 0.20 */
     bf_auto_device dev; /* what is known of the device: what another space can start from */
-    double slope_ns[2]; /* a transfer's own time per byte beyond its fixed part, by
-                           direction: the slope of time over size, the windows' fits
-                           averaged unclamped (transfer_of clamps it) */
-    uint32_t slope_windows[2]; /* windows that fitted it (0: unknown, the average serves) */
     double other_ns;    /* the caller's own time per logical byte moved (reason only) */
     uint32_t windows;   /* windows measured */
     bf_auto_window win;
@@ -165,9 +164,12 @@ typedef struct bf_auto {
     uint32_t rng;                  /* xorshift32 state drawing those gaps (never 0) */
     int best;                      /* the space's choice for a file now, after each window */
     int explore;                   /* the window being measured is written raw: whether the
-                                      writes' runs time the device or a stall (device_w) */
+                                      writes' runs time the device or a stall (device_w), or
+                                      to split them per request and per byte (fit_run) */
+    uint32_t split_windows;        /* raw windows explored for the split so far */
     int priced;                    /* bit d: direction d's device was priced (> 0) at the last
-                                      window; when that changes, its averages start again */
+                                      window, bit 2: the writes' runs were split (fit_run);
+                                      when that changes, its averages start again */
     uint8_t epoch;                 /* changes with best: every file decides again at once */
     uint64_t blocks;               /* blocks packed by auto files: the probe schedule */
     uint32_t probe_every;          /* probe one block in this many (backs off on flat data) */
@@ -180,7 +182,7 @@ typedef struct bf_auto {
     uint64_t probe_ns; /* time spent probing */
     uint64_t switches; /* decisions that changed a file's codec */
     int force;         /* tests: >= 0 makes every decision this candidate */
-    char reason[256];  /* the last decision that changed something, and why */
+    char reason[512];  /* the last decision that changed something, and why */
     int reason_k;      /* the candidate `reason` is for (-1: none yet), and whether flat: */
     int reason_flat;   /* a file's first decision that agrees is not formatted again */
 } bf_auto;

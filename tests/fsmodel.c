@@ -2074,6 +2074,10 @@ static void device_seed(fsm *m, bf_auto_device *d, int absurd)
        what every recorded sequence replays): what the pace says of 4 KiB. */
     d->request_ns = d->pace_ns * 4096;
     d->request_fits = d->pace_windows;
+    d->slope_ns = d->transfer_ns - 1; /* below 0 at times, as a fit's noise makes it */
+    d->read_slope_ns = d->read_transfer_ns / 2;
+    d->slope_windows = d->transfer_windows;
+    d->read_slope_windows = d->read_transfer_windows;
     if (!absurd)
         return;
     static const double bad[] = {-1, NAN, INFINITY, -INFINITY, 1e300, 1e20, 2e6, 1.5};

@@ -731,8 +731,10 @@ int t_device_measurable(const bf_auto_device *d)
     for (int i = 0; i < 6; i++)
         if (!(f[i] >= 0 && f[i] <= max[i]))
             return 0;
-    /* "request_ns of 0 to 2^64" */
-    if (!(d->request_ns >= 0 && d->request_ns <= 18446744073709551616.0))
+    /* "request_ns of 0 to 2^64, slope_ns and read_slope_ns of -2^64 to 2^64" */
+    const double c = 18446744073709551616.0;
+    if (!(d->request_ns >= 0 && d->request_ns <= c) || !(d->slope_ns >= -c && d->slope_ns <= c) ||
+        !(d->read_slope_ns >= -c && d->read_slope_ns <= c))
         return 0;
     /* "read_limited_windows at most read_share_windows" */
     return d->read_limited_windows <= d->read_share_windows;

@@ -893,6 +893,79 @@ static void test_per_request_waits_are_not_priced_per_byte(void **state)
 }
 
 /*
+ * Where every block compresses alike nothing makes request sizes spread:
+ * through PostgreSQL on slowfs at 200 MB/s every block of every space went
+ * to zstd:3 and the writes' runs read 44-46 ns/B, the share of raw windows
+ * that waited known (so no exploring for a stall). While the runs price
+ * the device and no request part is fitted, a space writes up to
+ * BF_AUTO_SPLIT_WINDOWS windows raw, and their runs split the figure.
+ */
+static void test_raw_windows_split_the_runs(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    tpch_like(&a);
+    a.dev.share_windows = 40;
+    a.dev.limited_share = 0.9;                /* known: the device limits */
+    requests(&a, 4u << 20, 3072, 1.5e6, 2.0); /* compressed alike: 490 ns/B */
+    assert_int_equal(a.dev.request_fits, 0);
+    double before = a.dev.device_ns;
+    int raw = 0;
+    for (uint64_t moved = 0; moved < (24u << 20); moved += 8192) {
+        int k = bf_auto_choose(&a, -1, 0, NULL, 0);
+        uint32_t req = a.cand[k].codec == BF_CODEC_NONE ? 8192 : 3072;
+        raw += req == 8192;
+        requests(&a, req, req, 1.5e6, 2.0);
+    }
+    int k = choose(&a, -1);
+    print_message("  runs %.1f ns/B before, device %.2f ns/B after, %.1f us a request; %d raw "
+                  "blocks of %d, %u windows explored\n",
+                  before, a.dev.device_ns, a.dev.request_ns / 1000, raw, 24 << 7, a.split_windows);
+    assert_true(before > 400);
+    assert_true(a.dev.request_fits > 0);
+    assert_true(a.dev.device_ns < 4.0);
+    assert_true(a.split_windows >= 1 && a.split_windows <= BF_AUTO_SPLIT_WINDOWS);
+    assert_int_not_equal(a.cand[k].codec, BF_CODEC_ZSTD);
+}
+
+/*
+ * The transfers' slope comes along with the figures: a space whose
+ * requests are all of one size fits none, and on the average per byte a
+ * FUSE round trip over a compressed block (45 us over 4 KiB: 11 ns/B) was
+ * what every compressed byte saved.
+ */
+static void test_a_space_starts_from_the_transfers_slope(void **state)
+{
+    (void)state;
+    bf_auto a;
+    fresh(&a, 0);
+    t_rng r = {5};
+    for (int i = 0; i < 8 * 128; i++) { /* 1-8 KiB, 45 us each */
+        transfer(&a, 1024 + t_below(&r, 7 * 1024 + 1), 1000, 45000);
+        bf_auto_note_block(&a, 1, 8192, 0);
+    }
+    assert_true(a.dev.slope_windows > 0);
+    bf_auto b;
+    fresh(&b, 0);
+    b.dev = a.dev;
+    b.dev.since_wait = 0; /* the transfers' own cost counts (sys_of) */
+    tpch_like(&b);
+    for (int i = 0; i < 4 * 256; i++) { /* 4 KiB alike: no slope of their own */
+        transfer(&b, 4096, 1000, 45000);
+        bf_auto_note_block(&b, 1, 8192, 0);
+        b.dev.since_wait = 0;
+    }
+    char why[512];
+    bf_auto_explain(&b, 0, 0, why, sizeof(why));
+    const char *t = strstr(why, "transfers ");
+    print_message("  slope %.2f ns/B carried over %u windows; %s\n", a.dev.slope_ns,
+                  a.dev.slope_windows, why);
+    assert_non_null(t);
+    assert_true(atof(t + strlen("transfers ")) < 2.0); /* the average: 11 */
+}
+
+/*
  * Requests whose time does not depend on their size (a FUSE round trip,
  * 45 us) with a heavy tail (1 in 16 held 900 us by a descheduled daemon,
  * still under a wait): their cost a codec saves, the slope of time over
@@ -921,8 +994,8 @@ static void test_request_noise_is_not_a_slope(void **state)
             bf_auto_note_block(&a, 1, (uint32_t)bytes, 0);
             clk.now += 1000;
         }
-        assert_true(a.slope_windows[0] > 10);
-        double s = a.slope_ns[0];
+        assert_true(a.dev.slope_windows > 10);
+        double s = a.dev.slope_ns;
         sum += s < 0 ? 0 : s; /* as transfer_of uses it */
         avg = a.dev.transfer_ns;
     }
@@ -1134,6 +1207,8 @@ static void test_changed_data_is_redecided(void **state)
     known.device_runs = 8;
     known.limited_share = 1;
     known.share_windows = BF_AUTO_SHARE_MIN;
+    known.request_fits = 1; /* and per byte alone (request_ns 0): else it writes raw windows to
+                               tell (explore_next) */
     for (int longrun = 0; longrun < 2; longrun++) {
         bf_space *sp = seeded_space(100, &known, 1000000000000);
         bf_file *f;
@@ -1508,6 +1583,8 @@ int main(void)
         cmocka_unit_test(test_reads_not_yet_seen_are_hidden_by_the_callers_work),
         cmocka_unit_test(test_request_noise_is_not_a_slope),
         cmocka_unit_test(test_per_request_waits_are_not_priced_per_byte),
+        cmocka_unit_test(test_raw_windows_split_the_runs),
+        cmocka_unit_test(test_a_space_starts_from_the_transfers_slope),
         cmocka_unit_test(test_rare_stalls_are_not_priced),
         cmocka_unit_test(test_bad_device_figures_are_refused),
         cmocka_unit_test(test_unmeasurable_figures_are_refused),

@@ -139,6 +139,10 @@ static const field device_fields[] = {
     FIELD(bf_auto_device, read_limited_windows),
     FIELD(bf_auto_device, request_ns),
     FIELD(bf_auto_device, request_fits),
+    FIELD(bf_auto_device, slope_ns),
+    FIELD(bf_auto_device, read_slope_ns),
+    FIELD(bf_auto_device, slope_windows),
+    FIELD(bf_auto_device, read_slope_windows),
 #endif
 };
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -188,6 +192,10 @@ static bf_auto_device seed_device(size_t size)
     d.read_limited_windows = 12;
     d.request_ns = 45000;
     d.request_fits = 2;
+    d.slope_ns = -0.5;
+    d.read_slope_ns = 0.125;
+    d.slope_windows = 9;
+    d.read_slope_windows = 10;
 #endif
     return d;
 }

@@ -734,6 +734,11 @@ static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, 
     d.read_limited_windows = rd8(in); /* above the share half the time: refused */
     d.request_ns = figure(in);
     d.request_fits = rd8(in);
+    double sign = rd8(in) & 1 ? -1 : 1; /* a slope may be below 0 */
+    d.slope_ns = sign * figure(in);     /* NaN and 1e300 either way: refused */
+    d.read_slope_ns = figure(in);
+    d.slope_windows = rd8(in);
+    d.read_slope_windows = rd8(in);
     bf_space *sp = NULL;
     char err[256] = "";
     int rc = fuzz_space_create(BF_CODEC_AUTO, bs, seg, alloc, &d, &sp, err, sizeof(err));
