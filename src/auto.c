@@ -843,8 +843,27 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         PUT(", transfers %.2f (reads %.2f), caller %.2f", transfer_of(a, 0), transfer_of(a, 1),
             a->other_ns);
     }
-    /* What decided whether each direction is priced, for whoever reads the reason (after
-       the figures, which scripts parse: pg_device.py). */
+    /* What decided whether each direction is priced, and each candidate's cost by
+       direction, for whoever reads the reason (after the figures, which scripts parse:
+       pg_device.py). */
+    if (!device_unknown(a)) {
+        PUT("; writes + reads:");
+        for (int j = 0; j < a->ncand; j++) {
+            const bf_auto_cand *c = &a->cand[j];
+            if (c->samples == 0)
+                continue;
+            name_of(c, name, sizeof(name));
+            /* "?": not seen in this space's windows, predicted (bf_auto_cost) */
+            double w = c->windows_w > 0 ? c->extra_w
+                                        : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns,
+                                                  device_w(a));
+            double r = c->windows_r > 0 ? c->extra_r
+                                        : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns,
+                                                  device_r(a));
+            PUT(" %s %.2f%s + %.2f%s", name, w, c->windows_w > 0 ? "" : "?", r,
+                c->windows_r > 0 ? "" : "?");
+        }
+    }
     if (!device_unknown(a))
         PUT("; writes' runs %u (%.2f ns/B, %.1f us a request, %u fits), reads' runs %u (%.2f "
             "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u",
