@@ -854,12 +854,12 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
                 continue;
             name_of(c, name, sizeof(name));
             /* "?": not seen in this space's windows, predicted (bf_auto_cost) */
-            double w = c->windows_w > 0 ? c->extra_w
-                                        : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns,
-                                                  device_w(a));
-            double r = c->windows_r > 0 ? c->extra_r
-                                        : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns,
-                                                  device_r(a));
+            double w = c->windows_w > 0
+                           ? c->extra_w
+                           : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, device_w(a));
+            double r = c->windows_r > 0
+                           ? c->extra_r
+                           : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns, device_r(a));
             PUT(" %s %.2f%s + %.2f%s", name, w, c->windows_w > 0 ? "" : "?", r,
                 c->windows_r > 0 ? "" : "?");
         }
