@@ -1179,6 +1179,10 @@ BF_API uint64_t bf_file_memory(const bf_file *file);
  * timed a stall: while they make it compress, a space writes every other
  * window of 1 MiB uncompressed, unless its first 3 such windows all waited
  * (16 MiB at most, once per lineage of figures: share_windows carries).
+ * Likewise, while the writes' runs price the device and no time per
+ * request has been fitted in them (request_fits), up to 4 windows of a
+ * space are written uncompressed, so that runs of requests of two sizes
+ * tell the device's time per byte from its time per request.
  * Reads and writes are timed apart: a hash join's batch files are written
  * in small requests that a synchronous device (FUSE) serves without a
  * queue, and read back in large ones that wait for it, after every block
