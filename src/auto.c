@@ -863,14 +863,13 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
             PUT(" %s %.2f%s + %.2f%s", name, w, c->windows_w > 0 ? "" : "?", r,
                 c->windows_r > 0 ? "" : "?");
         }
-    }
-    if (!device_unknown(a))
         PUT("; writes' runs %u (%.2f ns/B, %.1f us a request, %u fits), reads' runs %u (%.2f "
             "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u",
             a->dev.device_runs, a->dev.device_ns, a->dev.request_ns / 1000,
             (unsigned)a->dev.request_fits, a->dev.read_runs, a->dev.read_device_ns,
             a->dev.limited_share, a->dev.share_windows, a->dev.read_limited_windows,
             a->dev.read_share_windows);
+    }
 #undef PUT
 }
 
@@ -952,8 +951,9 @@ int bf_auto_device_valid(const bf_auto_device *d)
            figure(d->transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->read_transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows &&
-           figure(d->request_ns, clock) && figure(d->slope_ns + clock, 2 * clock) &&
-           figure(d->read_slope_ns + clock, 2 * clock);
+           figure(d->request_ns, clock) &&
+           /* slopes are fits, below 0 at times: -2^64 .. 2^64 */
+           figure(d->slope_ns + clock, 2 * clock) && figure(d->read_slope_ns + clock, 2 * clock);
 }
 
 int bf_auto_start(const bf_auto *a)
