@@ -755,6 +755,20 @@ void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t 
     }
 }
 
+/*
+ * Candidate c's expected ns per logical byte in one direction (read or
+ * not): its windows' average, or until the direction is seen in this
+ * space's windows, what a window would predict (bf_auto_cost says why).
+ */
+static double cost_of(const bf_auto *a, const bf_auto_cand *c, int read)
+{
+    if (read)
+        return c->windows_r > 0 ? c->extra_r
+                                : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns, device_r(a));
+    return c->windows_w > 0 ? c->extra_w
+                            : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, device_w(a));
+}
+
 double bf_auto_cost(const bf_auto *a, int k)
 {
     const bf_auto_cand *c = &a->cand[k];
@@ -772,12 +786,7 @@ double bf_auto_cost(const bf_auto *a, int k)
        full: lz4 and zstd:1 came out 9.00 and 9.65 ns/B, within the margin, while zstd:1
        took 1.18x lz4's time, and a space started from the last one's figures drifted to
        zstd:1 (docs/results/auto-synchronous.md). */
-    double dev_w = device_w(a), dev_r = device_r(a);
-    double write =
-        c->windows_w > 0 ? c->extra_w : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, dev_w);
-    double read =
-        c->windows_r > 0 ? c->extra_r : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns, dev_r);
-    return write + read;
+    return cost_of(a, c, 0) + cost_of(a, c, 1);
 }
 
 static int name_of(const bf_auto_cand *c, char *buf, size_t len)
@@ -853,15 +862,9 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
             if (c->samples == 0)
                 continue;
             name_of(c, name, sizeof(name));
-            /* "?": not seen in this space's windows, predicted (bf_auto_cost) */
-            double w = c->windows_w > 0
-                           ? c->extra_w
-                           : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, device_w(a));
-            double r = c->windows_r > 0
-                           ? c->extra_r
-                           : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns, device_r(a));
-            PUT(" %s %.2f%s + %.2f%s", name, w, c->windows_w > 0 ? "" : "?", r,
-                c->windows_r > 0 ? "" : "?");
+            /* "?": not seen in this space's windows, predicted */
+            PUT(" %s %.2f%s + %.2f%s", name, cost_of(a, c, 0), c->windows_w > 0 ? "" : "?",
+                cost_of(a, c, 1), c->windows_r > 0 ? "" : "?");
         }
         PUT("; writes' runs %u (%.2f ns/B, %.1f us a request, %u fits), reads' runs %u (%.2f "
             "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u",

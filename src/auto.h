@@ -154,7 +154,7 @@ typedef struct bf_auto {
     bf_auto_run run[2];            /* runs of waits timing the device: [0] writes, [1] reads */
     double run_fit[4];             /* this space's writes' runs: running means of x, their
                                       requests per byte, y, their ns per byte, x * x, x * y
-                                      (request_of in auto.c) */
+                                      (fit_run in auto.c) */
     uint32_t run_fits;             /* runs in those means */
     double request_fit;            /* dev.request_ns as fitted, unclamped: noise below 0
                                       averages out instead of being cut (fit_run) */

@@ -718,24 +718,17 @@ uint64_t t_map_bound(uint64_t used, uint64_t nblocks)
 int t_device_measurable(const bf_auto_device *d)
 {
     /* "device_ns, pace_ns and read_device_ns of 0 to 2^64 ns per byte, transfer_ns and
-       read_transfer_ns of 0 to 1,000,001, limited_share of 0 to 1" (NaN fails every
-       comparison) */
-    const double f[6] = {d->device_ns,   d->pace_ns,          d->read_device_ns,
-                         d->transfer_ns, d->read_transfer_ns, d->limited_share};
-    const double max[6] = {18446744073709551616.0,
-                           18446744073709551616.0,
-                           18446744073709551616.0,
-                           1000001,
-                           1000001,
-                           1};
-    for (int i = 0; i < 6; i++)
-        if (!(f[i] >= 0 && f[i] <= max[i]))
-            return 0;
-    /* "request_ns of 0 to 2^64, slope_ns and read_slope_ns of -2^64 to 2^64" */
+       read_transfer_ns of 0 to 1,000,001, limited_share of 0 to 1, ... request_ns of 0 to
+       2^64, slope_ns and read_slope_ns of -2^64 to 2^64" (NaN fails every comparison) */
     const double c = 18446744073709551616.0;
-    if (!(d->request_ns >= 0 && d->request_ns <= c) || !(d->slope_ns >= -c && d->slope_ns <= c) ||
-        !(d->read_slope_ns >= -c && d->read_slope_ns <= c))
-        return 0;
+    const double f[9] = {d->device_ns,   d->pace_ns,          d->read_device_ns,
+                         d->transfer_ns, d->read_transfer_ns, d->limited_share,
+                         d->request_ns,  d->slope_ns,         d->read_slope_ns};
+    const double lo[9] = {0, 0, 0, 0, 0, 0, 0, -c, -c};
+    const double hi[9] = {c, c, c, 1000001, 1000001, 1, c, c, c};
+    for (int i = 0; i < 9; i++)
+        if (!(f[i] >= lo[i] && f[i] <= hi[i]))
+            return 0;
     /* "read_limited_windows at most read_share_windows" */
     return d->read_limited_windows <= d->read_share_windows;
 }
