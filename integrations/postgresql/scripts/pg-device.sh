@@ -13,7 +13,14 @@
 #                  use as the retired runner did (tools/slowfs/slowfs-validate.sh at that
 #                  rate, cached per rate in DIR/../slowfs-validate-RATE.md; dd's 1 MiB
 #                  direct writes must reach 75% of the rate); the daemon runs in the
-#                  foreground so that its CPU time is known.
+#                  foreground so that its CPU time is known. The mount is over its own
+#                  directory, so what slowfs passes on lands in the page cache of the data
+#                  directory's file system and is written back to its disk like any file
+#                  (six 10M hash joins wrote 6.9 GB to the disk, dirty pages peaking at
+#                  2.2 GB): the disk's write-back (kernel threads' CPU) meets the runs.
+#   slowfs:RATE:tmpfs  the same, over a fresh directory under /dev/shm (removed at exit):
+#                  the rate alone, nothing written back, as the library's benchmarks
+#                  run slowfs (bench_auto --temp-dir on a slowfs over tmpfs).
 #   cgroup:LIMIT   each server in a cgroup v1 memory cgroup (a child of the runner's own)
 #                  with memory.limit_in_bytes = LIMIT (e.g. 640MB, 2GB): the page cache of
 #                  its temp files is charged to it, so past LIMIT they are written back to
@@ -23,8 +30,9 @@
 #                  count against LIMIT (pages the machine evicts later are charged to the
 #                  server's when read again).
 #
-#   dev_parse SPEC       DEV (the spec), DEV_KIND, DEV_ARG, DEV_LABEL (for file names:
-#                        page, slowfs-200MB, cgroup-640MB); returns 1 on a bad spec
+#   dev_parse SPEC       DEV (the spec), DEV_KIND, DEV_ARG, DEV_BACKING (slowfs: disk or
+#                        tmpfs), DEV_LABEL (for file names: page, slowfs-200MB,
+#                        slowfs-200MB-tmpfs, cgroup-640MB); returns 1 on a bad spec
 #   dev_setup DIR        the device up (slowfs built, validated, mounted at DIR/slowfs;
 #                        the cgroup hierarchy checked) and DIR/device.json written, which
 #                        pg_device.py reads; dies with a clear message when it cannot be
@@ -38,20 +46,23 @@
 # Invariant: a cluster's base/pgsql_tmp is a symlink only while the runner that set it
 # runs; dev_tempdir DATA NAME with the page device puts the plain directory back.
 
-DEV=page DEV_KIND=page DEV_ARG="" DEV_LABEL=page DEV_DIR="" DEV_JSON=""
-DEV_SLOWFS_PID="" DEV_MNT="" DEV_CGROUPS=() DEV_TEMPDIRS=()
+DEV=page DEV_KIND=page DEV_ARG="" DEV_BACKING="" DEV_LABEL=page DEV_DIR="" DEV_JSON=""
+DEV_SLOWFS_PID="" DEV_MNT="" DEV_SHM="" DEV_CGROUPS=() DEV_TEMPDIRS=()
 
 dev_parse() {
   DEV=$1
   case $DEV in
     page) DEV_KIND=page DEV_ARG="" ;;
-    slowfs:*) DEV_KIND=slowfs DEV_ARG=${DEV#*:}
+    slowfs:*:tmpfs) DEV_KIND=slowfs DEV_BACKING=tmpfs DEV_ARG=${DEV#*:}
+      DEV_ARG=${DEV_ARG%:tmpfs}
+      [[ $DEV_ARG =~ ^[1-9][0-9]*(K|M|G)B?$ ]] || return 1 ;;
+    slowfs:*) DEV_KIND=slowfs DEV_BACKING=disk DEV_ARG=${DEV#*:}
       [[ $DEV_ARG =~ ^[1-9][0-9]*(K|M|G)B?$ ]] || return 1 ;;
     cgroup:*) DEV_KIND=cgroup DEV_ARG=${DEV#*:}
       [[ $DEV_ARG =~ ^[1-9][0-9]*(M|G)B?$ ]] || return 1 ;;
     *) return 1 ;;
   esac
-  DEV_LABEL=${DEV/:/-}
+  DEV_LABEL=${DEV//:/-}
 }
 
 # bytes of a size such as 640MB or 2G (powers of 1024, as slowfs and the kernel take them)
@@ -107,7 +118,14 @@ dev_setup() {
       if mountpoint -q "$DEV_MNT"; then fusermount3 -u "$DEV_MNT" || die "a mount a killed run left on $DEV_MNT is busy"; fi
       chown "$PG_USER": "$DEV_MNT"
       chmod 700 "$DEV_MNT"
-      "$bin" "$DEV_MNT" "$DEV_MNT" -f --rate="$DEV_ARG" -o allow_other \
+      local back=$DEV_MNT
+      if [ "$DEV_BACKING" = tmpfs ]; then
+        DEV_SHM=$(mktemp -d /dev/shm/buffile-slowfs.XXXXXX) || die "cannot make a directory under /dev/shm for slowfs:$DEV_ARG:tmpfs"
+        chown "$PG_USER": "$DEV_SHM"
+        chmod 700 "$DEV_SHM"
+        back=$DEV_SHM
+      fi
+      "$bin" "$back" "$DEV_MNT" -f --rate="$DEV_ARG" -o allow_other \
         --stats-file="$DEV_DIR/slowfs-$DEV_LABEL.stats" 2> "$DEV_DIR/slowfs.err" &
       DEV_SLOWFS_PID=$!
       for _ in $(seq 100); do
@@ -116,9 +134,9 @@ dev_setup() {
         sleep 0.1
       done
       mountpoint -q "$DEV_MNT" || die "slowfs did not mount $DEV_MNT within 10 s"
-      extra=$(printf ', "rate_bytes": %s, "mount": "%s", "pid": %s, "validated_mib_s": %s, "validated_share": %s, "validation": "%s"' \
-        "$(dev_bytes "$DEV_ARG")" "$DEV_MNT" "$DEV_SLOWFS_PID" "$rate" "$share" "$(realpath "$val")")
-      log "slowfs mounted at $DEV_MNT ($DEV_ARG/s), daemon $DEV_SLOWFS_PID" ;;
+      extra=$(printf ', "rate_bytes": %s, "mount": "%s", "backing": "%s", "pid": %s, "validated_mib_s": %s, "validated_share": %s, "validation": "%s"' \
+        "$(dev_bytes "$DEV_ARG")" "$DEV_MNT" "$DEV_BACKING" "$DEV_SLOWFS_PID" "$rate" "$share" "$(realpath "$val")")
+      log "slowfs mounted at $DEV_MNT ($DEV_ARG/s, over ${DEV_SHM:-its own directory}), daemon $DEV_SLOWFS_PID" ;;
     cgroup)
       DEV_CG_BASE=$(dev_cgroup_base)
       extra=$(printf ', "limit_bytes": %s' "$(dev_bytes "$DEV_ARG")")
@@ -185,6 +203,10 @@ dev_teardown() {
     done
     wait "$DEV_SLOWFS_PID" 2>/dev/null || true
     DEV_SLOWFS_PID=""
+  fi
+  if [ -n "$DEV_SHM" ] && ! mountpoint -q "$DEV_MNT"; then
+    rm -rf "$DEV_SHM"
+    DEV_SHM=""
   fi
   # the clusters' temp directories plain again (PostgreSQL makes them when first needed)
   for t in "${DEV_TEMPDIRS[@]}"; do

@@ -18,7 +18,8 @@
 # --out a copy of the Markdown report; --load-only stops once the cluster is loaded;
 # --report-only writes the report from the results file and runs nothing. --device (page)
 # where the temp files go (pg-device.sh): page, slowfs:RATE (tools/slowfs at RATE, e.g.
-# slowfs:200MB, mounted by the runner, validated before use) or cgroup:LIMIT (the server in
+# slowfs:200MB, mounted by the runner, validated before use; slowfs:RATE:tmpfs over a
+# tmpfs, nothing written back to the disk) or cgroup:LIMIT (the server in
 # a cgroup v1 memory cgroup of LIMIT, e.g. cgroup:640MB: the spill reaches the disk); its
 # results go to results-<device>.jsonl beside results.jsonl (every line names its device),
 # the report to report-<device>.md, with what the device saw per run.
@@ -81,7 +82,7 @@ done
 . "$(dirname "$0")/pg-common.sh"
 # shellcheck source=pg-device.sh
 . "$PGS/pg-device.sh"
-dev_parse "$DEVSPEC" || bad "--device takes page, slowfs:RATE (e.g. slowfs:200MB) or cgroup:LIMIT (e.g. cgroup:640MB)"
+dev_parse "$DEVSPEC" || bad "--device takes page, slowfs:RATE[:tmpfs] (e.g. slowfs:200MB) or cgroup:LIMIT (e.g. cgroup:640MB)"
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"
 QDIR=$(tpch_queries) || die "no TPC-H queries found (set TPCH_QUERIES to the folder of 1.sql .. 22.sql)"
 T0=$SECONDS

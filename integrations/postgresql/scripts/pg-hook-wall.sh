@@ -37,7 +37,8 @@
 #
 # --device (page) where both servers' temp files go (pg-device.sh, shared with
 # pg-hook-tpch.sh): page, slowfs:RATE (one slowfs mount at RATE, e.g. slowfs:400MB, both
-# clusters' base/pgsql_tmp on it, validated before use) or cgroup:LIMIT (each server in its
+# clusters' base/pgsql_tmp on it, validated before use; slowfs:RATE:tmpfs over a tmpfs,
+# nothing written back to the disk) or cgroup:LIMIT (each server in its
 # own cgroup v1 memory cgroup of LIMIT); the cells name their device in the results file,
 # and the report, to report-<device>.md, gives what the device saw per run and, with auto
 # and another method, auto / the cell's best fixed method (issue 46 on slowfs: at most
@@ -129,7 +130,7 @@ esac
 # shellcheck source=pg-device.sh
 . "$PGS/pg-device.sh"
 dev_parse "$DEVSPEC" \
-  || { printf 'error: --device takes page, slowfs:RATE (e.g. slowfs:400MB) or cgroup:LIMIT (e.g. cgroup:2GB)\n' >&2
+  || { printf 'error: --device takes page, slowfs:RATE[:tmpfs] (e.g. slowfs:400MB) or cgroup:LIMIT (e.g. cgroup:2GB)\n' >&2
        exit 2; }
 [ "$(id -u)" -eq 0 ] || die "run as root: it installs packages and builds as $PG_USER"
 built=$(bash "$PGS/pg-hook-pristine.sh" "$MAJOR")

@@ -79,6 +79,13 @@ def parse_stat(s):
             (int(f[13]) + int(f[14])) / CLK_TCK)
 
 
+def children_cpu(s):
+    """(user, system) seconds of the reaped children of the process whose /proc/PID/stat
+    text s is (cutime, cstime): for a postmaster, its backends' CPU once they exited."""
+    f = s[s.rindex(")") + 2:].split()
+    return int(f[13]) / CLK_TCK, int(f[14]) / CLK_TCK
+
+
 def auto_device(text):
     """auto's device figures in a stretch of the log, one decision per space that used
     auto: {"states": {state: n}, "device_ns_per_b": [...] (what auto took the device to
@@ -134,13 +141,17 @@ class Device:
     def title(self):
         """The device in a report's words."""
         i = self.info
-        arg = self.name.split(":", 1)[-1]
+        arg = self.name.split(":")[1] if ":" in self.name else ""
         if self.kind == "slowfs":
             val = (f"; validated before use: dd's 1 MiB direct writes {i['validated_mib_s']} "
                    f"MiB/s, {i['validated_share']}% of the rate" if "validated_share" in i
                    else "")
+            # what slowfs passes on lands in a tmpfs, or in the disk's page cache and is
+            # written back like any file's (pg-device.sh)
+            back = (", over a tmpfs" if self.name.endswith(":tmpfs")
+                    else ", over the data directory's disk")
             return (f"slowfs at {arg}/s (tools/slowfs: a FUSE file system throttled to that "
-                    f"rate, no page cache above it{val})")
+                    f"rate, no page cache above it{back}{val})")
         if self.kind == "cgroup":
             return (f"the machine's disk: each server in a cgroup v1 memory cgroup limited to "
                     f"{arg} (memory.limit_in_bytes, which charges the temp files' page cache)")
@@ -153,6 +164,12 @@ class Device:
         try:
             s.update(parse_io(_read(f"/proc/{pm}/io")))
         except OSError:
+            pass
+        # the backends' CPU, user and system apart: a FUSE device's requests cost the
+        # caller system time that no device figure shows
+        try:
+            s["server_user_s"], s["server_sys_s"] = children_cpu(_read(f"/proc/{pm}/stat"))
+        except (OSError, ValueError, IndexError):
             pass
         if self.kind == "slowfs":
             st = parse_slowfs(_read(os.path.join(self.info["mount"], ".slowfs-stats")))
@@ -221,7 +238,8 @@ def summary_rows(device, runs_by_label):
         return median(xs) if xs else 0
 
     cols = [("storage reads MiB", "read_bytes", mib),
-            ("storage writes MiB", "disk_write_bytes", mib)]
+            ("storage writes MiB", "disk_write_bytes", mib),
+            ("backends' CPU s (user / sys)", None, None)]
     if device.kind == "slowfs":
         cols += [("slowfs written MiB", "slowfs_write_bytes", mib),
                  ("slowfs read MiB", "slowfs_read_bytes", mib),
@@ -243,6 +261,10 @@ def summary_rows(device, runs_by_label):
                 v = med([r.get("slowfs_read_requests", 0) + r.get("slowfs_write_requests", 0)
                          for r in runs])
                 cells.append(f"{v:.0f}")
+            elif name == "backends' CPU s (user / sys)":
+                us = [r["server_user_s"] for r in runs if "server_user_s" in r]
+                sy = [r["server_sys_s"] for r in runs if "server_sys_s" in r]
+                cells.append(f"{med(us):.2f} / {med(sy):.2f}" if us and sy else "-")
             elif name == "slowfs held s":
                 v = med([(r.get("slowfs_read_wait_ns", 0) + r.get("slowfs_write_wait_ns", 0))
                          / 1e9 for r in runs])

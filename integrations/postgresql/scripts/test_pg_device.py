@@ -99,21 +99,36 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(d.Device.load().kind, "page")
         self.assertIn("page cache", d.Device.load("page", "/nonexistent").title())
 
+    def test_children_cpu_is_cutime_and_cstime(self):
+        # fields after the command: state ppid ... utime(14) stime(15) cutime(16) cstime(17)
+        rest = " ".join(["S", "1"] + ["0"] * 9 + ["7", "8", str(3 * d.CLK_TCK),
+                                                   str(2 * d.CLK_TCK)] + ["0"] * 30)
+        self.assertEqual(d.children_cpu(f"42 (postgres: a (b)) {rest}"), (3.0, 2.0))
+
+    def test_slowfs_titles_say_what_is_behind_the_mount(self):
+        disk = d.Device.load("slowfs:200MB").title()
+        tmpfs = d.Device.load("slowfs:200MB:tmpfs").title()
+        self.assertIn("slowfs at 200MB/s", disk)
+        self.assertIn("disk", disk)
+        self.assertIn("slowfs at 200MB/s", tmpfs)
+        self.assertIn("tmpfs", tmpfs)
+        self.assertEqual(d.Device.load("slowfs:200MB:tmpfs").kind, "slowfs")
+
     def test_report_rows_have_the_devices_own_columns(self):
         runs = [{"read_bytes": 0, "disk_write_bytes": 2 << 20, "slowfs_write_bytes": 3 << 20,
                  "slowfs_read_bytes": 3 << 20, "slowfs_write_requests": 10,
                  "slowfs_read_requests": 5, "slowfs_write_wait_ns": 10 ** 9,
-                 "slowfs_cpu_s": 0.25}]
+                 "slowfs_cpu_s": 0.25, "server_user_s": 1.5, "server_sys_s": 0.5}]
         rows = d.summary_rows(d.Device.load("slowfs:200MB"), {"off": runs})
         self.assertIn("slowfs daemon CPU s", rows[0])
-        self.assertEqual(rows[2], "| off | 1 | 0 | 2 | 3 | 3 | 15 | 1.00 | 0.25 |")
+        self.assertEqual(rows[2], "| off | 1 | 0 | 2 | 1.50 / 0.50 | 3 | 3 | 15 | 1.00 | 0.25 |")
         rows = d.summary_rows(d.Device.load("cgroup:640MB"),
                               {"auto": [{"peak_usage_bytes": 1 << 20, "failcnt": 2},
                                         {"peak_usage_bytes": 3 << 20, "failcnt": 4}]})
         self.assertIn("limit hits", rows[0])
         # failcnt's median, the peak's highest
-        self.assertTrue(rows[2].startswith("| auto | 2 | - | - | 3 | 3 |"), rows[2])
-        self.assertEqual(len(d.summary_rows(d.Device.load(), {"x": []})[0].split("|")), 6)
+        self.assertTrue(rows[2].startswith("| auto | 2 | - | - | - | 3 | 3 |"), rows[2])
+        self.assertEqual(len(d.summary_rows(d.Device.load(), {"x": []})[0].split("|")), 7)
 
     def test_autos_view_gives_the_median_device_figure_as_a_rate(self):
         text = d.auto_rows([d.auto_device(LOG)])
