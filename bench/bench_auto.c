@@ -131,7 +131,7 @@ static void trace_auto(bf_space *sp, int writing, size_t bytes)
 typedef struct run {
     double seconds;
     uint64_t physical, blocks[4], probe_ns;
-    char reason[512];
+    char reason[640];
     bf_auto_device dev; /* what auto learned of the device (auto's runs) */
 } run;
 

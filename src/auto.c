@@ -222,7 +222,29 @@ static double device_r(const bf_auto *a)
        against 4.8; priced, the next space compressed and took 1.19x none's time. */
     uint32_t n = a->dev.read_share_windows;
     int rare = n >= BF_AUTO_SHARE_MIN && a->dev.read_limited_windows < BF_AUTO_LIMITED_SHARE * n;
-    return a->dev.read_runs > 0 && !rare ? a->dev.read_device_ns : device_w(a);
+    /* Rare, the waits are still priced once how much of them the caller hides is known
+       (hidden_r):
+       through PostgreSQL at 200 MB/s a quarter of raw read windows waited, and left at 0
+       the reads kept a hash join raw while slowfs held its reads 2.7 s (lz4's 0.6) and
+       lz4 took 0.83-0.91 of none's time (docs/results/pg-buffile-wall.md, "What the
+       200 MB/s cells measure"). */
+    int seen = a->dev.read_overlap_windows >= BF_AUTO_SHARE_MIN;
+    return a->dev.read_runs > 0 && (!rare || seen) ? a->dev.read_device_ns : device_w(a);
+}
+
+/*
+ * Of the caller's work `other` per byte read, how much hides the reads'
+ * device time: the multiple of it raw reads were seen to hide
+ * (bf_auto_device.read_overlap), until then all of it. The kernel's
+ * read-ahead runs the device behind the caller's work, but not always all
+ * of it: through PostgreSQL on slowfs at 200 MB/s raw reads spent 1.9-2.7
+ * ns/B in their transfers of the 4.77 the rate takes, behind 3.1-3.8 ns/B
+ * of the caller's work (0.6-0.8 of it); in bench_auto on slowfs they spent
+ * about their copy, the device running behind more than the caller's work.
+ */
+static double hidden_r(const bf_auto *a, double other)
+{
+    return a->dev.read_overlap_windows >= BF_AUTO_SHARE_MIN ? a->dev.read_overlap * other : other;
 }
 
 /* Whether the device limits either direction, as far as auto knows. */
@@ -398,10 +420,12 @@ static void end_window(bf_auto *a, uint64_t end)
     double moved = (double)(w->write + w->read);
     int raw = (double)w->bytes * 10 >= moved * 9;
     int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
+    int raw_reads = 0;
     if (raw && w->read > w->write) {
         /* Reads keep a plain count: it only tells whether their waits are rare. */
         a->dev.read_limited_windows += limited;
         a->dev.read_share_windows++;
+        raw_reads = 1;
     } else if (raw) {
         if (limited)
             ewma(&a->dev.pace_ns, took / (double)w->bytes, EWMA_IO, a->dev.pace_windows++ == 0);
@@ -414,6 +438,19 @@ static void end_window(bf_auto *a, uint64_t end)
         double busy = took - (double)w->io_ns - (double)w->codec_ns;
         double other = busy > 0 ? busy : 0;
         ewma(&a->other_ns, other / moved, EWMA_IO, a->windows == 0);
+        /* How much of the caller's work the reads' device ran behind (hidden_r): its time
+           on the raw reads' bytes less what their transfers took, over the caller's work
+           on them. Not where that work is under a quarter of the device's time: a caller
+           that does next to nothing tells nothing of one that works. */
+        if (raw_reads && a->dev.read_runs > 0 && w->read_bytes > 0) {
+            double work = other * (double)w->read / moved;
+            double dev_time = a->dev.read_device_ns * (double)w->read_bytes;
+            if (work * 4 >= dev_time) {
+                double q = (dev_time - (double)w->read_ns) / work;
+                ewma(&a->dev.read_overlap, q > 0 ? q : 0, EWMA_IO,
+                     a->dev.read_overlap_windows++ == 0);
+            }
+        }
         double dev_w = device_w(a), dev_r = device_r(a);
         /* The windows' predictions before the device began or ceased to be priced are of
            another device: averaged with them, once a stall's runs were unpriced after 16 raw
@@ -423,6 +460,7 @@ static void end_window(bf_auto *a, uint64_t end)
            1.5 ms a request and 2 ns/B, a space whose blocks all went to zstd:3 at 490 ns/B
            kept zstd:1 for 17 windows after it was split (test_raw_windows_split_the_runs). */
         int priced = (dev_w > 0) | (dev_r > 0) << 1 | (a->dev.request_fits > 0) << 2;
+        double other_r = hidden_r(a, other / moved); /* per byte read, what hides it */
         int changed = priced ^ a->priced;
         a->priced = priced;
         for (int k = 0; k < a->ncand; k++) {
@@ -442,7 +480,7 @@ static void end_window(bf_auto *a, uint64_t end)
             if (w->read > 0)
                 ewma(&c->extra_r,
                      predict(a, c, 1, (double)w->read, decomp_of(c),
-                             other * (double)w->read / moved, dev_r),
+                             other_r * (double)w->read, dev_r),
                      EWMA_IO, c->windows_r++ == 0);
         }
         a->windows++;
@@ -608,8 +646,13 @@ void bf_auto_note_untimed(bf_auto *a, int read, uint64_t bytes)
 {
     /* It took what the timed ones that did not wait take; no run of waits is going
        (none came in the last BF_AUTO_CHAIN bytes), so only the distance grows. */
+    uint64_t ns = (uint64_t)(average_of(a, read != 0) * (double)bytes);
     a->win.bytes += bytes;
-    a->win.io_ns += (uint64_t)(average_of(a, read != 0) * (double)bytes);
+    a->win.io_ns += ns;
+    if (read) {
+        a->win.read_bytes += bytes;
+        a->win.read_ns += ns;
+    }
     a->dev.since_wait += bytes;
 }
 
@@ -630,6 +673,10 @@ void bf_auto_note_transfer(bf_auto *a, int read, uint64_t bytes, uint64_t start,
     uint64_t ns = wait_ns < wall ? wait_ns : wall;
     w->bytes += bytes;
     w->io_ns += ns;
+    if (read) {
+        w->read_bytes += bytes;
+        w->read_ns += ns;
+    }
     int waited = (double)ns > BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B * (double)bytes;
     w->wait_ns += waited ? ns : 0;
     time_device(a, read != 0, bytes, start, end, waited, dw);
@@ -762,9 +809,11 @@ void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t 
  */
 static double cost_of(const bf_auto *a, const bf_auto_cand *c, int read)
 {
-    if (read)
-        return c->windows_r > 0 ? c->extra_r
-                                : predict(a, c, 1, 1.0, decomp_of(c), a->other_ns, device_r(a));
+    if (read) {
+        if (c->windows_r > 0)
+            return c->extra_r;
+        return predict(a, c, 1, 1.0, decomp_of(c), hidden_r(a, a->other_ns), device_r(a));
+    }
     return c->windows_w > 0 ? c->extra_w
                             : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, device_w(a));
 }
@@ -867,11 +916,13 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
                 cost_of(a, c, 1), c->windows_r > 0 ? "" : "?");
         }
         PUT("; writes' runs %u (%.2f ns/B, %.1f us a request, %u fits), reads' runs %u (%.2f "
-            "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u",
+            "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u; reads hid "
+            "%.2f of the caller's work (%u windows)",
             a->dev.device_runs, a->dev.device_ns, a->dev.request_ns / 1000,
             (unsigned)a->dev.request_fits, a->dev.read_runs, a->dev.read_device_ns,
             a->dev.limited_share, a->dev.share_windows, a->dev.read_limited_windows,
-            a->dev.read_share_windows);
+            a->dev.read_share_windows, a->dev.read_overlap,
+            (unsigned)a->dev.read_overlap_windows);
     }
 #undef PUT
 }
@@ -954,7 +1005,7 @@ int bf_auto_device_valid(const bf_auto_device *d)
            figure(d->transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->read_transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows &&
-           figure(d->request_ns, clock) &&
+           figure(d->request_ns, clock) && figure(d->read_overlap, clock) &&
            /* slopes are fits, below 0 at times: -2^64 .. 2^64 */
            figure(d->slope_ns + clock, 2 * clock) && figure(d->read_slope_ns + clock, 2 * clock);
 }

@@ -119,6 +119,7 @@ typedef struct bf_auto_window {
     uint64_t start;                 /* end of the previous window's last transfer */
     uint64_t bytes, io_ns;          /* moved, and the time transfers took */
     uint64_t wait_ns;               /* time of the transfers that waited */
+    uint64_t read_bytes, read_ns;   /* of those moved and that time, the reads' */
     uint64_t free_bytes[2];         /* the transfers that did not wait: [0] writes, [1] reads */
     uint64_t free_ns[2];
     /* and for the line through their sizes (x, bytes: free_bytes is their sum) and
@@ -182,7 +183,7 @@ typedef struct bf_auto {
     uint64_t probe_ns; /* time spent probing */
     uint64_t switches; /* decisions that changed a file's codec */
     int force;         /* tests: >= 0 makes every decision this candidate */
-    char reason[512];  /* the last decision that changed something, and why */
+    char reason[640];  /* the last decision that changed something, and why */
     int reason_k;      /* the candidate `reason` is for (-1: none yet), and whether flat: */
     int reason_flat;   /* a file's first decision that agrees is not formatted again */
 } bf_auto;

@@ -2078,6 +2078,8 @@ static void device_seed(fsm *m, bf_auto_device *d, int absurd)
     d->read_slope_ns = d->read_transfer_ns / 2;
     d->slope_windows = d->transfer_windows;
     d->read_slope_windows = d->read_transfer_windows;
+    d->read_overlap = d->read_transfer_ns / 4; /* 0 to 1.25 */
+    d->read_overlap_windows = d->read_share_windows;
     if (!absurd)
         return;
     static const double bad[] = {-1, NAN, INFINITY, -INFINITY, 1e300, 1e20, 2e6, 1.5};
