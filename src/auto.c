@@ -237,9 +237,9 @@ static double device_r(const bf_auto *a)
  * device time: the multiple of it raw reads were seen to hide
  * (bf_auto_device.read_overlap), until then all of it. The kernel's
  * read-ahead runs the device behind the caller's work, but not always all
- * of it: through PostgreSQL on slowfs at 200 MB/s raw reads spent 1.9-2.7
- * ns/B in their transfers of the 4.77 the rate takes, behind 3.1-3.8 ns/B
- * of the caller's work (0.6-0.8 of it); in bench_auto on slowfs they spent
+ * of it: through PostgreSQL on slowfs at 200 MB/s raw reads spent 1.6-2.7
+ * ns/B in their transfers of the 4.77 the rate takes, behind 1.9-3.8 ns/B
+ * of the caller's work (0.7-1.1 of it); in bench_auto on slowfs they spent
  * about their copy, the device running behind more than the caller's work.
  */
 static double hidden_r(const bf_auto *a, double other)

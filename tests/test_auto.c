@@ -1084,8 +1084,8 @@ static void test_the_reads_overlap_is_measured(void **state)
  * Reads that wait in under 35% of the windows are not priced (test_rare_
  * stalls_are_not_priced) until the overlap is known; then they are, hidden
  * by what the caller was seen to hide. Through PostgreSQL on slowfs at 200
- * MB/s a quarter of raw read windows waited, the reads hid 0.6-0.8 of the
- * caller's 3.1-3.8 ns/B, and lz4 took 0.83-0.91 of none's time; in
+ * MB/s a quarter of raw read windows waited, the reads hid 0.7-1.1 of the
+ * caller's 1.4-6.2 ns/B, and lz4 took 0.83-0.91 of none's time; in
  * bench_auto on slowfs the reads waited in 1-2% of the windows and hid
  * more than the caller's work, and lz4 took 1.11-1.15x none's.
  */
