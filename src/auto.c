@@ -479,8 +479,8 @@ static void end_window(bf_auto *a, uint64_t end)
                      EWMA_IO, c->windows_w++ == 0);
             if (w->read > 0)
                 ewma(&c->extra_r,
-                     predict(a, c, 1, (double)w->read, decomp_of(c),
-                             other_r * (double)w->read, dev_r),
+                     predict(a, c, 1, (double)w->read, decomp_of(c), other_r * (double)w->read,
+                             dev_r),
                      EWMA_IO, c->windows_r++ == 0);
         }
         a->windows++;
@@ -921,8 +921,7 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
             a->dev.device_runs, a->dev.device_ns, a->dev.request_ns / 1000,
             (unsigned)a->dev.request_fits, a->dev.read_runs, a->dev.read_device_ns,
             a->dev.limited_share, a->dev.share_windows, a->dev.read_limited_windows,
-            a->dev.read_share_windows, a->dev.read_overlap,
-            (unsigned)a->dev.read_overlap_windows);
+            a->dev.read_share_windows, a->dev.read_overlap, (unsigned)a->dev.read_overlap_windows);
     }
 #undef PUT
 }

@@ -722,10 +722,9 @@ int t_device_measurable(const bf_auto_device *d)
        2^64, slope_ns and read_slope_ns of -2^64 to 2^64", read_overlap "of 0 to 2^64"
        (NaN fails every comparison) */
     const double c = 18446744073709551616.0;
-    const double f[10] = {d->device_ns,   d->pace_ns,          d->read_device_ns,
-                          d->transfer_ns, d->read_transfer_ns, d->limited_share,
-                          d->request_ns,  d->slope_ns,         d->read_slope_ns,
-                          d->read_overlap};
+    const double f[10] = {d->device_ns,        d->pace_ns,       d->read_device_ns, d->transfer_ns,
+                          d->read_transfer_ns, d->limited_share, d->request_ns,     d->slope_ns,
+                          d->read_slope_ns,    d->read_overlap};
     const double lo[10] = {0, 0, 0, 0, 0, 0, 0, -c, -c, 0};
     const double hi[10] = {c, c, c, 1000001, 1000001, 1, c, c, c, c};
     for (int i = 0; i < 10; i++)
