@@ -223,11 +223,10 @@ static double device_r(const bf_auto *a)
     uint32_t n = a->dev.read_share_windows;
     int rare = n >= BF_AUTO_SHARE_MIN && a->dev.read_limited_windows < BF_AUTO_LIMITED_SHARE * n;
     /* Rare, the waits are still priced once how much of them the caller hides is known
-       (hidden_r):
-       through PostgreSQL at 200 MB/s a quarter of raw read windows waited, and left at 0
-       the reads kept a hash join raw while slowfs held its reads 2.7 s (lz4's 0.6) and
-       lz4 took 0.83-0.91 of none's time (docs/results/pg-buffile-wall.md, "What the
-       200 MB/s cells measure"). */
+       (hidden_r): through PostgreSQL at 200 MB/s a quarter of raw read windows waited,
+       and left at 0 the reads kept a hash join raw while slowfs held its reads 2.7 s
+       (lz4's 0.6) and lz4 took 0.83-0.91 of none's time (docs/results/
+       pg-buffile-wall.md, "What the 200 MB/s cells measure"). */
     int seen = a->dev.read_overlap_windows >= BF_AUTO_SHARE_MIN;
     return a->dev.read_runs > 0 && (!rare || seen) ? a->dev.read_device_ns : device_w(a);
 }
