@@ -205,6 +205,12 @@ static double device_w(const bf_auto *a)
     return known && limits ? a->dev.pace_ns : 0;
 }
 
+/* Whether enough windows of raw reads have shown how much the caller hides (hidden_r). */
+static int overlap_known(const bf_auto *a)
+{
+    return a->dev.read_overlap_windows >= BF_AUTO_SHARE_MIN;
+}
+
 /*
  * The device's time per byte read: timed by runs of waiting reads; until
  * then the writes'. A hash join decides every block's codec before it reads
@@ -227,8 +233,8 @@ static double device_r(const bf_auto *a)
        and left at 0 the reads kept a hash join raw while slowfs held its reads 2.7 s
        (lz4's 0.6) and lz4 took 0.83-0.91 of none's time (docs/results/
        pg-buffile-wall.md, "What the 200 MB/s cells measure"). */
-    int seen = a->dev.read_overlap_windows >= BF_AUTO_SHARE_MIN;
-    return a->dev.read_runs > 0 && (!rare || seen) ? a->dev.read_device_ns : device_w(a);
+    return a->dev.read_runs > 0 && (!rare || overlap_known(a)) ? a->dev.read_device_ns
+                                                               : device_w(a);
 }
 
 /*
@@ -243,7 +249,7 @@ static double device_r(const bf_auto *a)
  */
 static double hidden_r(const bf_auto *a, double other)
 {
-    return a->dev.read_overlap_windows >= BF_AUTO_SHARE_MIN ? a->dev.read_overlap * other : other;
+    return overlap_known(a) ? a->dev.read_overlap * other : other;
 }
 
 /* Whether the device limits either direction, as far as auto knows. */
@@ -419,12 +425,11 @@ static void end_window(bf_auto *a, uint64_t end)
     double moved = (double)(w->write + w->read);
     int raw = (double)w->bytes * 10 >= moved * 9;
     int limited = (double)w->wait_ns * BF_AUTO_LIMITED >= took;
-    int raw_reads = 0;
-    if (raw && w->read > w->write) {
+    int raw_reads = raw && w->read > w->write;
+    if (raw_reads) {
         /* Reads keep a plain count: it only tells whether their waits are rare. */
         a->dev.read_limited_windows += limited;
         a->dev.read_share_windows++;
-        raw_reads = 1;
     } else if (raw) {
         if (limited)
             ewma(&a->dev.pace_ns, took / (double)w->bytes, EWMA_IO, a->dev.pace_windows++ == 0);
@@ -641,17 +646,22 @@ int bf_auto_times_io(bf_auto *a, uint64_t bytes)
     return --a->untimed == 0;
 }
 
+/* A transfer of `bytes` that took `ns` into window w's sums, and the reads' apart. */
+static void window_io(bf_auto_window *w, int read, uint64_t bytes, uint64_t ns)
+{
+    w->bytes += bytes;
+    w->io_ns += ns;
+    if (read) {
+        w->read_bytes += bytes;
+        w->read_ns += ns;
+    }
+}
+
 void bf_auto_note_untimed(bf_auto *a, int read, uint64_t bytes)
 {
     /* It took what the timed ones that did not wait take; no run of waits is going
        (none came in the last BF_AUTO_CHAIN bytes), so only the distance grows. */
-    uint64_t ns = (uint64_t)(average_of(a, read != 0) * (double)bytes);
-    a->win.bytes += bytes;
-    a->win.io_ns += ns;
-    if (read) {
-        a->win.read_bytes += bytes;
-        a->win.read_ns += ns;
-    }
+    window_io(&a->win, read, bytes, (uint64_t)(average_of(a, read != 0) * (double)bytes));
     a->dev.since_wait += bytes;
 }
 
@@ -670,12 +680,7 @@ void bf_auto_note_transfer(bf_auto *a, int read, uint64_t bytes, uint64_t start,
         w->start = start; /* the space's first transfer */
     uint64_t wall = end > start ? end - start : 0;
     uint64_t ns = wait_ns < wall ? wait_ns : wall;
-    w->bytes += bytes;
-    w->io_ns += ns;
-    if (read) {
-        w->read_bytes += bytes;
-        w->read_ns += ns;
-    }
+    window_io(w, read, bytes, ns);
     int waited = (double)ns > BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B * (double)bytes;
     w->wait_ns += waited ? ns : 0;
     time_device(a, read != 0, bytes, start, end, waited, dw);
