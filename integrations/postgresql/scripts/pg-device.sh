@@ -50,13 +50,11 @@ DEV=page DEV_KIND=page DEV_ARG="" DEV_BACKING="" DEV_LABEL=page DEV_DIR="" DEV_J
 DEV_SLOWFS_PID="" DEV_MNT="" DEV_SHM="" DEV_CGROUPS=() DEV_TEMPDIRS=()
 
 dev_parse() {
-  DEV=$1
+  DEV=$1 DEV_BACKING=""
   case $DEV in
     page) DEV_KIND=page DEV_ARG="" ;;
-    slowfs:*:tmpfs) DEV_KIND=slowfs DEV_BACKING=tmpfs DEV_ARG=${DEV#*:}
-      DEV_ARG=${DEV_ARG%:tmpfs}
-      [[ $DEV_ARG =~ ^[1-9][0-9]*(K|M|G)B?$ ]] || return 1 ;;
     slowfs:*) DEV_KIND=slowfs DEV_BACKING=disk DEV_ARG=${DEV#*:}
+      if [[ $DEV_ARG == *:tmpfs ]]; then DEV_BACKING=tmpfs DEV_ARG=${DEV_ARG%:tmpfs}; fi
       [[ $DEV_ARG =~ ^[1-9][0-9]*(K|M|G)B?$ ]] || return 1 ;;
     cgroup:*) DEV_KIND=cgroup DEV_ARG=${DEV#*:}
       [[ $DEV_ARG =~ ^[1-9][0-9]*(M|G)B?$ ]] || return 1 ;;

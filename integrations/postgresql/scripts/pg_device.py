@@ -71,10 +71,15 @@ def parse_diskstats(text, major, minor):
     return None
 
 
+def _stat_fields(s):
+    """/proc/PID/stat's fields after the command (which may hold spaces and parentheses:
+    they start after the last ')'), the state first."""
+    return s[s.rindex(")") + 2:].split()
+
+
 def parse_stat(s):
-    """(state, ppid, utime + stime, cutime + cstime) in seconds from /proc/PID/stat's text
-    (the command may hold spaces and parentheses: the fields start after the last ')')."""
-    f = s[s.rindex(")") + 2:].split()
+    """(state, ppid, utime + stime, cutime + cstime) in seconds from /proc/PID/stat's text."""
+    f = _stat_fields(s)
     return (f[0], int(f[1]), (int(f[11]) + int(f[12])) / CLK_TCK,
             (int(f[13]) + int(f[14])) / CLK_TCK)
 
@@ -82,7 +87,7 @@ def parse_stat(s):
 def children_cpu(s):
     """(user, system) seconds of the reaped children of the process whose /proc/PID/stat
     text s is (cutime, cstime): for a postmaster, its backends' CPU once they exited."""
-    f = s[s.rindex(")") + 2:].split()
+    f = _stat_fields(s)
     return int(f[13]) / CLK_TCK, int(f[14]) / CLK_TCK
 
 
