@@ -93,27 +93,42 @@ check_temp_files_counted() {
   # pg_stat_database.temp_files (log_temp_files alike: they are reported together) counts
   # each file once, as off does: every user's files under lz4 as many as under off. A
   # FileSet file is counted when the FileSet goes, once per segment as stock counts its
-  # own (the users' files stay under 1 GB).
-  local i m before after n
+  # own (the users' files stay under 1 GB). A parallel user's files vary from run to run
+  # under off alone (a participant that received no tuple of a batch creates no file for
+  # it: off gave 189 files in one run and 188 in another), so a parallel user gets up to
+  # three pairs of runs and passes when one pair agrees; counting twice, or not at all,
+  # never agrees. The serial users get one pair.
+  local i m k tries before after n
   : > "$out/temp_files.txt"
   for i in "${!names[@]}"; do
-    for m in off lz4; do
-      before=$(temp_files_of)
-      BOPTS="-c work_mem=64kB $(gucs $m)" BAPP=counted psql_b -c "${sqls[$i]}" > /dev/null \
-        || bad=$((bad + 1))
-      after=$(temp_files_of)
-      set -- $before $after
-      echo "${names[$i]} $m $(($3 - $1)) $(($4 - $2))" >> "$out/temp_files.txt"
+    tries=1
+    [[ ${names[$i]} == p-* ]] && tries=3
+    for k in $(seq 1 $tries); do
+      for m in off lz4; do
+        before=$(temp_files_of)
+        BOPTS="-c work_mem=64kB $(gucs $m)" BAPP=counted psql_b -c "${sqls[$i]}" > /dev/null \
+          || bad=$((bad + 1))
+        after=$(temp_files_of)
+        set -- $before $after
+        echo "${names[$i]} $m $(($3 - $1)) $(($4 - $2)) $k" >> "$out/temp_files.txt"
+      done
+      [ "$(awk -v u="${names[$i]}" -v k=$k '$1 == u && $5 == k { f[$2] = $3 }
+             END { print (f["off"] > 0 && f["off"] == f["lz4"]) }' "$out/temp_files.txt")" = 1 ] \
+        && break
     done
   done
-  # per user: the files of off, those of lz4, both non-zero and equal
-  n=$(awk '$2 == "off" { off[$1] = $3 } $2 == "lz4" { lz4[$1] = $3 }
-           END { for (u in off) if (off[u] == 0 || lz4[u] != off[u]) bad++; print bad + 0 }' \
-        "$out/temp_files.txt")
+  # per user: some pair whose off and lz4 counts are non-zero and equal
+  n=$(awk '$2 == "off" { off[$1, $5] = $3; users[$1] } $2 == "lz4" { lz4[$1, $5] = $3 }
+           END { for (u in users) { ok = 0
+                   for (k = 1; k <= 3; k++) if (off[u, k] > 0 && lz4[u, k] == off[u, k]) ok = 1
+                   bad += !ok }
+                 print bad + 0 }' "$out/temp_files.txt")
   if [ "$n" = 0 ]; then
-    echo "pg_stat_database.temp_files: every user's files counted as off counts them ($(awk '$2 == "lz4" { printf "%s%s %d", sep, $1, $3; sep = ", " }' "$out/temp_files.txt"))"
+    echo "pg_stat_database.temp_files: every user's files counted as off counts them ($(awk '$2 == "lz4" { last[$1] = $3; if (!($1 in seen)) { seen[$1]; order[++nu] = $1 } }
+      $2 == "lz4" && $5 > 1 { again[$1] = $5 }
+      END { for (j = 1; j <= nu; j++) { u = order[j]; printf "%s%s %d%s", sep, u, last[u], (u in again) ? " (pair " again[u] ")" : ""; sep = ", " } }' "$out/temp_files.txt"))"
   else
-    echo "pg_stat_database.temp_files differ from off's in $n users (user method files bytes):"
+    echo "pg_stat_database.temp_files differ from off's in $n users (user method files bytes pair):"
     cat "$out/temp_files.txt"; bad=$((bad + 1))
   fi
 }
