@@ -26,7 +26,7 @@
                    #type " must end at its last field, " #last)
 BF_ENDS_AT(bf_space_options, budget);
 BF_ENDS_AT(bf_file_options, alloc_ctx);
-BF_ENDS_AT(bf_auto_device, read_overlap_windows);
+BF_ENDS_AT(bf_auto_device, moved_fits);
 BF_ENDS_AT(bf_stats, readahead_misses);
 
 unsigned bf_version_number(void)

@@ -114,7 +114,8 @@ int bf_space_create(const bf_space_options *opts, bf_space **out, char *errbuf, 
             "bad auto_device: no space measures those figures (device_ns, pace_ns "
             "and read_device_ns are 0..2^64 ns/B, transfer_ns and read_transfer_ns "
             "0..%.0f, limited_share 0..1, read_limited_windows at most read_share_windows, "
-            "request_ns and read_overlap 0..2^64, slope_ns and read_slope_ns -2^64..2^64)",
+            "request_ns, read_overlap and moved_ns 0..2^64, slope_ns and read_slope_ns "
+            "-2^64..2^64)",
             BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B);
     if (o.segment_size == 0)
         o.segment_size = BF_SEGMENT_SIZE_DEFAULT;

@@ -49,6 +49,11 @@ _Static_assert((BF_AUTO_PROBE_EVERY & (BF_AUTO_PROBE_EVERY - 1)) == 0 &&
                "the probe schedule is a mask");
 /* A time sample counts as at most this many times the estimate. */
 #define TIME_CAP 3.0
+/* Windows fit_moved's means span once they have that many (fewer: all of them, alike). */
+#define MOVED_HORIZON 64
+/* Least variance of the windows' bytes moved per logical byte that tells a slope: about a
+   tenth of the windows raw among windows of half the bytes, or more. */
+#define MOVED_SPREAD 0.02
 
 static void add_cand(bf_auto *a, bf_codec codec, int32_t level)
 {
@@ -259,6 +264,53 @@ static int device_limits(const bf_auto *a)
 }
 
 /*
+ * The caller's own work each byte the device moves adds, where the device
+ * limits (fit_moved); 0 elsewhere. Through PostgreSQL on slowfs at 200
+ * MB/s the executor's own code ran slower while the blocks went raw: the
+ * caller's work was 4.2-5.2 ns per logical byte in windows of raw writes,
+ * 2.4-2.8 in windows of compressed ones, and perf put the difference in
+ * ExecInterpExpr and ExecHashJoin, not in the library; taken as the same
+ * whatever the codec, lz4 was priced about even with none where it took
+ * 0.90 of none's time (docs/results/pg-buffile-wall.md). A process of this
+ * machine doing 8 KiB writes between stretches of work ran that work
+ * 1.5-2.5 ns/op slower (one write per 10,000 ops) into tmpfs and FUSE
+ * alike. In the page cache lz4 never paid on this machine, so there it is
+ * not priced: a difference there between raw and compressed windows is
+ * taken for the phases' (a hash join's partitioning and probing), not the
+ * bytes'.
+ */
+static double moved_of(const bf_auto *a)
+{
+    return device_limits(a) && a->dev.moved_fits > 0 ? a->dev.moved_ns : 0;
+}
+
+/*
+ * A window moved x bytes per logical byte while the caller worked y ns per
+ * logical byte: the line through the windows' (x, y), over the last
+ * MOVED_HORIZON windows, once BF_AUTO_SHARE_MIN of them spread in x by
+ * MOVED_SPREAD (windows raw and compressed), gives the caller's work per
+ * byte moved (its slope, at least 0 and at most the caller's work per byte
+ * moved on average: bf_auto_device.moved_ns). Until they spread it stays as
+ * fitted last, in this space or the one it started from.
+ */
+static void fit_moved(bf_auto *a, double x, double y)
+{
+    double *m = a->moved_fit;
+    uint32_t n = a->moved_windows++;
+    double w = n < MOVED_HORIZON ? 1.0 / (n + 1) : 1.0 / MOVED_HORIZON;
+    m[0] += w * (x - m[0]);
+    m[1] += w * (y - m[1]);
+    m[2] += w * (x * x - m[2]);
+    m[3] += w * (x * y - m[3]);
+    double var = m[2] - m[0] * m[0];
+    if (a->moved_windows < BF_AUTO_SHARE_MIN || !(var > MOVED_SPREAD) || !(m[0] > 0))
+        return;
+    double slope = (m[3] - m[0] * m[1]) / var, most = m[1] / m[0];
+    a->dev.moved_ns = slope < 0 ? 0 : slope > most ? most : slope;
+    a->dev.moved_fits++;
+}
+
+/*
  * A transfer's own time per byte in one direction, on average: reads take
  * the writes' until their own is timed. A FUSE device's writes cost their
  * round trip (12-14 ns/B for 8 KiB on slowfs) while reads met in the
@@ -336,9 +388,10 @@ static double sys_of(const bf_auto *a, int read, double dev)
 
 /*
  * What candidate k would have added to `logical` bytes of one direction in
- * a window: its codec time and the transfers' own time (sys_of), or the
- * device's time on its bytes less the caller's work that hides it,
- * whichever is longer.
+ * a window: the caller's work its bytes add (moved_of), and its codec time
+ * and the transfers' own time (sys_of), or the device's time on its bytes
+ * less the caller's work that hides it (`other`, what the caller does
+ * whatever it moves, and what these bytes add), whichever is longer.
  * XXX: the longer, not the sum, holds behind a write-back cache or a throttle
  * with a burst; on a synchronous device (slowfs, any FUSE file system) each
  * request's round trip does not overlap the caller's CPU, and a transfer's
@@ -350,9 +403,18 @@ static double predict(const bf_auto *a, const bf_auto_cand *c, int read, double 
                       double codec_ns, double other, double dev)
 {
     double bytes = logical * c->ratio;
+    double own = bytes * moved_of(a);
     double cpu = logical * codec_ns + bytes * sys_of(a, read, dev);
-    double waits = bytes * dev - other;
-    return (cpu > waits ? cpu : waits) / logical;
+    double waits = bytes * dev - other - own;
+    return (own + (cpu > waits ? cpu : waits)) / logical;
+}
+
+/* Of the caller's work `other`, over `logical` bytes that moved `bytes`, what it does
+   whatever it moves (predict's `other`). */
+static double base_of(const bf_auto *a, double other, double bytes)
+{
+    double base = other - moved_of(a) * bytes;
+    return base > 0 ? base : 0;
 }
 
 static int choose_pick(const bf_auto *a, int cur, int flat);
@@ -442,6 +504,8 @@ static void end_window(bf_auto *a, uint64_t end)
         double busy = took - (double)w->io_ns - (double)w->codec_ns;
         double other = busy > 0 ? busy : 0;
         ewma(&a->other_ns, other / moved, EWMA_IO, a->windows == 0);
+        if (device_limits(a))
+            fit_moved(a, (double)w->bytes / moved, other / moved);
         /* How much of the caller's work the reads' device ran behind (hidden_r): its time
            on the raw reads' bytes less what their transfers took, over the caller's work
            on them. Not where that work is under a quarter of the device's time: a caller
@@ -464,6 +528,7 @@ static void end_window(bf_auto *a, uint64_t end)
            1.5 ms a request and 2 ns/B, a space whose blocks all went to zstd:3 at 490 ns/B
            kept zstd:1 for 17 windows after it was split (test_raw_windows_split_the_runs). */
         int priced = (dev_w > 0) | (dev_r > 0) << 1 | (a->dev.request_fits > 0) << 2;
+        other = base_of(a, other, (double)w->bytes);
         double other_r = hidden_r(a, other / moved); /* per byte read, what hides it */
         int changed = priced ^ a->priced;
         a->priced = priced;
@@ -813,13 +878,14 @@ void bf_auto_note_unpack(bf_auto *a, bf_codec codec, uint32_t raw_len, uint64_t 
  */
 static double cost_of(const bf_auto *a, const bf_auto_cand *c, int read)
 {
+    /* the caller's work per byte, less what the windows' bytes added to it on average */
+    double other = base_of(a, a->other_ns, a->moved_fit[0]);
     if (read) {
         if (c->windows_r > 0)
             return c->extra_r;
-        return predict(a, c, 1, 1.0, decomp_of(c), hidden_r(a, a->other_ns), device_r(a));
+        return predict(a, c, 1, 1.0, decomp_of(c), hidden_r(a, other), device_r(a));
     }
-    return c->windows_w > 0 ? c->extra_w
-                            : predict(a, c, 0, 1.0, c->comp_ns, a->other_ns, device_w(a));
+    return c->windows_w > 0 ? c->extra_w : predict(a, c, 0, 1.0, c->comp_ns, other, device_w(a));
 }
 
 double bf_auto_cost(const bf_auto *a, int k)
@@ -921,11 +987,13 @@ void bf_auto_explain(const bf_auto *a, int k, int flat, char *why, size_t len)
         }
         PUT("; writes' runs %u (%.2f ns/B, %.1f us a request, %u fits), reads' runs %u (%.2f "
             "ns/B); of raw windows waited: writes %.2f of %u, reads %u of %u; reads hid "
-            "%.2f of the caller's work (%u windows)",
+            "%.2f of the caller's work (%u windows); each byte moved added %.2f ns to the "
+            "caller's work (%u fits)",
             a->dev.device_runs, a->dev.device_ns, a->dev.request_ns / 1000,
             (unsigned)a->dev.request_fits, a->dev.read_runs, a->dev.read_device_ns,
             a->dev.limited_share, a->dev.share_windows, a->dev.read_limited_windows,
-            a->dev.read_share_windows, a->dev.read_overlap, (unsigned)a->dev.read_overlap_windows);
+            a->dev.read_share_windows, a->dev.read_overlap, (unsigned)a->dev.read_overlap_windows,
+            moved_of(a), (unsigned)a->dev.moved_fits);
     }
 #undef PUT
 }
@@ -1009,6 +1077,7 @@ int bf_auto_device_valid(const bf_auto_device *d)
            figure(d->read_transfer_ns, BF_AUTO_WAIT_NS + BF_AUTO_WAIT_NS_B) &&
            figure(d->limited_share, 1) && d->read_limited_windows <= d->read_share_windows &&
            figure(d->request_ns, clock) && figure(d->read_overlap, clock) &&
+           figure(d->moved_ns, clock) &&
            /* slopes are fits, below 0 at times: -2^64 .. 2^64 */
            figure(d->slope_ns + clock, 2 * clock) && figure(d->read_slope_ns + clock, 2 * clock);
 }

@@ -151,6 +151,10 @@ typedef struct bf_auto {
     bf_auto_device dev; /* what is known of the device: what another space can start from */
     double other_ns;    /* the caller's own time per logical byte moved (reason only) */
     uint32_t windows;   /* windows measured */
+    double moved_fit[4];    /* windows while the device limits: running means of x, their
+                               bytes moved per logical byte, y, the caller's work per logical
+                               byte, x * x, x * y (fit_moved in auto.c) */
+    uint32_t moved_windows; /* windows in those means (their slope: dev.moved_ns) */
     bf_auto_window win;
     bf_auto_run run[2];            /* runs of waits timing the device: [0] writes, [1] reads */
     double run_fit[4];             /* this space's writes' runs: running means of x, their

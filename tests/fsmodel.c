@@ -2080,6 +2080,8 @@ static void device_seed(fsm *m, bf_auto_device *d, int absurd)
     d->read_slope_windows = d->read_transfer_windows;
     d->read_overlap = d->read_transfer_ns / 4; /* 0 to 1.25 */
     d->read_overlap_windows = d->read_share_windows;
+    d->moved_ns = d->transfer_ns / 2; /* 0 to 2.5 */
+    d->moved_fits = d->transfer_windows;
     if (!absurd)
         return;
     static const double bad[] = {-1, NAN, INFINITY, -INFINITY, 1e300, 1e20, 2e6, 1.5};

@@ -719,15 +719,15 @@ int t_device_measurable(const bf_auto_device *d)
 {
     /* "device_ns, pace_ns and read_device_ns of 0 to 2^64 ns per byte, transfer_ns and
        read_transfer_ns of 0 to 1,000,001, limited_share of 0 to 1, ... request_ns of 0 to
-       2^64, slope_ns and read_slope_ns of -2^64 to 2^64", read_overlap "of 0 to 2^64"
-       (NaN fails every comparison) */
+       2^64, slope_ns and read_slope_ns of -2^64 to 2^64", read_overlap and moved_ns "of 0 to
+       2^64" (NaN fails every comparison) */
     const double c = 18446744073709551616.0;
-    const double f[10] = {d->device_ns,        d->pace_ns,       d->read_device_ns, d->transfer_ns,
+    const double f[11] = {d->device_ns,        d->pace_ns,       d->read_device_ns, d->transfer_ns,
                           d->read_transfer_ns, d->limited_share, d->request_ns,     d->slope_ns,
-                          d->read_slope_ns,    d->read_overlap};
-    const double lo[10] = {0, 0, 0, 0, 0, 0, 0, -c, -c, 0};
-    const double hi[10] = {c, c, c, 1000001, 1000001, 1, c, c, c, c};
-    for (int i = 0; i < 10; i++)
+                          d->read_slope_ns,    d->read_overlap,  d->moved_ns};
+    const double lo[11] = {0, 0, 0, 0, 0, 0, 0, -c, -c, 0, 0};
+    const double hi[11] = {c, c, c, 1000001, 1000001, 1, c, c, c, c, c};
+    for (int i = 0; i < 11; i++)
         if (!(f[i] >= lo[i] && f[i] <= hi[i]))
             return 0;
     /* "read_limited_windows at most read_share_windows" */

@@ -741,6 +741,8 @@ static bf_space *ops_space(reader *in, bf_codec codec, int seeded, uint32_t bs, 
     d.read_slope_windows = rd8(in);
     d.read_overlap = figure(in);
     d.read_overlap_windows = rd8(in);
+    d.moved_ns = figure(in);
+    d.moved_fits = rd8(in);
     bf_space *sp = NULL;
     char err[256] = "";
     int rc = fuzz_space_create(BF_CODEC_AUTO, bs, seg, alloc, &d, &sp, err, sizeof(err));
