@@ -154,7 +154,10 @@ typedef struct bf_auto {
     double moved_fit[4];    /* windows while the device limits: running means of x, their
                                bytes moved per logical byte, y, the caller's work per logical
                                byte, x * x, x * y (fit_moved in auto.c) */
-    uint32_t moved_windows; /* windows in those means (their slope: dev.moved_ns) */
+    uint32_t moved_windows; /* windows in those means */
+    double moved_avg;       /* their slopes averaged as fitted, unclamped (fit_moved) */
+    int moved_fitted;       /* moved_avg holds this space's fits (else: start from
+                               dev.moved_ns, another space's) */
     bf_auto_window win;
     bf_auto_run run[2];            /* runs of waits timing the device: [0] writes, [1] reads */
     double run_fit[4];             /* this space's writes' runs: running means of x, their
