@@ -1121,17 +1121,15 @@ static void test_rare_read_waits_are_priced_by_what_the_caller_hid(void **state)
 
 /*
  * `windows` windows of 16 KiB blocks written (or read), raw and packed to
- * 0.42 in turn, on a device that limits (its reads were timed at 3 ns/B);
- * between transfers the caller works `base` ns per logical byte, times a
- * window's draw within +-`noise`, and `per_moved` ns per byte it moves.
+ * 0.42 in turn, each transfer 0.2 ns/B; between transfers the caller works
+ * `base` ns per logical byte, times a window's draw within +-`noise`, and
+ * `per_moved` ns per byte it moves.
  */
 static void moved_windows(bf_auto *a, int read, double base, double noise, double per_moved,
                           int windows)
 {
     const uint64_t logical = 16 << 10;
     t_rng rng = {5};
-    a->dev.device_ns = a->dev.read_device_ns = 3.0;
-    a->dev.device_runs = a->dev.read_runs = 20;
     for (int i = 0; i < windows; i++) {
         double x = i % 2 ? 0.42 : 1.0;
         double work = base * (1 + noise * ((double)t_below(&rng, 2001) / 1000 - 1));
@@ -1149,6 +1147,15 @@ static void moved_windows(bf_auto *a, int read, double base, double noise, doubl
     }
 }
 
+/* A space of tpch_like's codecs on a device that limits: its reads were timed at 3 ns/B. */
+static void limiting(bf_auto *a)
+{
+    fresh(a, 0);
+    tpch_like(a);
+    a->dev.device_ns = a->dev.read_device_ns = 3.0;
+    a->dev.device_runs = a->dev.read_runs = 20;
+}
+
 /*
  * The caller's own work that each byte moved adds is fitted over windows
  * of raw and of compressed blocks, and priced where the device limits:
@@ -1163,8 +1170,7 @@ static void test_the_callers_work_per_byte_moved_is_priced(void **state)
     static const double per_moved[] = {2.9, 1.0, 0.0};
     for (int i = 0; i < 3; i++) {
         bf_auto a;
-        fresh(&a, 0);
-        tpch_like(&a);
+        limiting(&a);
         moved_windows(&a, 0, 2.5, 0, per_moved[i], 60);
         int k = choose(&a, -1);
         print_message("  %.1f ns per byte moved: fitted %.3f over %u windows; none %.2f, lz4 "
@@ -1188,15 +1194,13 @@ static void test_the_callers_work_per_byte_moved_is_priced(void **state)
     /* A caller whose work moves by +-40% from window to window: the fits, averaged, still
        find it (clamped one by one, the last of them stood, 0 at times). */
     bf_auto n;
-    fresh(&n, 0);
-    tpch_like(&n);
+    limiting(&n);
     moved_windows(&n, 0, 2.5, 0.4, 2.9, 400);
     print_message("  2.9 ns per byte moved, the caller's work +-40%%: fitted %.3f (%u fits)\n",
                   n.dev.moved_ns, (unsigned)n.dev.moved_fits);
     assert_true(fabs(n.dev.moved_ns - 2.9) < 0.4);
     /* Windows of reads move what was written before, whatever the codec now: not fitted. */
-    fresh(&n, 0);
-    tpch_like(&n);
+    limiting(&n);
     moved_windows(&n, 1, 2.5, 0, 2.9, 60);
     assert_int_equal(n.dev.moved_fits, 0);
     /* where the device does not limit (no transfer waited, nothing timed), nothing is fitted */
@@ -1206,17 +1210,7 @@ static void test_the_callers_work_per_byte_moved_is_priced(void **state)
     a.dev.transfer_ns = 0.2;
     a.dev.transfer_windows = 10;
     a.dev.since_wait = UINT64_C(1) << 30;
-    const uint64_t logical = 16 << 10;
-    for (int i = 0; i < 60; i++) {
-        double x = i % 2 ? 0.42 : 1.0;
-        for (uint32_t end = a.windows + 1; a.windows < end;) {
-            clk.now += (uint64_t)((2.5 + 2.9 * x) * logical);
-            uint64_t start = clk.now;
-            clk.now += (uint64_t)(0.2 * x * logical);
-            bf_auto_note_io(&a, (uint64_t)(x * logical), start, clk.now);
-            bf_auto_note_block(&a, 1, (uint32_t)logical, 0);
-        }
-    }
+    moved_windows(&a, 0, 2.5, 0, 2.9, 60);
     assert_int_equal(a.moved_windows, 0);
     assert_int_equal(a.dev.moved_fits, 0);
     assert_int_equal(choose(&a, -1), 0);
