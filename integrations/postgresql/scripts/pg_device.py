@@ -32,13 +32,17 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes", "cancelled_write_bytes")
 SLOWFS_KEYS = ("read_bytes", "write_bytes", "read_requests", "write_requests",
                "read_wait_ns", "write_wait_ns")
-# pg_buffile's DETAIL under log_temp_files for a space that used auto (src/auto.c's reason):
-# "; device not known, no transfer waited yet", "; device 4.00 ns/B (prior)", "; device not
-# limiting, transfers 0.15 ns/B, caller 0.00", "; device 4.27 ns/B (timed), transfers 3.14,
-# caller 0.00" (or "(pace)")
-AUTO_DEVICE = re.compile(r"Last decision: [^\n]*?; device (?:(not known)|(not limiting), "
-                         r"transfers ([0-9.]+) ns/B|([0-9.]+) ns/B \((prior|timed|pace)\)"
-                         r"(?:, transfers ([0-9.]+))?)")
+# pg_buffile's DETAIL under log_temp_files for a space that used auto (src/auto.c's reason,
+# bf_auto_explain): "; device not known, no transfer waited yet", "; device 4.00 ns/B
+# (prior)", "; device not limiting, transfers 0.15 ns/B, caller 0.00", and where the device
+# limits, each direction apart: "; device 4.27 ns/B (timed)" (or "(pace)") or "; device not
+# limiting writes", then ", reads 4.84 (timed)" once the reads' runs timed them, then ",
+# transfers 3.14 (reads 0.80), caller 0.00" (logs before the directions were split: ",
+# transfers 3.14, caller 0.00").
+AUTO_DECISION = re.compile(r"Last decision: [^\n]*")
+AUTO_DEVICE = re.compile(r"; device (?:(not known)|(not limiting), transfers ([0-9.]+) ns/B"
+                         r"|(not limiting writes)|([0-9.]+) ns/B \((prior|timed|pace)\))"
+                         r"(?:, reads ([0-9.]+) \(timed\))?(?:, transfers ([0-9.]+))?")
 
 
 def parse_io(text):
@@ -94,9 +98,17 @@ def children_cpu(s):
 def auto_device(text):
     """auto's device figures in a stretch of the log, one decision per space that used
     auto: {"states": {state: n}, "device_ns_per_b": [...] (what auto took the device to
-    cost: 0 when not limiting), "transfer_ns_per_b": [...] (what it timed transfers at)}."""
-    states, dev, ns = {}, [], []
-    for m in AUTO_DEVICE.finditer(text):
+    cost for writes: 0 when not limiting them), "read_device_ns_per_b": [...] (the reads'
+    figure, where their runs timed one), "transfer_ns_per_b": [...] (what it timed
+    transfers at), "unread": decisions whose device part none of the forms above matched,
+    "reasons": the decisions' text, so that a report can read them again}."""
+    states, dev, rdev, ns, unread, reasons = {}, [], [], [], 0, []
+    for line in AUTO_DECISION.findall(text):
+        reasons.append(line)
+        m = AUTO_DEVICE.search(line)
+        if m is None:
+            unread += 1
+            continue
         if m.group(1):
             state = m.group(1)
         elif m.group(2):
@@ -104,12 +116,15 @@ def auto_device(text):
             dev.append(0.0)
             ns.append(float(m.group(3)))
         else:
-            state = m.group(5)
-            dev.append(float(m.group(4)))
-            if m.group(6) is not None:
-                ns.append(float(m.group(6)))
+            state = m.group(4) or m.group(6)
+            dev.append(0.0 if m.group(4) else float(m.group(5)))
+        if m.group(7) is not None:
+            rdev.append(float(m.group(7)))
+        if m.group(8) is not None:
+            ns.append(float(m.group(8)))
         states[state] = states.get(state, 0) + 1
-    return {"states": states, "device_ns_per_b": dev, "transfer_ns_per_b": ns}
+    return {"states": states, "device_ns_per_b": dev, "read_device_ns_per_b": rdev,
+            "transfer_ns_per_b": ns, "unread": unread, "reasons": reasons}
 
 
 def delta(before, after):
@@ -285,23 +300,36 @@ def summary_rows(device, runs_by_label):
 
 def auto_rows(autos):
     """auto's view of the device over its runs: the decisions by the device's state, the
-    median device figure and the rate it stands for, the median transfer figure. autos:
-    [auto_device() of a run]."""
-    states, dev, ns = {}, [], []
+    median device figure (writes') and the rate it stands for, the reads' where timed, the
+    median transfer figure; decisions the parser could not read are counted, never taken
+    for no decision. autos: [auto_device() of a run]."""
+    states, dev, rdev, ns, unread = {}, [], [], [], 0
     for x in autos:
         for k, v in x.get("states", {}).items():
             states[k] = states.get(k, 0) + v
         dev += x.get("device_ns_per_b", [])
+        rdev += x.get("read_device_ns_per_b", [])
         ns += x.get("transfer_ns_per_b", [])
+        unread += x.get("unread", 0)
+    tail = (f" {unread} decision(s) logged in a form this report does not read."
+            if unread else "")
     if not states:
+        if unread:
+            return "auto's device figures: none read." + tail
         return "auto logged no decision (no space used auto)."
     text = ("auto's device figures (its last decision per space, pg_buffile's log): "
             + ", ".join(f"device {k} in {v}" for k, v in sorted(states.items())))
+
+    def rate(m):
+        return f" (about {1e9 / m / 1048576:.0f} MiB/s)" if m > 0 else " (not limiting)"
     if dev:
         m = median(dev)
-        rate = f" (about {1e9 / m / 1048576:.0f} MiB/s)" if m > 0 else " (not limiting)"
-        text += (f"; the device's cost it used: median {m:.2f} ns/B{rate}, range "
-                 f"{min(dev):.2f}-{max(dev):.2f}")
+        text += (f"; the device's cost it used for writes: median {m:.2f} ns/B{rate(m)}, "
+                 f"range {min(dev):.2f}-{max(dev):.2f}")
+    if rdev:
+        m = median(rdev)
+        text += (f"; for reads, where timed: median {m:.2f} ns/B{rate(m)}, range "
+                 f"{min(rdev):.2f}-{max(rdev):.2f} ({len(rdev)} spaces)")
     if ns:
         text += f"; the transfers it timed: median {median(ns):.2f} ns/B"
-    return text + f" ({len(dev) or sum(states.values())} spaces)."
+    return text + f" ({len(dev) or sum(states.values())} spaces)." + tail
