@@ -71,11 +71,13 @@ static void rehash(htable *h, uint64_t nb)
     /* Zeroed here, not by calloc: jemalloc zeroes a large allocation that reuses freed pages
        by dropping them (madvise MADV_DONTNEED), so every 4 KiB of every batch's bucket array
        faulted again, first on the zero page and then on the write, a TLB flush each. That
-       was 145,000 flushes in Q9, Q13 and Q21 at SF 1 (docs/results/workers.md, "The
-       executor's page faults"). nb doubles from a power of two: the size does not wrap. */
-    htentry **nbk = q_malloc(h->q, nb * sizeof *nbk);
-    memset(nbk, 0, nb * sizeof *nbk);
-    charge(h, (int64_t)(nb * sizeof *nbk));
+       was 145,000 flushes in Q9, Q13 and Q21 at SF 1 (docs/results/machine.md, "A busy
+       second vCPU, and page faults"). nb doubles from a power of two: the size does not
+       wrap. */
+    size_t size = nb * sizeof(htentry *);
+    htentry **nbk = q_malloc(h->q, size);
+    memset(nbk, 0, size);
+    charge(h, (int64_t)size);
     for (uint64_t i = 0; i < h->nbuckets; i++) {
         htentry *e = h->buckets[i];
         while (e) {
