@@ -409,9 +409,10 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * workers (~200 KiB a worker). A call's bookkeeping does not grow with the
  * slots (free slots in a bitmap, each file's slots in a list in the order
  * it handed them over, a hash of the blocks in flight). Handing a block over
- * takes no lock and no system call: a worker with nothing to do sleeps
- * (after a few microseconds' spin) and is woken when half of its share of
- * the slots waits, or when the caller needs a slot or a block back.
+ * takes no lock and no system call: a worker with nothing to do spins for
+ * the next block up to 200 us (CPU time on its own core, which spares the
+ * caller the cost of waking it), then sleeps and is woken when half of its
+ * share of the slots waits, or when the caller needs a slot or a block back.
  * Each slot has codec contexts of its own, made on the caller's thread
  * through the allocator hooks. The allocator hooks are only ever called on
  * the caller's thread: zstd and zlib allocate as they compress, so with

@@ -64,13 +64,20 @@
  * the caller before it sleeps on a slot. The caller waits only when the
  * window is full or it needs a block back, and then for a block being
  * packed (lz4: ~20 us for 8 KiB): spinning that long saves a sleep and a
- * wake. A worker that ran dry would spin for the next block for nothing
- * most of the time (a spilling thread hands one over every few tens of us,
- * and it is woken for a batch anyway): the spin measured as CPU time, not
- * as wall time, so the worker's is short. Both bounded: an idle space
- * costs no CPU.
+ * wake. A worker that ran dry spins for the next block up to 200 us: a
+ * spilling thread hands one over or asks for reads ahead every few tens of
+ * us, and a wake of a sleeping worker cost that thread more than the codec
+ * it moved away (issue 49, docs/results/workers.md "A worker that waits
+ * awake": a futex wake and an IPI to an idle vCPU took ~7.6 us of the
+ * caller's CPU in spillbench's Q18, one every ~5 blocks, and its own work
+ * slowed around them; with a 3 us spin lz4 + 1 worker took 1.06 of none's
+ * wall, with 50 / 100 / 200 / 500 us 1.016 / 1.007 / 0.990 / 0.990). The
+ * spin is paid in CPU time on an otherwise idle core (the process's CPU
+ * 1.38 -> 1.58 of none's there): what a worker costs an engine that gives
+ * it one. Both bounded: a space whose caller stopped handing blocks over
+ * costs no CPU 200 us later.
  */
-#define WORKER_SPIN_NS 3000
+#define WORKER_SPIN_NS 200000
 #define CALLER_SPIN_NS 30000
 
 /* A worker's slots hold at most this many bytes of blocks (2 to BF_WORKER_SLOTS slots): a
