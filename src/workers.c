@@ -70,8 +70,9 @@
  * it moved away (issue 49, docs/results/workers.md "A worker that waits
  * awake": a futex wake and an IPI to an idle vCPU took ~7.6 us of the
  * caller's CPU in spillbench's Q18, one every ~5 blocks, and its own work
- * slowed around them; with a 3 us spin lz4 + 1 worker took 1.06 of none's
- * wall, with 50 / 100 / 200 / 500 us 1.016 / 1.007 / 0.990 / 0.990). The
+ * slowed around them; over its five largest spillers lz4 + 1 worker took
+ * 1.06 of none's wall with a 3 us spin, 1.016 / 1.007 / 0.990 / 0.990 with
+ * 50 / 100 / 200 / 500 us; over all 14, 1.032 with 3 us, 0.987 with 200). The
  * spin is paid in CPU time on an otherwise idle core (the process's CPU
  * 1.38 -> 1.58 of none's there): what a worker costs an engine that gives
  * it one. Both bounded: a space whose caller stopped handing blocks over
