@@ -454,10 +454,13 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  * Reads. A file read sequentially through bf_file_read (block b loaded
  * right after block b - 1) has the next blocks unpacked ahead on the
  * workers (checked, opened if sealed, decompressed): at least 4 and at
- * most 8 ahead, never more than half the slots, their extents read by the
+ * most 8 ahead, never more than half the slots, each extent read by the
+ * worker with a pread of its own on the file's descriptor (held open until
+ * the read is done) where the space's I/O is plain POSIX (no transfer
+ * hooks, no io_limit) and the workers are the space's threads, else by the
  * calling thread with one pread for several (into the space's read-ahead
- * buffer) and a sleeping worker woken once for them; the read of such a
- * block copies it from its slot. The space follows up to 16 such passes at
+ * buffer); a sleeping worker is woken once for them, and the read of such
+ * a block copies it from its slot. The space follows up to 16 such passes at
  * once, over one file or several, read in turn (a merge of runs of one
  * file): 384 bytes of the space's struct. It uses the same slots and their
  * buffers (a slot of a sealed file's block grows its extent buffer to

@@ -38,6 +38,7 @@
  */
 #include "file.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@
 #include "codec.h"
 #include "extent.h"
 #include "index.h"
+#include "io.h"
 #include "le.h"
 #include "readahead.h"
 
@@ -629,10 +631,14 @@ static inline void job_disown(bf_workers *w, bf_job *j)
     bf_workers_release(w, j);
 }
 
-/* Slot `j` is freed: counted one fewer (every release of a file's slot goes through here). */
+/* Slot `j` (done) is freed: counted one fewer (every release of a file's slot goes through
+   here); the bytes a worker read for it, if any, are the file's physical reads. */
 static inline void job_free(bf_workers *w, bf_job *j)
 {
-    ((bf_file *)j->owner)->seg.space->njobs[read_job(j)]--;
+    bf_file *f = j->owner;
+    f->seg.space->njobs[read_job(j)]--;
+    if (read_job(j) && j->rd.got != 0)
+        COUNT(f, physical_read, j->rd.got);
     bf_workers_release(w, j);
 }
 
@@ -1284,6 +1290,7 @@ static int job_store(bf_file *f, uint64_t blkno, const void *data, uint32_t raw_
     j->blkno = blkno;
     j->raw_len = raw_len;
     j->task = NULL; /* pack it */
+    j->pin = NULL;
     j->fault = bf_workers_next_fault(sp->workers);
     j->reported = j->noted = j->stuck = 0;
     j->rc = BF_OK;
@@ -1567,16 +1574,26 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * more than the handoff go: not bare blocks or raw extents (ra_submit says
  * why).
  *
- * Where the bytes come from. The caller's thread reads them: extents in
- * the space's read-ahead buffer (bf_seg_cached) are copied from there into
- * the slot; for a refill whose first extent is not there, the caller reads
- * the refill's extents into that buffer with one pread (ahead_end's
- * window), the pread the loads of those blocks would have made one at a
- * time. A worker therefore never reads a descriptor: no I/O hook, fault
- * injector or throttle of the caller is called from another thread, the
- * descriptor cache may close a descriptor at any time, and a read racing
- * a write of the same bytes cannot happen, because the bytes are taken on
- * the one thread that writes.
+ * Where the bytes come from. Extents in the space's read-ahead buffer
+ * (bf_seg_cached) are copied from there into the slot. Others the worker
+ * reads itself, with one pread of the extent on the segment's descriptor
+ * (ra_worker_reads), where the space's I/O is plain POSIX (no hook, fault
+ * injector or throttle of the caller is ever called from a worker) and the
+ * space runs its own threads: the pread, its copy out of the page cache and
+ * the extent's bytes then stay off the caller's thread (issue 49: SQLite's
+ * CREATE INDEX with lz4 and one worker, 0.93 of the wall of the caller
+ * reading the refill's extents and copying each into its slot;
+ * docs/results/workers.md "The worker reads what it unpacks"). The
+ * descriptor is pinned (bf_seg_pin) until the job is done, so the
+ * descriptor cache cannot close it under the read (bf_seg_close waits; with
+ * every pin held, the caller reads as below). A read racing a write of the
+ * same bytes is possible only for an extent freed since, that is for a
+ * block stored again, whose job is stale and never taken; torn bytes fail
+ * the check like any others. Otherwise (a space with I/O hooks, a runner, a
+ * file of the caller's codecs) the caller reads the refill's extents into
+ * the buffer with one pread (ahead_end's window), the pread the loads of
+ * those blocks would have made one at a time, and copies each into its
+ * slot.
  *
  * Why a block taken is the block. A job records the map entry it was read
  * for; it is taken only if the block's entry is still that one and the
@@ -1628,6 +1645,22 @@ static int ra_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need)
     *buf = p;
     *size = need;
     return 0;
+}
+
+/*
+ * Whether a worker may read the extent at physical `off` of `seg` itself
+ * (see "Where the bytes come from" above): the space's I/O is plain POSIX,
+ * its workers are its own threads, the descriptor is open on that segment,
+ * and the file's codec is a built-in one that names the extent's (a
+ * guess for codec=auto's files: an extent of another codec fails the
+ * worker's check and is loaded here).
+ */
+static int ra_worker_reads(const bf_file *f, const bf_seg *seg, uint64_t off)
+{
+    const bf_space *sp = f->seg.space;
+    return sp->ios.io.pread == bf_posix_io.pread && bf_workers_own_threads(sp->workers) &&
+           (f->codec == BF_CODEC_LZ4 || f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
+           seg->fd >= 0 && seg->segno == bf_space_segno(sp, off);
 }
 
 /* Whether block `blkno` of `f` has a copy in a slot (unpacked ahead, or to store). */
@@ -1696,20 +1729,22 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
     if (sp->njobs[1] >= window / 2 && !ra_reclaim(sp))
         return -1;
     const unsigned char *ext = bf_seg_cached(seg, bf_map_off(e), len);
-    if (ext == NULL && fetch) {
+    int by_worker = ext == NULL && ra_worker_reads(f, seg, bf_map_off(e));
+    if (ext == NULL && !by_worker && fetch) {
         uint64_t off = bf_map_off(e), end = ahead_end(f, blkno, off, len, last);
         if (bf_seg_read_ahead(seg, off, end, &ext) == BF_OK)
             COUNT(f, physical_read, end - off);
         else
             ext = NULL;
     }
-    if (ext == NULL)
+    if (ext == NULL && !by_worker)
         return -1;
-    /* The codec the header names (checked again on the worker, with the CRC). Caller codecs
-       are the space's, one call at a time; zstd and zlib allocate as they decompress, so with
-       the caller's allocator hooks they stay on this thread (as for packing: job_store). */
-    int raw = (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
-    bf_codec codec = (bf_codec)ext[4];
+    /* The codec the header names (checked again on the worker, with the CRC), or for an
+       extent the worker reads, the map's raw flag and the file's codec. Caller codecs are the
+       space's, one call at a time; zstd and zlib allocate as they decompress, so with the
+       caller's allocator hooks they stay on this thread (as for packing: job_store). */
+    int raw = by_worker ? (e->len & BF_MAP_RAW) != 0 : (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
+    bf_codec codec = by_worker ? (bf_codec)f->codec : (bf_codec)ext[4];
     const bf_codec_ops *ops = NULL;
     /* Only unpacking that costs more than handing it over. A raw extent is a copy and a CRC:
        the copy into the slot and out of it cost the caller as much. Unsealed lz4 goes since
@@ -1744,7 +1779,17 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
         if (bf_seal_clone(&sp->alloc, sp->seal, &j->seal, why, sizeof(why)) != BF_OK)
             return -1;
     }
-    memcpy(j->out, ext, len);
+    if (by_worker && (j->pin = bf_seg_pin(seg)) != NULL) { /* lowered by job_finish */
+        j->rd.fd = seg->fd;
+        j->rd.at = bf_space_segoff(sp, bf_map_off(e));
+    } else if (by_worker) {
+        return -1; /* every pin is held: the caller reads this pass's next extents */
+    } else {
+        j->rd.fd = -1;
+        j->pin = NULL;
+        memcpy(j->out, ext, len);
+    }
+    j->rd.got = 0;
     j->task = bf_readahead_unpack;
     j->ops = ops;
     j->ctx = ops != NULL ? j->ctxs[codec] : NULL;
@@ -1767,6 +1812,10 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
     job_own(f, j);
     /* A window no submission reaches: the refill wakes a worker once, at its end. */
     if (bf_workers_submit(w, j, UINT32_MAX) != BF_OK) {
+        if (j->pin != NULL) {
+            atomic_fetch_sub(j->pin, 1);
+            j->pin = NULL;
+        }
         job_disown(w, j);
         return -1;
     }

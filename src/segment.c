@@ -1,7 +1,7 @@
 /*
  * segment.c - segment files, descriptor cache and the retry loops of I/O.
  * Implements: segment.h: the rows (bf_seg_init, bf_seg_path, bf_seg_write,
- * bf_seg_read, bf_seg_resize, bf_seg_read_head, bf_seg_move,
+ * bf_seg_read, bf_seg_pin, bf_seg_resize, bf_seg_read_head, bf_seg_move,
  * bf_seg_reserve, bf_seg_remove, bf_seg_close), the descriptors
  * (bf_fd_open, bf_fd_close) and the segment cache (bf_segcache_new,
  * bf_segcache_memory, bf_segcache_free, bf_seg_cached, bf_seg_read_ahead,
@@ -9,13 +9,16 @@
  *
  * Invariants: seg->fd >= 0 iff seg is linked in the space's LRU list, and
  * space->fds_open counts those; space->fds_open <= space->fds_max after
- * every open. Writes loop over short counts; a write that makes no
- * progress is reported with errno (ENOSPC when the device is full).
+ * every open; a descriptor pinned for a worker's reads (bf_seg_pin) is not
+ * closed or moved until they are done. Writes loop over short counts; a
+ * write that makes no progress is reported with errno (ENOSPC when the
+ * device is full).
  */
 #include "segment.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -136,8 +139,50 @@ void bf_segcache_free(const bf_allocator *a, bf_segcache *c)
     bf_free(a, c);
 }
 
+_Atomic uint32_t *bf_seg_pin(bf_seg *seg)
+{
+    struct bf_seg_pin *p = seg->space->segs->pins, *free = NULL;
+    for (int i = 0; i < BF_SEG_PINS; i++) {
+        if (atomic_load(&p[i].n) == 0) {
+            if (free == NULL)
+                free = &p[i];
+        } else if (p[i].fd == seg->fd) {
+            /* Raised from at least 1, or from 0 if the last read ended meanwhile: the entry
+               is still this descriptor's either way. */
+            atomic_fetch_add(&p[i].n, 1);
+            return &p[i].n;
+        }
+    }
+    if (free == NULL)
+        return NULL;
+    free->fd = seg->fd; /* a free entry: no worker holds its count */
+    atomic_fetch_add(&free->n, 1);
+    return &free->n;
+}
+
+/*
+ * Wait until no worker reads seg->fd (bf_seg_pin). Only the caller's
+ * thread closes or moves a descriptor, and it is the thread that handed
+ * the reads over and woke the workers for them (file.c's ra_ahead), so
+ * each is queued or under way and no new one comes while it waits: a read
+ * is one pread of one extent and its unpacking. Rare: a pass's descriptor
+ * closes when its file closes, turns to another segment or falls out of
+ * the LRU while blocks are read ahead on it.
+ */
+static void seg_quiesce(const bf_seg *seg)
+{
+    if (seg->fd < 0)
+        return;
+    struct bf_seg_pin *p = seg->space->segs->pins;
+    for (int i = 0; i < BF_SEG_PINS; i++)
+        if (p[i].fd == seg->fd)
+            while (atomic_load(&p[i].n) != 0)
+                sched_yield();
+}
+
 void bf_seg_close(bf_seg *seg)
 {
+    seg_quiesce(seg);
     forget_readahead(seg);
     if (seg->fd < 0)
         return;
@@ -394,6 +439,7 @@ int bf_seg_read_head(bf_seg *seg, void *buf, size_t len, size_t *got)
 
 void bf_seg_move(bf_seg *to, bf_seg *from)
 {
+    seg_quiesce(from);
     forget_readahead(from);
     to->nsegs = from->nsegs;
     if (from->fd >= 0) {

@@ -13,6 +13,7 @@
 #ifndef BF_SEGMENT_H
 #define BF_SEGMENT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,6 +25,9 @@ struct bf_space;
 
 /* Bytes read ahead at most in one pread when a file is read sequentially. */
 #define BF_READAHEAD (256u * 1024u)
+
+/* Descriptors pinned for reads on the space's workers at once, at most (bf_seg_pin). */
+#define BF_SEG_PINS 16
 
 /*
  * The space's part that segment.c owns: its descriptor cache (segments with
@@ -37,6 +41,15 @@ typedef struct bf_segcache {
     const struct bf_seg *ra_seg; /* whose bytes ra holds; NULL: none */
     uint64_t ra_off;             /* physical offset of ra[0] */
     size_t ra_len;
+    /* Descriptors with reads handed to the space's workers and not yet finished (file.c's
+       read-ahead gives a worker a descriptor and an offset; readahead.c reads there): an
+       entry is free when its count is 0. Only the caller's thread takes an entry or raises
+       its count; the worker that finishes a read lowers it. Here, not in bf_seg: a file's
+       struct stays within its 256 bytes. */
+    struct bf_seg_pin {
+        int fd;
+        _Atomic uint32_t n;
+    } pins[BF_SEG_PINS];
 } bf_segcache;
 
 typedef struct bf_seg {
@@ -63,6 +76,15 @@ int bf_seg_write(bf_seg *seg, uint64_t off, const struct iovec *iov, int iovcnt,
 
 /* Read exactly `len` bytes at physical offset `off`; a short read is BF_ECORRUPT. */
 int bf_seg_read(bf_seg *seg, uint64_t off, void *buf, size_t len);
+
+/*
+ * Pin seg's open descriptor (seg->fd >= 0) for one read a worker makes on
+ * it: the count the worker lowers once that read is done, or NULL when
+ * every entry is held by other descriptors. While pinned, the descriptor is
+ * neither closed nor moved to another row (bf_seg_close and bf_seg_move
+ * wait for the count to fall to 0).
+ */
+_Atomic uint32_t *bf_seg_pin(bf_seg *seg);
 
 /*
  * Make the physical bytes end at `end`: later segments removed (from the

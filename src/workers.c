@@ -286,6 +286,10 @@ static void job_run(bf_job *j)
 static void job_finish(bf_workers *w, bf_job *j)
 {
     int failed = j->rc != BF_OK;
+    if (j->pin != NULL) { /* before DONE: a caller that sees the slot done sees it lowered */
+        atomic_fetch_sub(j->pin, 1);
+        j->pin = NULL;
+    }
     j->state = BF_JOB_DONE;
     if (failed) /* after DONE: the caller that sees the count sees the slot done */
         w->failures++;
@@ -412,6 +416,11 @@ void bf_workers_free(const bf_allocator *a, bf_workers *w)
     pthread_cond_destroy(&w->done);
     pthread_mutex_destroy(&w->mu);
     free_arrays(a, w);
+}
+
+int bf_workers_own_threads(const bf_workers *w)
+{
+    return w->run == NULL;
 }
 
 uint32_t bf_workers_window(const bf_workers *w, uint32_t block_size)

@@ -8,12 +8,13 @@
  * worker runs bf_extent_pack on the slot alone (compress into the slot's
  * scratch, CRC) and marks it done; the caller's thread later commits it
  * (placement, pwrite, map: file.c) and frees the slot. A worker touches
- * nothing but its slot: never the space, a file, a map, a free list or a
- * segment. The slot's state (atomic) and the set's queue are the only
- * fields both sides touch, so every field the caller wrote before
- * submitting is seen by the worker that takes the slot, and every result
- * the worker wrote before marking it done is seen by the caller that saw
- * it done (workers.c: no lock on that path).
+ * nothing but its slot (and a read ahead's descriptor, below): never the
+ * space, a file, a map, a free list or a segment's state. The slot's state
+ * (atomic), the set's queue and a read's pin (atomic) are the only fields
+ * both sides touch, so every field the caller wrote before submitting is
+ * seen by the worker that takes the slot, and every result the worker wrote
+ * before marking it done is seen by the caller that saw it done (workers.c:
+ * no lock on that path).
  *
  * Invariants: a slot is FREE, QUEUED (submitted, no worker has it),
  * RUNNING or DONE; only the caller moves it FREE -> QUEUED and DONE ->
@@ -24,9 +25,12 @@
  * the space), so a runner may run a task on any thread.
  *
  * A slot may instead hold a block read ahead (bf_job.task, readahead.c):
- * the caller copies an extent's bytes in, the task checks and unpacks it
+ * the caller copies an extent's bytes in, or hands over a descriptor it
+ * pinned and an offset to read them from, the task checks and unpacks it
  * into the slot, and file.c takes or discards the result; that job is never
- * committed, and file.c's scans of slots as blocks to store skip it.
+ * committed, and file.c's scans of slots as blocks to store skip it. That
+ * pread, and the pin's count it lowers, are the only things outside its
+ * slot a worker touches.
  */
 #ifndef BF_WORKERS_H
 #define BF_WORKERS_H
@@ -79,7 +83,14 @@ typedef struct bf_job {
         uint32_t map_len, map_cap;
         const char *why;   /* the task's: what it found wrong */
         uint64_t codec_ns; /* the task's: time in the decompressor */
+        int fd;            /* >= 0: the task reads the extent itself, ext_len bytes at `at` of
+                              this descriptor (pinned: `pin`); -1: the caller copied it in */
+        uint64_t at;
+        uint32_t got; /* the task's: bytes it read from fd (file.c counts them) */
     } rd;
+    /* A count the slot holds up (rd.fd's pin, bf_seg_pin): lowered once, before the slot is
+       DONE, whether the task ran or was cancelled. NULL: none. */
+    _Atomic uint32_t *pin;
     unsigned char *data;   /* the block's copy: what keeps it until its extent is committed */
     size_t data_size;
     unsigned char *out;    /* the extent's scratch */
@@ -123,6 +134,9 @@ int bf_workers_new(const bf_allocator *a, unsigned n,
 
 /* Wait for every submitted task, stop and join the threads, free the slots and contexts. */
 void bf_workers_free(const bf_allocator *a, bf_workers *w);
+
+/* Whether the set runs its own threads (not the caller's runner). */
+int bf_workers_own_threads(const bf_workers *w);
 
 /*
  * What file.c reads of a set at every block it stores: the first member of
