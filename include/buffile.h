@@ -453,30 +453,30 @@ BF_API bf_budget *bf_space_budget(const bf_space *space);
  *
  * Reads. A file read sequentially through bf_file_read (block b loaded
  * right after block b - 1) has the next blocks unpacked ahead on the
- * workers (checked, opened if sealed, decompressed): at least 4 and at
- * most 8 ahead, never more than half the slots, each extent read by the
- * worker with a pread of its own on the file's descriptor (held open until
- * the read is done) where the space's I/O is plain POSIX (no transfer
- * hooks, no io_limit) and the workers are the space's threads, else by the
- * calling thread with one pread for several (into the space's read-ahead
- * buffer); a sleeping worker is woken once for them, and the read of such
- * a block copies it from its slot. The space follows up to 16 such passes at
- * once, over one file or several, read in turn (a merge of runs of one
- * file): 384 bytes of the space's struct. It uses the same slots and their
- * buffers (a slot of a sealed file's block grows its extent buffer to
- * twice the extent's room), no other memory, and a block to store takes a
- * slot back from a block unpacked ahead. A
- * block taken is exactly what the read would have loaded: a block stored
- * again since is thrown away, and so is one whose work failed, which is
- * then loaded on the caller's thread: a corrupt extent or an I/O error is
- * reported by the read of that block, with the message it has without
- * workers. bf_stats' readahead_hits and readahead_misses count them.
- * Blocks stored bare (not compressed, format 4) or raw, blocks of caller
- * codecs and, with the caller's allocator hooks, zstd's and zlib's are
- * read on the caller's thread; unsealed lz4 blocks too while the reads
- * outrun the workers (they find the blocks ahead not yet unpacked: lz4
- * costs about what its handoff does, so it is handed over only while the
- * worker keeps ahead). The block calls and cursors do not read ahead.
+ * workers (checked, opened if sealed, decompressed): at least 4 and at most
+ * 8 ahead, never more than half the slots, each extent read by the worker
+ * with a pread of its own on the file's descriptor (held open until the
+ * read is done) where the space's I/O is plain POSIX (no transfer hooks, no
+ * io_limit), the workers are the space's threads and the file's codec is
+ * not auto, else by the calling thread with one pread for several (into the
+ * space's read-ahead buffer); a sleeping worker is woken once for them, and
+ * the read of such a block copies it from its slot. The space follows up to
+ * 16 such passes at once, over one file or several, read in turn (a merge
+ * of runs of one file): 384 bytes of the space's struct. It uses the same
+ * slots and their buffers (a slot of a sealed file's block grows its extent
+ * buffer to twice the extent's room), no other memory, and a block to store
+ * takes a slot back from a block unpacked ahead. A block taken is exactly
+ * what the read would have loaded: a block stored again since is thrown
+ * away, and so is one whose work failed, which is then loaded on the
+ * caller's thread: a corrupt extent or an I/O error is reported by the read
+ * of that block, with the message it has without workers. bf_stats'
+ * readahead_hits and readahead_misses count them. Blocks stored bare (not
+ * compressed, format 4) or raw, blocks of caller codecs and, with the
+ * caller's allocator hooks, zstd's and zlib's are read on the caller's
+ * thread; unsealed lz4 blocks too while the reads outrun the workers (they
+ * find the blocks ahead not yet unpacked: lz4 costs about what its handoff
+ * does, so it is handed over only while the worker keeps ahead). The block
+ * calls and cursors do not read ahead.
  *
  * Only while the space has no open file: BF_EINVAL otherwise, or when n
  * exceeds BF_WORKERS_MAX; BF_ENOMEM.

@@ -1581,7 +1581,7 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * injector or throttle of the caller is ever called from a worker) and the
  * space runs its own threads: the pread, its copy out of the page cache and
  * the extent's bytes then stay off the caller's thread (issue 49: SQLite's
- * CREATE INDEX with lz4 and one worker, 0.93 of the wall of the caller
+ * CREATE INDEX with lz4 and one worker, 0.953 of the wall of the caller
  * reading the refill's extents and copying each into its slot;
  * docs/results/workers.md "The worker reads what it unpacks"). The
  * descriptor is pinned (bf_seg_pin) until the job is done, so the
@@ -1590,10 +1590,10 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * same bytes is possible only for an extent freed since, that is for a
  * block stored again, whose job is stale and never taken; torn bytes fail
  * the check like any others. Otherwise (a space with I/O hooks, a runner, a
- * file of the caller's codecs) the caller reads the refill's extents into
- * the buffer with one pread (ahead_end's window), the pread the loads of
- * those blocks would have made one at a time, and copies each into its
- * slot.
+ * file of the caller's codecs or of codec=auto) the caller reads the
+ * refill's extents into the buffer with one pread (ahead_end's window), the
+ * pread the loads of those blocks would have made one at a time, and copies
+ * each into its slot.
  *
  * Why a block taken is the block. A job records the map entry it was read
  * for; it is taken only if the block's entry is still that one and the
@@ -1651,14 +1651,16 @@ static int ra_grow(bf_space *sp, unsigned char **buf, size_t *size, size_t need)
  * Whether a worker may read the extent at physical `off` of `seg` itself
  * (see "Where the bytes come from" above): the space's I/O is plain POSIX,
  * its workers are its own threads, the descriptor is open on that segment,
- * and the file's codec is a built-in one that names the extent's (a
- * guess for codec=auto's files: an extent of another codec fails the
- * worker's check and is loaded here).
+ * and the file's one codec is a built-in one, which names the extent's
+ * (the caller sees no header first). Not codec=auto's files, whose blocks
+ * may be of several codecs: a wrong guess would fail the worker's check
+ * and cost the block's work (XXX: they keep the copy path).
  */
 static int ra_worker_reads(const bf_file *f, const bf_seg *seg, uint64_t off)
 {
     const bf_space *sp = f->seg.space;
-    return sp->ios.io.pread == bf_posix_io.pread && bf_workers_own_threads(sp->workers) &&
+    return !f->fauto.on && sp->ios.io.pread == bf_posix_io.pread &&
+           bf_workers_own_threads(sp->workers) &&
            (f->codec == BF_CODEC_LZ4 || f->codec == BF_CODEC_ZSTD || f->codec == BF_CODEC_ZLIB) &&
            seg->fd >= 0 && seg->segno == bf_space_segno(sp, off);
 }
