@@ -1586,14 +1586,14 @@ static int extent_fetch(bf_file *f, uint64_t blkno, int stream, bf_seg *seg, uin
  * docs/results/workers.md "The worker reads what it unpacks"). The
  * descriptor is pinned (bf_seg_pin) until the job is done, so the
  * descriptor cache cannot close it under the read (bf_seg_close waits; with
- * every pin held, the caller reads as below). A read racing a write of the
- * same bytes is possible only for an extent freed since, that is for a
- * block stored again, whose job is stale and never taken; torn bytes fail
- * the check like any others. Otherwise (a space with I/O hooks, a runner, a
- * file of the caller's codecs or of codec=auto) the caller reads the
- * refill's extents into the buffer with one pread (ahead_end's window), the
- * pread the loads of those blocks would have made one at a time, and copies
- * each into its slot.
+ * every pin held, the refill stops and the pass loads its blocks itself). A
+ * read racing a write of the same bytes is possible only for an extent
+ * freed since, that is for a block stored again, whose job is stale and
+ * never taken; torn bytes fail the check like any others. Otherwise (a
+ * space with I/O hooks, a runner, a file of the caller's codecs or of
+ * codec=auto) the caller reads the refill's extents into the buffer with
+ * one pread (ahead_end's window), the pread the loads of those blocks would
+ * have made one at a time, and copies each into its slot.
  *
  * Why a block taken is the block. A job records the map entry it was read
  * for; it is taken only if the block's entry is still that one and the

@@ -500,12 +500,11 @@ static uint64_t changes_ahead_pass(bf_space *sp, unsigned sealed, uint64_t seed)
 
 /*
  * changes_ahead_pass, sealed and not, until a run of it took blocks from
- * workers (a run without is no test of what it checks). Only extents in
- * the read-ahead buffer are handed over, and where the changes put a
- * block's new extent depends on when workers finished the earlier ones
- * (blocks from workers are placed one by one as they are committed): in
- * about 1 run of 40 on a loaded machine no block read next lay in the
- * window of the one read. Every run checks every read.
+ * workers (a run without is no test of what it checks). Whether a block
+ * read next is handed over depends on where the changes put its new extent
+ * and on when workers finished the earlier ones (blocks from workers are
+ * placed one by one as they are committed): in about 1 run of 40 on a
+ * loaded machine none was. Every run checks every read.
  */
 static void changes_ahead_are_seen(void **state)
 {
@@ -561,7 +560,7 @@ static void corrupt_pass(unsigned n, int encrypt, uint64_t bad, char *msg, size_
         assert_int_equal(bf_file_read(f, got, BS), BS);
         assert_memory_equal(got, data + b * BS, BS);
     }
-    /* Whether the bad block is on a worker now (its extent was in the read-ahead buffer). */
+    /* Whether the bad block is on a worker now (handed over with its pass's refill). */
     *handed = 0;
     for (uint32_t i = 0; sp->workers != NULL && i < bf_workers_nslots(sp->workers); i++) {
         const bf_job *j = bf_workers_slot(sp->workers, i);
