@@ -33,23 +33,38 @@ T_PARENT_FIXTURE("readahead")
 
 enum { BS = 8192 };
 
-static bf_space *space_with(bf_codec codec, unsigned n, int encrypt,
-                            void (*run)(void *, void (*)(void *), void *))
+/* The tests' options: the fixture's directory, `codec`, BS-byte blocks. */
+static bf_space_options options_of(bf_codec codec)
 {
     bf_space_options o;
     bf_space_options_init(&o);
     o.temp_dir = parent;
     o.codec = codec;
     o.block_size = BS;
-    o.encrypt = encrypt;
+    return o;
+}
+
+/* A space of options `o` with `n` workers (a runner's if `run`); NULL if `o` asks to encrypt
+   and the library was built without libcrypto. */
+static bf_space *space_of(const bf_space_options *o, unsigned n,
+                          void (*run)(void *, void (*)(void *), void *))
+{
     bf_space *sp;
     char err[256];
-    int rc = bf_space_create(&o, &sp, err, sizeof(err));
-    if (rc == BF_ENOCODEC && encrypt)
+    int rc = bf_space_create(o, &sp, err, sizeof(err));
+    if (rc == BF_ENOCODEC && o->encrypt)
         return NULL; /* built without libcrypto */
     assert_int_equal(rc, BF_OK);
     assert_int_equal(bf_space_set_workers(sp, n, run, NULL), BF_OK);
     return sp;
+}
+
+static bf_space *space_with(bf_codec codec, unsigned n, int encrypt,
+                            void (*run)(void *, void (*)(void *), void *))
+{
+    bf_space_options o = options_of(codec);
+    o.encrypt = encrypt;
+    return space_of(&o, n, run);
 }
 
 static unsigned char *data_of(size_t len, uint64_t seed)
@@ -333,16 +348,9 @@ static void descriptor_closed_under_reads_ahead(void **state)
     (void)state;
     if (!bf_codec_available(BF_CODEC_ZSTD))
         return;
-    bf_space_options o;
-    bf_space_options_init(&o);
-    o.temp_dir = parent;
-    o.codec = BF_CODEC_ZSTD;
-    o.block_size = BS;
+    bf_space_options o = options_of(BF_CODEC_ZSTD);
     o.max_open_fds = 1;
-    bf_space *sp;
-    char err[256];
-    assert_int_equal(bf_space_create(&o, &sp, err, sizeof(err)), BF_OK);
-    assert_int_equal(bf_space_set_workers(sp, 1, NULL, NULL), BF_OK);
+    bf_space *sp = space_of(&o, 1, NULL);
     size_t len = 96 * BS;
     unsigned char *a = data_of(len, 71), *b = data_of(len, 72), *got = malloc(BS);
     assert_non_null(got);
