@@ -1730,10 +1730,12 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
     uint32_t window = bf_workers_window(w, f->block_size);
     if (sp->njobs[1] >= window / 2 && !ra_reclaim(sp))
         return -1;
-    const unsigned char *ext = bf_seg_cached(seg, bf_map_off(e), len);
-    int by_worker = ext == NULL && ra_worker_reads(f, seg, bf_map_off(e));
+    uint64_t off = bf_map_off(e);
+    int map_raw = (e->len & BF_MAP_RAW) != 0;
+    const unsigned char *ext = bf_seg_cached(seg, off, len);
+    int by_worker = ext == NULL && ra_worker_reads(f, seg, off);
     if (ext == NULL && !by_worker && fetch) {
-        uint64_t off = bf_map_off(e), end = ahead_end(f, blkno, off, len, last);
+        uint64_t end = ahead_end(f, blkno, off, len, last);
         if (bf_seg_read_ahead(seg, off, end, &ext) == BF_OK)
             COUNT(f, physical_read, end - off);
         else
@@ -1745,7 +1747,7 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
        extent the worker reads, the map's raw flag and the file's codec. Caller codecs are the
        space's, one call at a time; zstd and zlib allocate as they decompress, so with the
        caller's allocator hooks they stay on this thread (as for packing: job_store). */
-    int raw = by_worker ? (e->len & BF_MAP_RAW) != 0 : (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
+    int raw = by_worker ? map_raw : (ext[5] & BF_EXTENT_FLAG_RAW) != 0;
     bf_codec codec = by_worker ? (bf_codec)f->codec : (bf_codec)ext[4];
     const bf_codec_ops *ops = NULL;
     /* Only unpacking that costs more than handing it over. A raw extent is a copy and a CRC:
@@ -1783,7 +1785,7 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
     }
     if (by_worker && (j->pin = bf_seg_pin(seg)) != NULL) { /* lowered by job_finish */
         j->rd.fd = seg->fd;
-        j->rd.at = bf_space_segoff(sp, bf_map_off(e));
+        j->rd.at = bf_space_segoff(sp, off);
     } else if (by_worker) {
         return -1; /* every pin is held: the caller reads this pass's next extents */
     } else {
@@ -1803,7 +1805,7 @@ static int ra_submit(bf_file *f, uint64_t blkno, uint64_t last, int fetch)
     j->rd.expect_blkno = blkno - delta;
     j->rd.ext_len = len;
     j->rd.block_size = f->block_size;
-    j->rd.map_raw = (e->len & BF_MAP_RAW) != 0;
+    j->rd.map_raw = (uint8_t)map_raw;
     j->rd.stale = 0;
     j->rd.map_off = e->off;
     j->rd.map_len = e->len;
