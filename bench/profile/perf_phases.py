@@ -47,6 +47,8 @@ def phases(d, name):
 
 
 def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: perf_phases.py DIR A B (see the docstring)")
     d, a, b = sys.argv[1:4]
     (pa, na), (pb, nb) = phases(d, a), phases(d, b)
     for i, title in enumerate(["build+batch0", "later batches"]):
