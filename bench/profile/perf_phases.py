@@ -54,7 +54,8 @@ def main():
     for i, title in enumerate(["build+batch0", "later batches"]):
         ca, cb = pa[i], pb[i]
         print(f"== {title}: {a} {sum(ca.values()) / na:.0f}  {b} {sum(cb.values()) / nb:.0f}")
-        for k in sorted(set(ca) | set(cb), key=lambda k: -abs(cb[k] / nb - ca[k] / na))[:18]:
+        moved = lambda k: (-abs(cb[k] / nb - ca[k] / na), k)  # ties by name: the same order each run
+        for k in sorted(set(ca) | set(cb), key=moved)[:18]:
             print(f"   {cb[k] / nb - ca[k] / na:+7.1f} {ca[k] / na:7.1f} {cb[k] / nb:7.1f} {k}")
 
 
