@@ -34,16 +34,16 @@
  *   that nothing of ours stays in memory after a query.  Its temp limit is
  *   temp_file_limit in physical bytes.  Its own memory (codec contexts,
  *   scratch) comes from the "pg_buffile" memory context; a file's (our
- *   struct, the library's handle, block buffer and block map) from the
- *   context that was current when it was created or opened, where stock's
- *   BufFile would be (a hash join's spill context, say), through the
- *   library's per-file allocator ctx.  Never longjmp'ing out of the
- *   library: an allocation that fails is a NULL the library reports.  Its I/O is seen
- *   by PostgreSQL as stock's is: wait events BufFileRead, BufFileWrite and
- *   BufFileTruncate around each system call, track_io_timing's temp read
- *   and write times, temp_blks_read and temp_blks_written counted in
- *   logical BLCKSZ blocks.  Its descriptors are acquired from fd.c's
- *   external-FD budget.
+ *   struct, the library's handle, block buffer and block map) from a child
+ *   "pg_buffile files" of the context that was current when it was created
+ *   or opened, where stock's BufFile would be (a hash join's spill context,
+ *   say), through the library's per-file allocator ctx.  Never longjmp'ing
+ *   out of the library: an allocation that fails is a NULL the library
+ *   reports.  Its I/O is seen by PostgreSQL as stock's is: wait events
+ *   BufFileRead, BufFileWrite and BufFileTruncate around each system call,
+ *   track_io_timing's temp read and write times, temp_blks_read and
+ *   temp_blks_written counted in logical BLCKSZ blocks.  Its descriptors
+ *   are acquired from fd.c's external-FD budget.
  *
  * - Small reads and writes are copies through the library's window at
  *   the position (buffile.h), held per handle: the window is ended
@@ -56,10 +56,11 @@
  *   offsets.  Library blocks are BLCKSZ, so block numbers are stock's.
  *
  * - Every open file is remembered by its resource owner (ResourceOwnerDesc)
- *   and on the list of its memory context (a FileContext, which a reset
- *   callback of that context owns).  A file still open is dropped, without
- *   persisting anything, by whichever comes first: the reset or deletion
- *   of its context (the callback runs before the memory goes; at abort,
+ *   and on the list of its memory context (a FileContext, owned by a reset
+ *   callback of the child context that holds the file).  A file still
+ *   open is dropped, without persisting anything, by whichever comes
+ *   first: the reset or deletion of its context (which deletes the child,
+ *   whose callback runs before the memory goes; at abort,
  *   AtAbort_Portals deletes executor memory before resource owners are
  *   released), or the release of its resource owner; either forgets it in
  *   the other.  Files of no resource owner (interXact) are dropped before
@@ -223,8 +224,8 @@ typedef struct PgBufFile
 	uint8		method;			/* PgBufFileMethod it was created with */
 
 	/*
-	 * Bit-fields: the struct is 64 bytes, aset.c's chunk of that size; one
-	 * byte more would take every open file into a chunk twice the size.
+	 * Bit-fields: the struct is 64 bytes, one cache line, which the copies
+	 * through the window touch beside the window itself.
 	 */
 	bool		named:1;		/* a FileSet's file (else private) */
 	bool		readOnly:1;		/* opened read-only, or exported */
@@ -235,7 +236,7 @@ typedef struct PgBufFile
 StaticAssertDecl(BLCKSZ <= PG_UINT16_MAX,
 				 "a window's sizes must fit in PgBufFile's 16-bit fields");
 StaticAssertDecl(sizeof(PgBufFile) <= 64,
-				 "PgBufFile must stay within aset.c's 64-byte chunk");
+				 "PgBufFile must stay within a cache line");
 
 #define WIN_NONE 0
 #define WIN_WRITE 1
@@ -314,20 +315,39 @@ static PgBufFileShared *shared = NULL;
 static bf_space *space = NULL;
 
 /*
- * A memory context that holds open files of ours, allocated in it: its
- * reset callback drops the files still open when the context is reset or
+ * A memory context that files of ours were created in, and the child of it
+ * that holds everything of theirs: the PgBufFile and the library's part of
+ * each (its handle, block buffer and block map: the library's alloc_ctx).
+ * The child's reset callback drops the files still open when it is deleted,
+ * which happens, before its memory goes, when the parent is reset or
  * deleted.  Once registered a callback cannot be taken back (18 has no
- * MemoryContextUnregisterResetCallback), so a context has one for as long
- * as it lives, not one per file: it stays, with no file, when its last
- * file is closed, for the next one.
+ * MemoryContextUnregisterResetCallback), so the child lives as long as the
+ * parent, not a file: it stays, with no file, when its last file is closed,
+ * for the next one.
+ *
+ * The child is a generation context rather than a part of the parent: a
+ * file's block map grows by reallocation, and in an aset.c context every
+ * size it grows through stays on a free list that no later request of its
+ * size takes, while a hash join's batch files all grow in step (a 2 MB
+ * batch file left 8 kB of such chunks, besides its 4.6 kB map rounded up to
+ * an 8 kB chunk).  A generation context gives a block back as soon as the
+ * chunks carved from it are all freed, and rounds no request up to a power
+ * of two.  Its blocks stay small (FILES_MAX_BLOCK), so that what is over
+ * 512 bytes (a block buffer, a map past 32 blocks) is a block of its own,
+ * given back when it is freed: with blocks of 64 kB, maps of up to 4 kB
+ * shared blocks that any file still open kept, and the context kept two
+ * empty blocks of 64 kB (docs/results/pg-memory.md).
  */
 struct FileContext
 {
 	MemoryContextCallback callback;
-	MemoryContext cxt;
+	MemoryContext cxt;			/* the context the files were created in */
+	MemoryContext mem;			/* its child "pg_buffile files" */
 	dlist_head	files;			/* its open files */
 	dlist_node	node;			/* in file_contexts */
 };
+
+#define FILES_MAX_BLOCK (8 * 1024)
 
 static MemoryContext PgBufFileContext = NULL;
 static dlist_head file_contexts = DLIST_STATIC_INIT(file_contexts);
@@ -869,8 +889,6 @@ pg_buffile_options(bf_file_options *opts)
 	}
 	opts->seal = buffile_encryption ? BF_SEAL_ON : BF_SEAL_OFF;
 	opts->block_size = BLCKSZ;
-	/* the file's memory where stock's would be: see current_file_context */
-	opts->alloc_ctx = CurrentMemoryContext;
 	if (opts->codec == BF_CODEC_AUTO)
 		used_auto = true;
 }
@@ -878,9 +896,10 @@ pg_buffile_options(bf_file_options *opts)
 /* ---- our files ---- */
 
 /*
- * Reset callback of a context that holds files of ours: drop those still
- * open, before their memory goes, and forget them in their resource owners,
- * whose release (later, at abort) would drop them again from freed memory.
+ * Reset callback of the child context that holds files of ours: drop those
+ * still open, before their memory goes, and forget them in their resource
+ * owners, whose release (later, at abort) would drop them again from freed
+ * memory.
  */
 static void
 file_context_reset(void *arg)
@@ -901,8 +920,9 @@ file_context_reset(void *arg)
 }
 
 /*
- * The FileContext of the current memory context, made (and its callback
- * registered) at its first file; NULL when that allocation fails.  Contexts
+ * The FileContext of the current memory context, made (its child created
+ * and the callback registered) at its first file.  Called before the
+ * library's handle exists, so that an error here strands nothing.  Contexts
  * holding files are few (a query's spill contexts, a cursor's portal): the
  * last one used is found at once, the others by a walk of the list.
  */
@@ -910,6 +930,7 @@ static FileContext *
 current_file_context(void)
 {
 	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext mem;
 	FileContext *fcxt;
 	dlist_iter	iter;
 
@@ -921,37 +942,51 @@ current_file_context(void)
 		if (fcxt->cxt == cxt)
 			return last_fcxt = fcxt;
 	}
-	fcxt = MemoryContextAllocExtended(cxt, sizeof(FileContext),
-									  MCXT_ALLOC_NO_OOM);
-	if (fcxt == NULL)
-		return NULL;
+	mem = GenerationContextCreate(cxt, "pg_buffile files", 0,
+								  ALLOCSET_SMALL_INITSIZE, FILES_MAX_BLOCK);
+	fcxt = MemoryContextAlloc(mem, sizeof(FileContext));
 	fcxt->cxt = cxt;
+	fcxt->mem = mem;
 	dlist_init(&fcxt->files);
 	fcxt->callback.func = file_context_reset;
 	fcxt->callback.arg = fcxt;
-	MemoryContextRegisterResetCallback(cxt, &fcxt->callback);
+	MemoryContextRegisterResetCallback(mem, &fcxt->callback);
 	dlist_push_head(&file_contexts, &fcxt->node);
 	return last_fcxt = fcxt;
 }
 
 /*
- * Make the struct of a new library handle, in the current memory context
- * (where the handle's memory is: see pg_buffile_options), remember it in
- * the current resource owner and on its context's list.  Allocated without
- * raising an error, so that running out of memory cannot strand the handle.
+ * Before a file is created or opened: room in the current resource owner,
+ * and the file's memory where stock's would be, in the child of the
+ * current memory context (current_file_context).  Either may raise an
+ * error, which strands nothing yet.
  */
-static PgBufFile *
-pg_buffile_remember(bf_file *bf, bool interXact, bool named)
+static FileContext *
+file_prepare(bool interXact, bf_file_options *opts)
 {
-	PgBufFile  *file;
 	FileContext *fcxt;
 
 	if (!interXact)
 		ResourceOwnerEnlarge(CurrentResourceOwner);
 	fcxt = current_file_context();
-	file = fcxt == NULL ? NULL :
-		MemoryContextAllocExtended(CurrentMemoryContext, sizeof(PgBufFile),
-								   MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
+	opts->alloc_ctx = fcxt->mem;
+	return fcxt;
+}
+
+/*
+ * Make the struct of a new library handle, in fcxt's child beside the
+ * handle's memory (file_prepare), remember it in the current resource owner
+ * (which has room) and on fcxt's list.  Allocated without raising an
+ * error, so that running out of memory cannot strand the handle.
+ */
+static PgBufFile *
+pg_buffile_remember(bf_file *bf, FileContext *fcxt, bool interXact,
+					bool named)
+{
+	PgBufFile  *file;
+
+	file = MemoryContextAllocExtended(fcxt->mem, sizeof(PgBufFile),
+									  MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
 	if (file == NULL)
 	{
 		(void) bf_file_abort(bf);
@@ -1197,8 +1232,8 @@ create_named(bf_space *sp, const char *dir, const char *name,
 
 /* Remember the file created in "dir", or report why it could not be. */
 static PgBufFile *
-finish_create(int status, bf_file *bf, char *dir, const char *name,
-			  bool interXact, bool named)
+finish_create(int status, bf_file *bf, FileContext *fcxt, char *dir,
+			  const char *name, bool interXact, bool named)
 {
 	PgBufFile  *file;
 
@@ -1208,7 +1243,7 @@ finish_create(int status, bf_file *bf, char *dir, const char *name,
 		pg_buffile_failure(status, dir,
 						   gettext_noop("could not create temporary file \"%s\": %m"));
 	}
-	file = pg_buffile_remember(bf, interXact, named);
+	file = pg_buffile_remember(bf, fcxt, interXact, named);
 	file->wrote = true;
 	file->sealed = buffile_encryption;
 	file->method = buffile_method == METHOD_OFF ? METHOD_NONE : buffile_method;
@@ -1303,11 +1338,13 @@ pg_buffile_create_temp(bool interXact)
 	char		dir[MAXPGPATH];
 	char		name[64];
 	bf_file    *bf = NULL;
+	FileContext *fcxt;
 	int			status;
 
 	if (!pg_buffile_wanted())
 		return NULL;
 	pg_buffile_options(&opts);
+	fcxt = file_prepare(interXact, &opts);
 	sp = pg_buffile_space();
 	if (!interXact)
 		tblspc = GetNextTempTableSpace();
@@ -1330,7 +1367,7 @@ pg_buffile_create_temp(bool interXact)
 			break;
 		tblspc = deftblspc;
 	}
-	return finish_create(status, bf, dir, name, interXact, false);
+	return finish_create(status, bf, fcxt, dir, name, interXact, false);
 }
 
 /*
@@ -1346,16 +1383,18 @@ pg_buffile_create_fileset(FileSet *fileset, const char *name)
 	char		bfname[MAXPGPATH];
 	bf_file_options opts;
 	bf_file    *bf = NULL;
+	FileContext *fcxt;
 	int			status;
 
 	if (!pg_buffile_wanted())
 		return NULL;
 	pg_buffile_options(&opts);
+	fcxt = file_prepare(false, &opts);
 	sp = pg_buffile_space();
 	fileset_directory(fileset, name, dir, true);
 	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
 	status = create_named(sp, dir, bfname, &opts, &bf);
-	return finish_create(status, bf, dir, bfname, false, true);
+	return finish_create(status, bf, fcxt, dir, bfname, false, true);
 }
 
 /* Open a file of a FileSet, if it is ours.  mode is O_RDONLY or O_RDWR. */
@@ -1368,6 +1407,7 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	bool		readOnly = ((mode & O_ACCMODE) == O_RDONLY);
 	bf_file_options opts;
 	PgBufFile  *file;
+	FileContext *fcxt;
 	bf_file    *bf = NULL;
 	int			status;
 
@@ -1376,7 +1416,7 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 	sp = pg_buffile_space();
 	snprintf(bfname, sizeof(bfname), "%s%s", name, FILESET_SUFFIX);
 	bf_file_options_init(&opts);
-	opts.alloc_ctx = CurrentMemoryContext;
+	fcxt = file_prepare(false, &opts);
 	status = bf_file_open_named_opts(sp, dir, bfname,
 									 readOnly ? BF_OPEN_READONLY : BF_OPEN_READWRITE,
 									 &opts, &bf);
@@ -1386,7 +1426,7 @@ pg_buffile_open_fileset(FileSet *fileset, const char *name, int mode)
 		pg_buffile_failure(status, dir,
 						   gettext_noop("could not open temporary file \"%s\": %m"));
 	}
-	file = pg_buffile_remember(bf, false, true);
+	file = pg_buffile_remember(bf, fcxt, false, true);
 	file->readOnly = readOnly;
 	file->wrote = !readOnly;
 	for (int m = METHOD_NONE; m < NUM_METHODS; m++)

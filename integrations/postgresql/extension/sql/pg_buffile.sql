@@ -202,20 +202,26 @@ DROP TABLE stats_lz4;
 RESET pg_buffile.method;
 RESET max_parallel_workers_per_gather;
 
--- Memory: a file's memory is in the context stock's BufFile would be in,
--- not ours.  A hash join in batches under a cursor, its files open between
--- fetches: its spill context holds them with the server's method as it
--- holds stock's (off); the pg_buffile context (the space's codec contexts
--- and scratch) grows by no file's memory from a sort's single file to the
--- join's many (ORDER BY b, c: the index on c must not spare the sort).
+-- Memory: a file's memory is under the context stock's BufFile would be in
+-- (in its child "pg_buffile files"), not in ours.  A hash join in batches
+-- under a cursor, its files open between fetches: its spill context holds
+-- them with the server's method as it holds stock's (off); the pg_buffile
+-- context (the space's codec contexts and scratch) grows by no file's
+-- memory from a sort's single file to the join's many (ORDER BY b, c: the
+-- index on c must not spare the sort).
 SET enable_mergejoin = off;
 SET enable_nestloop = off;
 SET max_parallel_workers_per_gather = 0;
-CREATE TEMP TABLE mem (method text, spill bigint, ours_one bigint, ours_many bigint);
-CREATE FUNCTION context_bytes(context text) RETURNS bigint
-LANGUAGE sql AS $$
-  SELECT coalesce(sum(total_bytes), 0)::bigint FROM pg_backend_memory_contexts
-    WHERE name = context
+CREATE TEMP TABLE mem (method text, spill bigint, files bigint, ours_one bigint,
+  ours_many bigint);
+-- the bytes of a context and its descendants, or of its children named child
+CREATE FUNCTION context_bytes(context text, child text DEFAULT NULL)
+RETURNS bigint LANGUAGE sql AS $$
+  WITH c AS MATERIALIZED (SELECT * FROM pg_backend_memory_contexts)
+  SELECT coalesce(sum(d.total_bytes), 0)::bigint
+    FROM c p JOIN c d ON d.path[p.level] = p.path[p.level]
+    WHERE p.name = context
+      AND (child IS NULL OR (d.name = child AND d.level = p.level + 1))
 $$;
 BEGIN;
 DECLARE one CURSOR FOR SELECT c FROM spill ORDER BY b, c;
@@ -225,6 +231,7 @@ INSERT INTO mem (method, ours_one) VALUES
 DECLARE many CURSOR FOR SELECT s1.a, s2.c FROM spill s1 JOIN spill s2 ON s1.a = s2.a;
 MOVE 1 IN many;
 UPDATE mem SET spill = context_bytes('HashSpillContext'),
+  files = context_bytes('HashSpillContext', 'pg_buffile files'),
   ours_many = context_bytes('pg_buffile');
 COMMIT;
 SET pg_buffile.method = 'off';
@@ -236,6 +243,7 @@ COMMIT;
 RESET pg_buffile.method;
 SELECT o.spill > 100000 AS stock_spills,
        m.spill >= 0.9 * o.spill AS spill_context_holds_ours,
+       m.files > 0.5 * m.spill AS in_a_child_of_it,
        m.ours_many - m.ours_one < 0.1 * m.spill AS ours_holds_no_file
   FROM mem m, mem o WHERE m.method <> 'off' AND o.method = 'off';
 -- an error in the middle of a spill: the files go with the executor's
@@ -252,7 +260,7 @@ RESET statement_timeout;
 SELECT count(*) AS files_left_after_cancel FROM pg_ls_tmpdir()
   WHERE name ~ ('^pgsql_tmp' || pg_backend_pid() || '\.');
 DROP TABLE mem;
-DROP FUNCTION context_bytes(text);
+DROP FUNCTION context_bytes(text, text);
 RESET enable_mergejoin;
 RESET enable_nestloop;
 RESET max_parallel_workers_per_gather;
