@@ -4,9 +4,12 @@
  *	  The memory many open BufFiles take, stock's against pg_buffile's: a
  *	  helper of integrations/postgresql/scripts/pg-hook.sh (part memory).
  *
- * buffile_memory_open(n, bytes) creates n temporary BufFiles, as a hash join
- * creates its batch files, and writes "bytes" bytes into each; they stay
- * open, across statements, until buffile_memory_close().  Their BufFile
+ * buffile_memory_open(n, bytes [, piece]) creates n temporary BufFiles, as a
+ * hash join creates its batch files, and writes "bytes" bytes into each:
+ * each file at once, or with "piece" > 0 in turns, "piece" bytes into every
+ * file before the next piece of any, as a hash join spreads its tuples
+ * over its batches (the files' memory then grows in step, as a join's
+ * does).  They stay open, across statements, until buffile_memory_close().  Their BufFile
  * structs (with stock's BLCKSZ buffer) live in the memory context "BufFile
  * memory test", and what libbuffile holds for the compressed ones in
  * "pg_buffile": pg_backend_memory_contexts shows both while the files are
@@ -42,13 +45,14 @@ buffile_memory_open(PG_FUNCTION_ARGS)
 {
 	int32		n = PG_GETARG_INT32(0);
 	int32		bytes = PG_GETARG_INT32(1);
+	int32		piece = PG_GETARG_INT32(2);
 	char	   *data;
 	MemoryContext oldcxt;
 
 	if (test_context != NULL)
 		elog(ERROR, "the files of buffile_memory_open() are open already");
-	if (n < 1 || bytes < 0)
-		elog(ERROR, "buffile_memory_open() needs n >= 1 and bytes >= 0");
+	if (n < 1 || bytes < 0 || piece < 0)
+		elog(ERROR, "buffile_memory_open() needs n >= 1, bytes >= 0 and piece >= 0");
 
 	/* text of tuples of a kind: compressible, not trivially so */
 	data = palloc(bytes + 1);
@@ -64,7 +68,14 @@ buffile_memory_open(PG_FUNCTION_ARGS)
 	{
 		CHECK_FOR_INTERRUPTS();
 		files[nfiles] = BufFileCreateTemp(true);
-		BufFileWrite(files[nfiles], data, bytes);
+		if (piece == 0)
+			BufFileWrite(files[nfiles], data, bytes);
+	}
+	for (int32 off = 0; piece > 0 && off < bytes; off += piece)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n; i++)
+			BufFileWrite(files[i], data + off, Min(piece, bytes - off));
 	}
 	MemoryContextSwitchTo(oldcxt);
 	pfree(data);
