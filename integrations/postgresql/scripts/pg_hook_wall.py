@@ -29,6 +29,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -682,6 +683,23 @@ def _raw_word(a, e):
     return raw_text(e.get("raw_share"))
 
 
+# A burner process: spins, and every ~10 million turns (a fraction of a second) checks
+# that the process that started it is still its parent (its pid passed as an argument: one
+# the child read itself would be init's if the runner had died first), so that it cannot
+# outlive a runner that was killed (SIGKILL, or SIGTERM before the handler below is set):
+# one stopped with pkill once left two spinning at nice -10 under every later measurement.
+BURNER = ("import os, sys\np = int(sys.argv[1])\nwhile os.getppid() == p:\n"
+          "    for _ in range(10000000):\n        pass\n")
+
+
+def start_burners(n):
+    """n spinning processes; SIGTERM of this process then raises SystemExit, so that the
+    finally that stops them runs (the default action would kill it without)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return [subprocess.Popen([sys.executable, "-c", BURNER, str(os.getpid())],
+                             stdin=subprocess.DEVNULL) for _ in range(n)]
+
+
 class Matrix:
     """The runs: sessions on the two servers, the burner, the results file."""
 
@@ -794,9 +812,7 @@ class Matrix:
     def burner_start(self):
         if not self.a.burner or self.burners:
             return
-        for _ in range(os.cpu_count() or 1):
-            self.burners.append(subprocess.Popen(
-                [sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL))
+        self.burners = start_burners(os.cpu_count() or 1)
 
     def burner_stop(self):
         for p in self.burners:

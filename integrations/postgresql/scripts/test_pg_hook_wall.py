@@ -233,5 +233,44 @@ class TwoMethods(unittest.TestCase):
         self.assertIn("| 200k rows, D = 10, 2 connections | 1 |", text)
 
 
+class Burner(unittest.TestCase):
+    """The burner's processes end with the runner that started them, even killed."""
+
+    def test_burners_end_when_their_runner_is_killed(self):
+        import signal
+        import subprocess
+        import sys
+        import time
+        here = os.path.dirname(os.path.abspath(__file__))
+        runner = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, time\nsys.path.insert(0, sys.argv[1])\nimport pg_hook_wall as w\n"
+             "print(' '.join(str(p.pid) for p in w.start_burners(2)), flush=True)\n"
+             "time.sleep(60)\n", here],
+            stdout=subprocess.PIPE, text=True)
+        pids = [int(x) for x in runner.stdout.readline().split()]
+        self.assertEqual(len(pids), 2)
+        for pid in pids:
+            os.kill(pid, 0)  # spinning
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        deadline = time.monotonic() + 30
+        alive = pids
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [p for p in pids if _running(p)]
+        self.assertEqual(alive, [], "burner processes outlived their runner")
+
+
+def _running(pid):
+    """Whether pid is a process that has not exited (a zombie has: it only waits for init
+    to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 if __name__ == "__main__":
     unittest.main()
