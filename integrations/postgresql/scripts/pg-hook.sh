@@ -499,10 +499,11 @@ if want memory; then
           where name in ('BufFile memory test', 'pg_buffile files', 'pg_buffile')" \
       -c "select buffile_memory_close()" | grep -E '^[0-9]+$'
   }
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
   for bytes in 100 10000; do
     off_b=$(measure off $bytes) || die "the memory measure failed (off)"
     lz4_b=$(measure lz4 $bytes) || die "the memory measure failed (lz4)"
-    log "$n files of $bytes bytes: stock $((off_b / n)) bytes a file, lz4 $((lz4_b / n)) ($(awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { printf "%.3f", a / b }')x)"
+    log "$n files of $bytes bytes: stock $((off_b / n)) bytes a file, lz4 $((lz4_b / n)) ($(ratio "$lz4_b" "$off_b")x)"
     awk -v a="$lz4_b" -v b="$off_b" 'BEGIN { exit !(b > 0 && a <= 1.10 * b) }' \
       || die "lz4's files take more than 1.10 times stock's memory"
   done
@@ -511,11 +512,12 @@ if want memory; then
   # buffile.h bounds at 16 bytes a block in runs (18 with a leaf's growth step of an
   # eighth): the files within 1.10 times stock's plus that.
   n=256 bytes=$((2 * 1024 * 1024))
-  blocks=$((n * bytes / 8192))
+  blcksz=$(psql_ -d $db -At -c "show block_size") || die "the server's block size is unknown"
+  blocks=$((n * bytes / blcksz))
   off_b=$(measure off $bytes 100) || die "the memory measure failed (off, in turns)"
   for m in none lz4; do
     m_b=$(measure $m $bytes 100) || die "the memory measure failed ($m, in turns)"
-    log "$n files of $bytes bytes written in turns: stock $((off_b / n)) bytes a file, $m $((m_b / n)) ($(awk -v a="$m_b" -v b="$off_b" 'BEGIN { printf "%.3f", a / b }')x; $(( (m_b - off_b) / blocks )) bytes more a block)"
+    log "$n files of $bytes bytes written in turns: stock $((off_b / n)) bytes a file, $m $((m_b / n)) ($(ratio "$m_b" "$off_b")x; $(( (m_b - off_b) / blocks )) bytes more a block)"
     awk -v a="$m_b" -v b="$off_b" -v k="$blocks" 'BEGIN { exit !(b > 0 && a <= 1.10 * (b + 18 * k)) }' \
       || die "$m's files written in turns take more than 1.10 times stock's memory plus 18 bytes a block"
   done

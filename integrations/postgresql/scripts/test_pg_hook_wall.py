@@ -6,7 +6,11 @@ words against issue 46's targets (1.03 for the time, 0.99 of the blocks raw)."""
 import argparse
 import json
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 import unittest
 
 import pg_hook_wall as w
@@ -237,10 +241,6 @@ class Burner(unittest.TestCase):
     """The burner's processes end with the runner that started them, even killed."""
 
     def test_burners_end_when_their_runner_is_killed(self):
-        import signal
-        import subprocess
-        import sys
-        import time
         here = os.path.dirname(os.path.abspath(__file__))
         runner = subprocess.Popen(
             [sys.executable, "-c",

@@ -9,11 +9,12 @@
  * each file at once, or with "piece" > 0 in turns, "piece" bytes into every
  * file before the next piece of any, as a hash join spreads its tuples
  * over its batches (the files' memory then grows in step, as a join's
- * does).  They stay open, across statements, until buffile_memory_close().  Their BufFile
- * structs (with stock's BLCKSZ buffer) live in the memory context "BufFile
- * memory test", and what libbuffile holds for the compressed ones in
- * "pg_buffile": pg_backend_memory_contexts shows both while the files are
- * open.
+ * does).  They stay open, across statements, until buffile_memory_close().
+ * Their BufFile structs (with stock's BLCKSZ buffer) live in the memory
+ * context "BufFile memory test", and what pg_buffile and libbuffile hold for
+ * the compressed ones in its child "pg_buffile files" (the space's shared
+ * part in "pg_buffile"): pg_backend_memory_contexts shows them while the
+ * files are open.
  *
  * Builds with PGXS against PostgreSQL 18 and master.
  *
@@ -71,7 +72,7 @@ buffile_memory_open(PG_FUNCTION_ARGS)
 		if (piece == 0)
 			BufFileWrite(files[nfiles], data, bytes);
 	}
-	for (int32 off = 0; piece > 0 && off < bytes; off += piece)
+	for (int64 off = 0; piece > 0 && off < bytes; off += piece)
 	{
 		CHECK_FOR_INTERRUPTS();
 		for (int i = 0; i < n; i++)
