@@ -490,7 +490,9 @@ BF_API int bf_space_set_workers(bf_space *space, unsigned n,
 /*
  * Memory: per open file = one block buffer + the block map + the
  * free-extent list + a small struct. The block map holds at most 31 bytes
- * per logical block holding data (16 in runs of such blocks) and, for a
+ * per logical block holding data (16 in runs of such blocks; about 4.5 in
+ * runs of blocks stored raw one after another, as codec none writes them
+ * and auto where I/O is cheap) and, for a
  * file of more than 4096 blocks, a directory of 12 bytes and a bit per
  * 4096 blocks of its size (up to an eighth more as it grows; at least 200
  * bytes): however sparse the data, a hole costs its share of the directory

@@ -1,8 +1,9 @@
 /*
- * blockmap.c - the two-level block map: leaves dense or compact, growth,
- * lookup, the changes between hole and data, shrinking.
- * Implements: bf_map_find, bf_map_slot, bf_map_put, bf_map_clear,
- * bf_map_next, bf_map_shrink, bf_map_memory, bf_map_free (blockmap.h).
+ * blockmap.c - the two-level block map: leaves dense, compact or run,
+ * growth, lookup, the changes between hole and data, shrinking.
+ * Implements: bf_map_find, bf_map_run_get, bf_map_read, bf_map_slot, bf_map_put,
+ * bf_map_clear, bf_map_clearable, bf_map_next, bf_map_shrink,
+ * bf_map_memory, bf_map_free (blockmap.h).
  *
  * Invariants (outside a call, allocation failures aside):
  *  - a leaf holds at least one entry with data or reserved (its `used`
@@ -13,13 +14,20 @@
  *  - a dense leaf costs at most 1.5 times what exactly its occupied entries
  *    would cost compact (worth_compact is false), and a compact one less
  *    than a dense one covering its largest key (worth_dense was false when
- *    it was last grown).
+ *    it was last grown);
+ *  - a run leaf's blocks i0 .. i0 + used - 1 are bare, share one length
+ *    word and follow each other on disk; it holds at least one of them or
+ *    its own entry (pend1 != 0), which is the block's entry wherever it
+ *    falls (it shadows the run's); its capacity is at least used and costs
+ *    within buffile.h's bound (run_fit).
  * Every call that can fail allocates before it changes anything visible, so
  * a failed allocation leaves the map as it was; the calls that cannot fail
- * (clear, shrink) fall back to holding more memory.
+ * (shrink; clear but of a block inside a run) fall back to holding more
+ * memory.
  */
 #include "blockmap.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -75,12 +83,18 @@ typedef struct leaf {
 
 static int is_compact(const void *t)
 {
-    return ((uintptr_t)t & 1) != 0;
+    return ((uintptr_t)t & 3) == 1;
 }
 
+static int is_run(const void *t)
+{
+    return ((uintptr_t)t & 3) == 2;
+}
+
+/* The leaf's memory (any kind): its pointer without the tag. */
 static bf_map_entry *entries(const void *t)
 {
-    return (bf_map_entry *)((uintptr_t)t & ~(uintptr_t)1);
+    return (bf_map_entry *)((uintptr_t)t & ~(uintptr_t)3);
 }
 
 static void *tag_compact(bf_map_entry *e)
@@ -93,9 +107,15 @@ static uint16_t *keys_of(const bf_map_entry *e, bf_map_meta meta)
     return (uint16_t *)(e + meta.cap);
 }
 
+static uint64_t run_bytes(uint32_t cap);
+
 static uint64_t leaf_bytes(const void *t, bf_map_meta meta)
 {
-    return t == NULL ? 0 : is_compact(t) ? compact_bytes(meta.cap) : dense_bytes(meta.cap);
+    if (t == NULL)
+        return 0;
+    return is_compact(t) ? compact_bytes(meta.cap)
+           : is_run(t)   ? run_bytes(meta.cap)
+                         : dense_bytes(meta.cap);
 }
 
 /*
@@ -236,7 +256,8 @@ static int to_compact(leaf lf, const bf_allocator *a, uint32_t hole)
 /* Dense leaf `lf` made compact if that pays, where allocation allows. */
 static void maybe_compact(leaf lf, const bf_allocator *a)
 {
-    if (*lf.p != NULL && !is_compact(*lf.p) && worth_compact(lf.m->cap, lf.m->used))
+    if (*lf.p != NULL && !is_compact(*lf.p) && !is_run(*lf.p) &&
+        worth_compact(lf.m->cap, lf.m->used))
         to_compact(lf, a, BF_MAP_LEAF);
 }
 
@@ -345,6 +366,297 @@ static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i, int p
     return &e[pos];
 }
 
+/* ---- run leaves ------------------------------------------------------- */
+
+/* Blocks a dense leaf must hold, all one run, before it turns run. */
+#define RUN_MIN 16u
+
+typedef struct run_leaf {
+    uint64_t base;     /* the offset word (part included) of block i0 */
+    uint32_t lenw;     /* every block's length word: length | BF_MAP_RAW | BF_MAP_BARE (| KEPT) */
+    uint16_t i0;       /* the leaf's index of the run's first block */
+    uint16_t pend1;    /* 1 + the index of the block bf_map_slot made room for last; 0: none */
+    bf_map_entry pend; /* that block's entry: reserved, or what bf_map_put stored */
+    bf_map_entry view; /* the copy of a run block that bf_map_get and bf_map_next return */
+    uint32_t crc[];    /* crc[k]: the check of block i0 + k, for k < the leaf's used */
+} run_leaf;
+
+static uint64_t run_bytes(uint32_t cap)
+{
+    return offsetof(run_leaf, crc) + (uint64_t)cap * sizeof(uint32_t);
+}
+
+/* Room for k blocks: exactly k while small (a run shrunk by clears), then eighth steps. */
+static uint32_t run_cap(uint32_t k)
+{
+    uint32_t c = k <= 16 ? k : bf_map_round_cap(k);
+    return c < BF_MAP_LEAF ? c : BF_MAP_LEAF;
+}
+
+static run_leaf *run_of(const void *t)
+{
+    return (run_leaf *)entries(t);
+}
+
+static void *tag_run(run_leaf *r)
+{
+    return (void *)((uintptr_t)r | 2);
+}
+
+static bf_map_entry run_entry(const run_leaf *r, uint32_t k)
+{
+    return (bf_map_entry){r->base + (uint64_t)k * (r->lenw & ~BF_MAP_FLAGS), r->lenw, r->crc[k]};
+}
+
+/* `v` is what the run would hold as its block k: one length word, the offset after k blocks. */
+static int run_fits(const run_leaf *r, uint32_t k, const bf_map_entry *v)
+{
+    return v->len == r->lenw && v->off == r->base + (uint64_t)k * (r->lenw & ~BF_MAP_FLAGS);
+}
+
+bf_map_entry *bf_map_run_get(const void *t, bf_map_meta meta, uint32_t i)
+{
+    run_leaf *r = run_of(t);
+    if (r->pend1 == i + 1)
+        return &r->pend;
+    if (i < r->i0 || i - r->i0 >= meta.used)
+        return NULL;
+    r->view = run_entry(r, i - r->i0); /* the leaf's own memory: lookups stay const on the map */
+    return &r->view;
+}
+
+int bf_map_read(const bf_blockmap *m, uint64_t blkno, bf_map_entry *out)
+{
+    bf_map_meta meta;
+    uintptr_t t = bf_map_leaf(m, blkno, &meta);
+    const bf_map_entry *e = NULL;
+    if (t != 0 && is_run((const void *)t)) {
+        const run_leaf *r = run_of((const void *)t);
+        uint32_t i = (uint32_t)(blkno & LEAF_MASK);
+        if (r->pend1 == i + 1)
+            e = &r->pend;
+        else if (i >= r->i0 && i - r->i0 < meta.used) {
+            *out = run_entry(r, i - r->i0);
+            return 1;
+        }
+    } else if (t != 0) {
+        e = bf_map_get(m, blkno);
+    }
+    if (!bf_map_used(e)) {
+        memset(out, 0, sizeof(*out));
+        return 0;
+    }
+    *out = *e;
+    return 1;
+}
+
+/*
+ * Leaf `lf` (dense or compact), about to grow for index `i`, made a run when all it holds
+ * is one of RUN_MIN blocks or more and `i` is the block after it; 1 if it was.
+ */
+static int to_run(leaf lf, const bf_allocator *a, uint32_t i)
+{
+    bf_map_meta lm = *lf.m;
+    if (lm.used < RUN_MIN || i < lm.used)
+        return 0;
+    uint32_t i0 = i - lm.used; /* the run would start here: its blocks are all the leaf holds */
+    const bf_map_entry *e = entries(*lf.p); /* the run's first block's entry, then the others */
+    if (is_compact(*lf.p)) {
+        const uint16_t *key = keys_of(e, lm);
+        if (key[0] != i0 || key[lm.used - 1] != i - 1) /* ascending: so no gaps */
+            return 0;
+    } else {
+        if (i > lm.cap)
+            return 0;
+        e += i0;
+    }
+    uint32_t len = e->len & ~BF_MAP_FLAGS;
+    if ((e->len & BF_MAP_BARE) == 0 || len == 0)
+        return 0;
+    for (uint32_t k = 1; k < lm.used; k++)
+        if (e[k].len != e->len || e[k].off != e->off + (uint64_t)k * len)
+            return 0;
+    uint32_t cap = run_cap(lm.used + 1u); /* and the next block's */
+    run_leaf *r = bf_malloc(a, (size_t)run_bytes(cap));
+    if (r == NULL)
+        return 0; /* it stays as it was */
+    r->base = e->off;
+    r->lenw = e->len;
+    r->i0 = (uint16_t)i0;
+    r->pend1 = 0;
+    for (uint32_t k = 0; k < lm.used; k++)
+        r->crc[k] = e[k].cap;
+    bf_free(a, entries(*lf.p));
+    *lf.p = tag_run(r);
+    lf.m->cap = (uint16_t)cap;
+    return 1;
+}
+
+/*
+ * Run leaf `lf` made dense or compact (whichever the rules above choose for what it
+ * holds), its own entry in its place; 0 when the allocation failed (the leaf as it was).
+ */
+static int run_to_general(leaf lf, const bf_allocator *a)
+{
+    run_leaf *r = run_of(*lf.p);
+    uint32_t n = lf.m->used, i0 = r->i0;
+    uint32_t p = r->pend1 != 0 ? r->pend1 - 1u : BF_MAP_LEAF;
+    int extra = p < BF_MAP_LEAF && (p < i0 || p - i0 >= n); /* its own entry is not a run block */
+    uint32_t used = n + (uint32_t)extra;
+    uint32_t top = n > 0 ? i0 + n - 1 : p;
+    if (extra && p > top)
+        top = p;
+    uint32_t dcap = dense_cap(top + 1);
+    if (!worth_compact(dcap, used)) {
+        bf_map_entry *d = bf_calloc(a, dcap, sizeof(*d));
+        if (d == NULL)
+            return 0;
+        for (uint32_t k = 0; k < n; k++)
+            d[i0 + k] = run_entry(r, k);
+        if (p < BF_MAP_LEAF)
+            d[p] = r->pend;
+        bf_free(a, r);
+        *lf.p = d;
+        *lf.m = (bf_map_meta){(uint16_t)used, (uint16_t)dcap};
+        return 1;
+    }
+    bf_map_meta cm = {(uint16_t)used, (uint16_t)compact_cap(used)};
+    bf_map_entry *c = bf_malloc(a, (size_t)compact_bytes(cm.cap));
+    if (c == NULL)
+        return 0;
+    uint16_t *key = keys_of(c, cm);
+    uint32_t j = 0, k = 0;
+    while (k < n || extra) {
+        if (extra && (k == n || p < i0 + k)) {
+            c[j] = r->pend;
+            key[j++] = (uint16_t)p;
+            extra = 0;
+        } else {
+            c[j] = i0 + k == p ? r->pend : run_entry(r, k);
+            key[j++] = (uint16_t)(i0 + k);
+            k++;
+        }
+    }
+    bf_free(a, r);
+    *lf.p = tag_compact(c);
+    *lf.m = cm;
+    return 1;
+}
+
+/*
+ * The leaf's own entry taken into its run where it fits (a block of the run rewritten in
+ * place, or the block after it): 1 when done or there was none, 0 when it does not fit
+ * (or is still reserved), -1 when the run could not grow (allocation failed; as it was).
+ */
+static int run_settle(leaf lf, const bf_allocator *a)
+{
+    run_leaf *r = run_of(*lf.p);
+    if (r->pend1 == 0)
+        return 1;
+    uint32_t n = lf.m->used, p = r->pend1 - 1u;
+    if (!bf_map_used(&r->pend) || p < r->i0 || p - r->i0 > n || !run_fits(r, p - r->i0, &r->pend))
+        return 0;
+    uint32_t k = p - r->i0;
+    if (k == n) {
+        if (n == lf.m->cap) {
+            uint32_t cap = run_cap(n + 1u);
+            run_leaf *g = bf_realloc(a, r, (size_t)run_bytes(cap));
+            if (g == NULL)
+                return -1;
+            r = g;
+            *lf.p = tag_run(g);
+            lf.m->cap = (uint16_t)cap;
+        }
+        lf.m->used = (uint16_t)(n + 1);
+    }
+    r->crc[k] = r->pend.cap;
+    r->pend1 = 0;
+    return 1;
+}
+
+static int drop_if_empty(leaf lf, const bf_allocator *a);
+
+/*
+ * After a run leaf lost blocks: it goes when it holds nothing, turns dense or compact
+ * when a run costs more than buffile.h's 31 bytes a block would allow (2 blocks or
+ * fewer), gives back room past twice what it needs; where allocation fails it holds more.
+ */
+static void run_fit(leaf lf, const bf_allocator *a)
+{
+    run_leaf *r = run_of(*lf.p);
+    uint32_t n = lf.m->used;
+    if (n == 0 && r->pend1 == 0) {
+        drop_if_empty(lf, a);
+        return;
+    }
+    if (n <= 2) {
+        if (run_to_general(lf, a))
+            maybe_compact(lf, a);
+        return;
+    }
+    uint32_t cap = run_cap(n);
+    if (lf.m->cap > 2 * cap) {
+        run_leaf *g = bf_realloc(a, r, (size_t)run_bytes(cap));
+        if (g != NULL) {
+            *lf.p = tag_run(g);
+            lf.m->cap = (uint16_t)cap;
+        }
+    }
+}
+
+/*
+ * bf_map_slot in a run leaf: the block's entry is the leaf's own (a copy of its run entry,
+ * or reserved for the block after the run) once the last one is settled; any other block,
+ * or an own entry that is not the run's, makes the leaf dense or compact first.
+ */
+static bf_map_entry *run_slot(leaf lf, const bf_allocator *a, uint32_t i, int past)
+{
+    run_leaf *r = run_of(*lf.p);
+    if (r->pend1 == i + 1)
+        return &r->pend;
+    int settled = run_settle(lf, a);
+    if (settled < 0)
+        return NULL;
+    r = run_of(*lf.p);
+    uint32_t n = lf.m->used;
+    if (settled == 0 || i < r->i0 || i - r->i0 > n) {
+        if (!run_to_general(lf, a))
+            return NULL;
+        return leaf_slot(lf, a, i, past);
+    }
+    if (i - r->i0 < n)
+        r->pend = run_entry(r, i - r->i0);
+    else
+        reserve(&r->pend);
+    r->pend1 = (uint16_t)(i + 1);
+    return &r->pend;
+}
+
+/*
+ * bf_map_clear in a run leaf: 1 done, 0 allocation failed (as it was), 2 the leaf was made
+ * dense or compact for a hole inside the run: the caller clears it there.
+ */
+static int run_clear(leaf lf, const bf_allocator *a, uint32_t i)
+{
+    run_leaf *r = run_of(*lf.p);
+    uint32_t n = lf.m->used;
+    int in_run = i >= r->i0 && i - r->i0 < n;
+    if (!in_run) {
+        if (r->pend1 == i + 1) {
+            r->pend1 = 0;
+            run_fit(lf, a);
+        }
+        return 1;
+    }
+    if (i - r->i0 + 1 < n) /* a hole inside the run: not a run any more */
+        return run_to_general(lf, a) ? 2 : 0;
+    if (r->pend1 == i + 1)
+        r->pend1 = 0;
+    lf.m->used = (uint16_t)(n - 1);
+    run_fit(lf, a);
+    return 1;
+}
+
 /* Cover n > m->n blocks: only the directory changes (leaves keep what they hold). */
 static int grow(bf_blockmap *m, const bf_allocator *a, uint32_t n)
 {
@@ -382,7 +694,14 @@ bf_map_entry *bf_map_slot(bf_blockmap *m, const bf_allocator *a, uint32_t blkno)
     uint32_t old_n = m->n;
     if (blkno >= m->n && !grow(m, a, blkno + 1))
         return NULL;
-    bf_map_entry *e = leaf_slot(leaf_at(m, blkno), a, blkno & LEAF_MASK, blkno >= old_n);
+    leaf lf = leaf_at(m, blkno);
+    uint32_t i = blkno & LEAF_MASK;
+    int past = blkno >= old_n;
+    /* A leaf that must grow for the block after a run it is made of turns run. */
+    if (*lf.p != NULL && !is_run(*lf.p) &&
+        (is_compact(*lf.p) ? lf.m->used == lf.m->cap : i >= lf.m->cap))
+        to_run(lf, a, i);
+    bf_map_entry *e = is_run(*lf.p) ? run_slot(lf, a, i, past) : leaf_slot(lf, a, i, past);
     if (e == NULL)
         bf_map_shrink(m, a, old_n); /* the directory as it was: nothing past old_n holds data */
     return e;
@@ -406,27 +725,32 @@ static int drop_if_empty(leaf lf, const bf_allocator *a)
     return 1;
 }
 
-void bf_map_clear(bf_blockmap *m, const bf_allocator *a, uint64_t blkno)
+int bf_map_clear(bf_blockmap *m, const bf_allocator *a, uint64_t blkno)
 {
     if (blkno >= m->n || m->p == NULL)
-        return;
+        return 1;
     leaf lf = leaf_at(m, blkno);
-    bf_map_entry *e = entries(*lf.p);
     uint32_t i = (uint32_t)(blkno & LEAF_MASK);
-    if (e == NULL)
-        return;
+    if (*lf.p == NULL)
+        return 1;
+    if (is_run(*lf.p)) {
+        int rc = run_clear(lf, a, i);
+        if (rc != 2)
+            return rc;
+    }
+    bf_map_entry *e = entries(*lf.p);
     if (is_compact(*lf.p)) {
         bf_map_meta meta = *lf.m;
         uint32_t pos = lower_bound(e, meta, i);
         uint16_t *k = keys_of(e, meta);
         if (pos == meta.used || k[pos] != i)
-            return;
+            return 1;
         memmove(&e[pos], &e[pos + 1], (size_t)(meta.used - 1 - pos) * sizeof(e[0]));
         memmove(&k[pos], &k[pos + 1], (size_t)(meta.used - 1 - pos) * sizeof(k[0]));
         lf.m->used--;
         if (!drop_if_empty(lf, a))
             compact_resize(lf, a, lf.m->used);
-        return;
+        return 1;
     }
     if (i < lf.m->cap && occupied(&e[i])) {
         memset(&e[i], 0, sizeof(e[i]));
@@ -434,6 +758,21 @@ void bf_map_clear(bf_blockmap *m, const bf_allocator *a, uint64_t blkno)
     }
     if (!drop_if_empty(lf, a))
         maybe_compact(lf, a);
+    return 1;
+}
+
+int bf_map_clearable(bf_blockmap *m, const bf_allocator *a, uint64_t blkno)
+{
+    if (blkno >= m->n || m->p == NULL)
+        return 1;
+    leaf lf = leaf_at(m, blkno);
+    uint32_t i = (uint32_t)(blkno & LEAF_MASK);
+    if (*lf.p == NULL || !is_run(*lf.p))
+        return 1;
+    const run_leaf *r = run_of(*lf.p);
+    if (i < r->i0 || i - r->i0 + 1 >= lf.m->used) /* outside the run, or its last block */
+        return 1;
+    return run_to_general(lf, a);
 }
 
 bf_map_entry *bf_map_next(const bf_blockmap *m, uint64_t *blkno)
@@ -456,7 +795,28 @@ bf_map_entry *bf_map_next(const bf_blockmap *m, uint64_t *blkno)
         }
         uint64_t base = b & ~(uint64_t)LEAF_MASK;
         bf_map_entry *e = entries(t);
-        if (e != NULL && is_compact(t)) {
+        if (e != NULL && is_run(t)) {
+            run_leaf *r = run_of(t);
+            uint32_t s = (uint32_t)(b - base);
+            uint32_t p = r->pend1 != 0 ? r->pend1 - 1u : BF_MAP_LEAF;
+            for (;;) {
+                uint32_t x = s > r->i0 ? s : r->i0; /* the run's first block at or after s */
+                int in_run = x - r->i0 < meta.used, own = p < BF_MAP_LEAF && p >= s;
+                if (!in_run && !own)
+                    break;
+                if (own && (!in_run || p <= x)) { /* the own entry shadows a run block */
+                    if (bf_map_used(&r->pend)) {
+                        *blkno = base + p;
+                        return &r->pend;
+                    }
+                    s = p + 1;
+                    continue;
+                }
+                *blkno = base + x;
+                r->view = run_entry(r, x - r->i0);
+                return &r->view;
+            }
+        } else if (e != NULL && is_compact(t)) {
             const uint16_t *k = keys_of(e, meta);
             for (uint32_t pos = lower_bound(e, meta, (uint32_t)(b - base)); pos < meta.used;
                  pos++) {
@@ -484,6 +844,15 @@ static void cut_leaf(leaf lf, const bf_allocator *a, uint32_t fill)
     bf_map_entry *e = entries(*lf.p);
     if (e == NULL)
         return;
+    if (is_run(*lf.p)) {
+        run_leaf *r = run_of(*lf.p);
+        if (r->pend1 > fill) /* its own entry's block, pend1 - 1, is cut */
+            r->pend1 = 0;
+        uint32_t n = lf.m->used;
+        lf.m->used = (uint16_t)(fill <= r->i0 ? 0 : fill - r->i0 < n ? fill - r->i0 : n);
+        run_fit(lf, a);
+        return;
+    }
     if (is_compact(*lf.p)) {
         lf.m->used = (uint16_t)lower_bound(e, *lf.m, fill);
         if (!drop_if_empty(lf, a))

@@ -14,26 +14,42 @@
  * `p` is a directory: a leaf pointer for each BF_MAP_LEAF blocks covered
  * (NULL for a leaf of holes), then the leaves' counts, then a bit for each
  * that says it holds a leaf: 12 bytes and a bit a leaf. A
- * leaf is an array, of one of two kinds, whichever costs less for what it
+ * leaf is an array, of one of three kinds, whichever costs less for what it
  * holds:
  *  - dense: entries indexed by block, as many as its capacity (blocks at or
  *    past it are holes), grown in eighth steps; O(1) lookup; a full one is
  *    exactly 64 KiB, which allocators serve without rounding;
  *  - compact: only the entries of its blocks holding data, sorted, then
- *    each one's 2-byte block index; lookup by binary search.
+ *    each one's 2-byte block index; lookup by binary search;
+ *  - run: consecutive bare blocks of one length, each at the offset after
+ *    the last's (stock's layout: what `none`, and `auto` where I/O is cheap,
+ *    write): the first one's offset and length word once, then each block's
+ *    check, 4 bytes a block; O(1) lookup. Beside the run it holds one entry
+ *    of its own, the block bf_map_slot made room for last (reserved, or
+ *    what bf_map_put stored there): the next change to the leaf adds it to
+ *    the run when it is the run's next block (or a block of the run written
+ *    in place), else makes the leaf dense or compact first.
  * A leaf turns compact -> dense once dense costs no more, dense -> compact
  * once it costs more than 1.5 times compact (checked whenever its count or
- * capacity changes), so no leaf holds more than 31 bytes per block holding
- * data, the bound buffile.h states (tests count the allocator hooks
- * against it). Only a failed allocation (a conversion that could not be
- * made, a shrink that could not give back) leaves more.
+ * capacity changes), dense or compact -> run when it must grow and all it
+ * holds is a run of 16 blocks or more, run -> dense or compact when a
+ * change does not fit a run (checked by the changes themselves), so no
+ * leaf holds more than 31 bytes per block holding data, the bound
+ * buffile.h states (tests count the allocator hooks against it). Only a
+ * failed allocation (a conversion that could not be made, a shrink that
+ * could not give back) leaves more.
  *
  * Callers read entries through the pointers bf_map_get and bf_map_next
  * return, and change them only through the map: bf_map_slot makes room for
  * a block (a reserved hole, which changes of kind keep), bf_map_put stores
- * its entry, bf_map_clear makes it a hole again; they keep the counts the
- * choice of kind rests on. A pointer is valid until the next call that
- * changes the map.
+ * its entry (always right after bf_map_slot for that block: a run leaf
+ * takes a store only in the entry bf_map_slot gave), bf_map_clear makes it
+ * a hole again; they keep the counts the choice of kind rests on. A pointer
+ * is valid until the next call that changes the map, and one into a run
+ * (a copy the leaf keeps) until the next bf_map_get or bf_map_next in the
+ * same leaf too: read what you need from it before looking up another
+ * block, or copy it; code that scans ahead of a block whose entry a caller
+ * may hold reads entries by value (bf_map_read).
  */
 #ifndef BF_BLOCKMAP_H
 #define BF_BLOCKMAP_H
@@ -99,29 +115,48 @@ static inline uint32_t bf_map_dir_cap(uint32_t n)
 /* The entry of block `i` of compact leaf `e`, or NULL. */
 bf_map_entry *bf_map_find(const bf_map_entry *e, bf_map_meta meta, uint32_t i);
 
+/* The entry of index `i` of run leaf `t` (its tag cleared), or NULL. */
+bf_map_entry *bf_map_run_get(const void *t, bf_map_meta meta, uint32_t i);
+
+/* The leaf of `blkno` (its pointer with the kind's tag) and its counts, or 0 (no leaf). */
+static inline uintptr_t bf_map_leaf(const bf_blockmap *m, uint64_t blkno, bf_map_meta *meta)
+{
+    if (blkno >= m->n || m->p == NULL)
+        return 0;
+    *meta = m->one;
+    if (m->n <= BF_MAP_LEAF)
+        return (uintptr_t)m->p;
+    /* A slot is read only once its bit says it holds a leaf (see blockmap.c). */
+    void *const *dir = m->p;
+    uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT), dcap = bf_map_dir_cap(m->n);
+    const bf_map_meta *counts = (const bf_map_meta *)(dir + dcap);
+    const uint64_t *present = (const uint64_t *)(counts + dcap);
+    if (!((present[li / 64] >> (li % 64)) & 1))
+        return 0;
+    *meta = counts[li];
+    return (uintptr_t)dir[li];
+}
+
 /* The entry of `blkno`, or NULL when it is a hole the map holds no entry for. */
 static inline bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkno)
 {
-    if (blkno >= m->n || m->p == NULL)
+    bf_map_meta meta;
+    uintptr_t t = bf_map_leaf(m, blkno, &meta);
+    if (t == 0)
         return NULL;
-    uintptr_t t = (uintptr_t)m->p;
-    bf_map_meta meta = m->one;
-    if (m->n > BF_MAP_LEAF) {
-        /* A slot is read only once its bit says it holds a leaf (see blockmap.c). */
-        void *const *dir = m->p;
-        uint32_t li = (uint32_t)(blkno >> BF_MAP_LEAF_SHIFT), dcap = bf_map_dir_cap(m->n);
-        const bf_map_meta *counts = (const bf_map_meta *)(dir + dcap);
-        const uint64_t *present = (const uint64_t *)(counts + dcap);
-        if (!((present[li / 64] >> (li % 64)) & 1))
-            return NULL;
-        t = (uintptr_t)dir[li];
-        meta = counts[li];
-    }
     uint32_t i = (uint32_t)(blkno & (BF_MAP_LEAF - 1));
-    if (t & 1)
-        return bf_map_find((const bf_map_entry *)(t - 1), meta, i);
+    if (t & 3) /* bit 0: compact, bit 1: run */
+        return (t & 1) ? bf_map_find((const bf_map_entry *)(t - 1), meta, i)
+                       : bf_map_run_get((const void *)(t - 2), meta, i);
     return i < meta.cap ? (bf_map_entry *)t + i : NULL;
 }
+
+/*
+ * The entry of `blkno` copied into *out (zeros for a hole); 1 when it holds
+ * data. Unlike bf_map_get it leaves a run leaf's shared copy alone: for
+ * scans ahead of a block whose entry a caller holds (the read-ahead).
+ */
+int bf_map_read(const bf_blockmap *m, uint64_t blkno, bf_map_entry *out);
 
 /* An entry that holds an extent (not a hole). */
 static inline int bf_map_used(const bf_map_entry *e)
@@ -166,13 +201,17 @@ static inline uint64_t bf_map_off(const bf_map_entry *e)
  */
 bf_map_entry *bf_map_slot(bf_blockmap *m, const bf_allocator *a, uint32_t blkno);
 
-/* Store `v` (cap != 0) as the entry of `blkno`, whose room bf_map_slot made. Cannot fail. */
+/*
+ * Store `v` (cap != 0) as the entry of `blkno`, whose room bf_map_slot made
+ * (the map unchanged since). Cannot fail.
+ */
 void bf_map_put(bf_blockmap *m, uint32_t blkno, const bf_map_entry *v);
 
 /*
  * bf_map_put through the entry itself: `slot` is what bf_map_slot returned
- * (or bf_map_get of an occupied block), the map unchanged since. For the
- * store path, which holds the entry from making room to committing.
+ * for the block (or bf_map_get of that block after it), the map unchanged
+ * since. For the store path, which holds the entry from making room to
+ * committing.
  */
 static inline void bf_map_put_slot(bf_map_entry *slot, const bf_map_entry *v)
 {
@@ -180,12 +219,23 @@ static inline void bf_map_put_slot(bf_map_entry *slot, const bf_map_entry *v)
 }
 
 /*
- * Make `blkno` a hole and give back what its entry held (the caller has
- * released its extent; room reserved and not filled goes too); a leaf may
- * turn compact, or go. Never fails: an allocation that fails only leaves
- * more memory held.
+ * Make `blkno` a hole and give back what its entry held (room reserved and
+ * not filled goes too); a leaf may turn compact, or go. Returns 1; 0 only
+ * when `blkno` holds data inside a run and the leaf could not be made
+ * dense or compact to hold the hole (allocation failed): the map is then
+ * as it was. A reserved block, a run's last block and any block of a
+ * dense or compact leaf always clear (an allocation that fails there only
+ * leaves more memory held). The caller releases the extent once it did.
  */
-void bf_map_clear(bf_blockmap *m, const bf_allocator *a, uint64_t blkno);
+int bf_map_clear(bf_blockmap *m, const bf_allocator *a, uint64_t blkno);
+
+/*
+ * Make sure a bf_map_clear of `blkno` cannot fail (a block inside a run:
+ * its leaf made dense or compact now). 0 when that allocation failed (the
+ * map as it was), else 1. For a caller that must clear after changes of
+ * its own that it cannot undo.
+ */
+int bf_map_clearable(bf_blockmap *m, const bf_allocator *a, uint64_t blkno);
 
 /*
  * The first block at or after *blkno whose entry holds an extent: its

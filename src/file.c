@@ -1488,11 +1488,12 @@ static uint64_t ahead_end(const bf_file *f, uint64_t blkno, uint64_t off, uint32
     const bf_space *sp = f->seg.space;
     uint64_t end = off + len;
     uint64_t seg_end = (bf_space_segno(sp, off) + 1) * sp->segment_size;
-    uint32_t part = bf_map_part(bf_map_get(&f->map, blkno));
+    bf_map_entry here, next, *e = &next;
+    bf_map_read(&f->map, blkno, &here); /* by value: the caller may hold blkno's entry */
+    uint32_t part = bf_map_part(&here);
     uint64_t gaps = 0; /* bytes in the window that are not the stream's next extents */
     for (uint64_t b = blkno + 1; b <= last && b < f->map.n; b++) {
-        const bf_map_entry *e = bf_map_get(&f->map, b);
-        if (!bf_map_used(e))
+        if (!bf_map_read(&f->map, b, &next))
             break;
         uint64_t eoff = bf_map_off(e);
         uint64_t eend = eoff + bf_map_len(e);
@@ -1921,11 +1922,14 @@ static const char *space_codec_name(const void *sp, bf_codec id)
 static int block_load_here(bf_file *f, uint64_t blkno, int stream, unsigned char *dst)
 {
     bf_space *sp = f->seg.space;
-    const bf_map_entry *e = bf_map_get(&f->map, blkno);
-    if (!bf_map_used(e)) {
+    const bf_map_entry *found = bf_map_get(&f->map, blkno);
+    if (!bf_map_used(found)) {
         memset(dst, 0, f->block_size);
         return BF_OK;
     }
+    /* A copy: the read-ahead below looks up the blocks after this one, and a run leaf's
+       lookups share one copy of an entry (blockmap.h). */
+    const bf_map_entry entry = *found, *e = &entry;
     uint32_t len = bf_map_len(e), gen;
     uint64_t delta;
     bf_seg *seg = part_seg(f, bf_map_part(e), &delta, &gen);
@@ -2204,6 +2208,11 @@ static int bare_patch(bf_file *f, uint32_t n)
     bf_map_entry *e = bf_map_get(&f->map, f->buf_blk);
     if (!bf_map_bare(e) || (e->len & BF_MAP_KEPT) != 0 || bf_map_part(e) != 0)
         return 1;
+    /* The entry the patch is stored into (a run leaf takes a store only there): an
+       occupied block's, so only a run leaf's change can fail, before anything changed. */
+    e = bf_map_slot(&f->map, bf_file_alloc(f), f->buf_blk);
+    if (e == NULL)
+        return 1; /* the general path stores the block, or reports the failure */
     uint32_t old = bf_map_len(e);
     uint64_t off = bf_map_off(e);
     int at_end = 0;
@@ -2241,7 +2250,7 @@ static int bare_patch(bf_file *f, uint32_t n)
         return rc;
     }
     bf_map_entry ne = {e->off, (e->len & BF_MAP_FLAGS) | n, buf_crc(f, n)};
-    bf_map_put(&f->map, f->buf_blk, &ne);
+    bf_map_put_slot(e, &ne);
     ra_stale(f, f->buf_blk); /* a copy unpacked ahead holds the old bytes */
     if (n > old)
         live_add(f, (int64_t)(n - old));
@@ -2890,6 +2899,9 @@ int bf_file_discard_block(bf_file *f, uint64_t blkno)
     int rc = check_writable(f, "discard");
     if (rc != BF_OK)
         return rc;
+    /* The map's clear below must not fail once the buffer and the jobs are gone. */
+    if (!bf_map_clearable(&f->map, bf_file_alloc(f), blkno))
+        return bf_fail(f->seg.space, BF_ENOMEM, "discard", NULL, 0, "block map");
     bf_file_modified(f);
     if (blkno == f->buf_blk)
         buf_drop(f);
