@@ -368,7 +368,7 @@ static bf_map_entry *leaf_slot(leaf lf, const bf_allocator *a, uint32_t i, int p
 
 /* ---- run leaves ------------------------------------------------------- */
 
-/* Blocks a dense leaf must hold, all one run, before it turns run. */
+/* Blocks a dense or compact leaf must hold, all one run, before it turns run. */
 #define RUN_MIN 16u
 
 typedef struct run_leaf {
