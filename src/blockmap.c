@@ -414,6 +414,12 @@ static int run_fits(const run_leaf *r, uint32_t k, const bf_map_entry *v)
     return v->len == r->lenw && v->off == r->base + (uint64_t)k * (r->lenw & ~BF_MAP_FLAGS);
 }
 
+/* Block i of the leaf is inside the run, not its last: a hole there is not a run any more. */
+static int run_inner(const run_leaf *r, uint32_t used, uint32_t i)
+{
+    return i >= r->i0 && i - r->i0 + 1 < used;
+}
+
 bf_map_entry *bf_map_run_get(const void *t, bf_map_meta meta, uint32_t i)
 {
     run_leaf *r = run_of(t);
@@ -429,18 +435,20 @@ int bf_map_read(const bf_blockmap *m, uint64_t blkno, bf_map_entry *out)
 {
     bf_map_meta meta;
     uintptr_t t = bf_map_leaf(m, blkno, &meta);
+    uint32_t i = (uint32_t)(blkno & LEAF_MASK);
     const bf_map_entry *e = NULL;
     if (t != 0 && is_run((const void *)t)) {
         const run_leaf *r = run_of((const void *)t);
-        uint32_t i = (uint32_t)(blkno & LEAF_MASK);
         if (r->pend1 == i + 1)
             e = &r->pend;
         else if (i >= r->i0 && i - r->i0 < meta.used) {
             *out = run_entry(r, i - r->i0);
             return 1;
         }
-    } else if (t != 0) {
-        e = bf_map_get(m, blkno);
+    } else if (t != 0 && is_compact((const void *)t)) {
+        e = bf_map_find(entries((const void *)t), meta, i);
+    } else if (t != 0 && i < meta.cap) {
+        e = (const bf_map_entry *)t + i;
     }
     if (!bf_map_used(e)) {
         memset(out, 0, sizeof(*out));
@@ -648,7 +656,7 @@ static int run_clear(leaf lf, const bf_allocator *a, uint32_t i)
         }
         return 1;
     }
-    if (i - r->i0 + 1 < n) /* a hole inside the run: not a run any more */
+    if (run_inner(r, n, i))
         return run_to_general(lf, a) ? 2 : 0;
     if (r->pend1 == i + 1)
         r->pend1 = 0;
@@ -769,10 +777,7 @@ int bf_map_clearable(bf_blockmap *m, const bf_allocator *a, uint64_t blkno)
     uint32_t i = (uint32_t)(blkno & LEAF_MASK);
     if (*lf.p == NULL || !is_run(*lf.p))
         return 1;
-    const run_leaf *r = run_of(*lf.p);
-    if (i < r->i0 || i - r->i0 + 1 >= lf.m->used) /* outside the run, or its last block */
-        return 1;
-    return run_to_general(lf, a);
+    return run_inner(run_of(*lf.p), lf.m->used, i) ? run_to_general(lf, a) : 1;
 }
 
 bf_map_entry *bf_map_next(const bf_blockmap *m, uint64_t *blkno)
