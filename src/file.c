@@ -747,8 +747,10 @@ static uint64_t tail_room(bf_file *f, uint64_t off, uint32_t len)
         (f->counted && sp->budget != NULL && bf_budget_reserve(sp, add, "write", NULL) != BF_OK))
         return off + len;
     /* The segment file is not extended over the room (a call that could fail inside a
-       store that succeeded): a growth into a room that nothing follows writes up to its
-       last byte (bare_patch), and an extent placed after it extends the file over it. */
+       store that succeeded): a growth into a room that nothing follows in its segment
+       writes up to its last byte (bare_patch), and an extent placed after it in the same
+       segment extends the file over it. A room may end where its segment ends: the next
+       extent then opens the next segment's file, and this one stays short of the room. */
     return room;
 }
 
@@ -2228,10 +2230,14 @@ static int bare_patch(bf_file *f, uint32_t n)
         /* but not the zeros where the bytes read as zeros already (holes_read_zero): past
            the end, before the dirtied bytes; in a clean free chunk, after them too (the
            segment file holds its bytes: it is below the end), unless the chunk is the room
-           of a tail that nothing followed (tail_room: past the segment file's end, which
-           the write must reach) */
+           of a tail that nothing followed in its segment (tail_room: past the segment
+           file's end, which the write must reach). A room that ends where its segment
+           ends is such a room whatever came after it: the extents after it went into the
+           next segment's file, and nothing extended this one over the room */
+        uint64_t room_end = off + BF_BARE_ALIGN;
         int past_eof =
-            at_end || ((clean & BF_CHUNK_ROOM) != 0 && off + BF_BARE_ALIGN >= f->phys_end);
+            at_end || ((clean & BF_CHUNK_ROOM) != 0 &&
+                       (room_end >= f->phys_end || bf_space_segoff(f->seg.space, room_end) == 0));
         if (lo == old && (at_end ? holes_read_zero(f) : (clean & BF_CHUNK_CLEAN) != 0)) {
             lo = (old + zeros_lead(f->buf + old, n - old - 1)) & ~(HOLE_UNIT - 1);
             lo = lo > old ? lo : old;

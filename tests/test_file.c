@@ -1249,6 +1249,52 @@ static void test_tail_in_free_space_grows_there(void **state)
 }
 
 /*
+ * A short tail whose page is the last of its segment keeps the rest of that page as its room
+ * (tail_room), past the segment file's end; a block written later goes into the next
+ * segment's file, which does not extend this one. The tail then grows to a whole block
+ * with zeros after its new bytes: the patch must still write up to the page's last byte,
+ * or the segment file ends inside the block and reading it fails ("segment truncated").
+ * It skipped those zeros when the physical end lay past the room (the model test, seed
+ * 28395810, 4 KiB blocks of random bytes, every codec that packs).
+ */
+static void test_tail_room_at_a_segment_end(void **state)
+{
+    (void)state;
+    enum { BSZ = 4096, TAIL = 2866, MORE = 235 };
+    static unsigned char img[8 * BSZ], got[BSZ];
+    const bf_codec codecs[2] = {BF_CODEC_LZ4, BF_CODEC_NONE};
+    for (int c = 0; c < 2; c++) {
+        bf_space_options o;
+        bf_space_options_init(&o);
+        o.temp_dir = parent;
+        o.codec = codecs[c];
+        o.block_size = BSZ;
+        o.segment_size = 4 * BSZ;
+        bf_space *sp = t_space_opts(&o);
+        bf_file *f;
+        assert_int_equal(bf_file_create(sp, NULL, &f), BF_OK);
+        t_rng r = {79};
+        memset(img, 0, sizeof(img));
+        t_fill(&r, T_DATA_RANDOM, img, 3 * BSZ + TAIL);
+        write_flushed(f, 0, img, 3 * BSZ + TAIL); /* block 3: the tail, its page the last */
+        t_fill(&r, T_DATA_RANDOM, img + 3 * BSZ + TAIL, MORE);
+        assert_int_equal(bf_file_write(f, img + 3 * BSZ + TAIL, MORE), BF_OK); /* buffered */
+        t_fill(&r, T_DATA_RANDOM, img + 7 * BSZ, BSZ);
+        assert_int_equal(bf_file_write_block(f, 7, img + 7 * BSZ), BF_OK); /* next segment */
+        assert_int_equal(bf_file_flush(f), BF_OK); /* the tail, whole, zeros after its bytes */
+        assert_int_equal(bf_file_seek(f, 0, BF_SEEK_SET), BF_OK);
+        assert_int_equal(bf_file_read(f, got, 1), 1); /* block 0 takes the buffer */
+        for (uint64_t b = 0; b < 8; b++) {
+            assert_int_equal(bf_file_read_block(f, b, got), BF_OK);
+            assert_memory_equal(got, img + b * BSZ, BSZ);
+        }
+        assert_int_equal(bf_file_truncate(f, 3 * BSZ + 100), BF_OK);
+        assert_int_equal(bf_file_close(f), BF_OK);
+        bf_space_destroy(sp);
+    }
+}
+
+/*
  * A bare block's zeros where the segment file reads zeros already are not written (an
  * anonymous file's bytes past its physical end, free space never written): a page written
  * past the end opens a block whose leading zeros lie past the end; a short block that grows
@@ -1844,6 +1890,7 @@ int main(void)
         cmocka_unit_test(test_short_block_grows_where_it_is),
         cmocka_unit_test(test_tail_grows_after_packed_extent),
         cmocka_unit_test(test_tail_in_free_space_grows_there),
+        cmocka_unit_test(test_tail_room_at_a_segment_end),
         cmocka_unit_test(test_holes_are_not_written),
         cmocka_unit_test(test_holes_after_a_failed_cut),
         cmocka_unit_test(test_rewriting_file_pages_past_the_end),
