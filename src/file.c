@@ -2233,7 +2233,7 @@ static int bare_patch(bf_file *f, uint32_t n)
            of a tail that nothing followed in its segment (tail_room: past the segment
            file's end, which the write must reach). A room that ends where its segment
            ends is such a room whatever came after it: the extents after it went into the
-           next segment's file, and nothing extended this one over the room */
+           next segment's file, and nothing need have extended this one over the room */
         uint64_t room_end = off + BF_BARE_ALIGN;
         int past_eof =
             at_end || ((clean & BF_CHUNK_ROOM) != 0 &&
