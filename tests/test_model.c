@@ -14,7 +14,8 @@
  * room than a block), and every other sequence seals its extents
  * (encrypt), so that every codec and size runs sealed and not. Seeded:
  * BF_SEED=<n> replays a failure, BF_MODEL_SEQS=<n> runs more sequences per
- * case.
+ * case, BF_TEST=<glob> runs the cases it matches (scripts/run-tests.sh
+ * --deep: 1,000 sequences of the 4 and 8 KiB cases).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -364,5 +365,7 @@ int main(void)
             n++;
         }
     }
+    if (getenv("BF_TEST")) /* e.g. BF_TEST='model_*_4k' */
+        cmocka_set_test_filter(getenv("BF_TEST"));
     return _cmocka_run_group_tests("model", tests, (size_t)n, NULL, NULL);
 }
