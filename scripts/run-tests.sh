@@ -8,7 +8,9 @@
 #   scripts/run-tests.sh --deep      release build in build/, then the model tests run
 #                                    longer than ctest runs them: the file model's 4 and
 #                                    8 KiB cases at 1,000 sequences (ctest: 12), the
-#                                    file-set model at 1,500 more (ctest: 120); ~3 min.
+#                                    file-set model at 1,500 more (ctest: 120), then the
+#                                    4 KiB cases and the file-set model with 2 workers at
+#                                    500; ~4 min.
 #                                    Seeded as ever: a failure prints the seed that
 #                                    replays it.
 set -euo pipefail
@@ -40,6 +42,11 @@ if [ "$deep" = 1 ]; then
   BF_TEST='model_*_4k' BF_MODEL_SEQS=1000 tests/test_model
   BF_TEST='model_*_8k' BF_MODEL_SEQS=1000 tests/test_model
   BF_TEST=test_model BF_FSMODEL_SEQS=1500 BF_FSMODEL_FIRST=120 tests/test_fsmodel
+  # With two of the space's workers: blocks commit later, in batches (ctest: 3 sequences
+  # of the file model and 25 of the file-set model a worker count).
+  BF_TEST_WORKERS=2 BF_TEST='model_*_4k' BF_MODEL_SEQS=500 tests/test_model
+  BF_TEST_WORKERS=2 BF_TEST=test_model BF_FSMODEL_SEQS=500 BF_FSMODEL_FIRST=2000 \
+    tests/test_fsmodel
   exit 0
 fi
 ctest --output-on-failure -j"$(nproc)" --timeout 1200 "${select[@]}"
