@@ -445,10 +445,8 @@ int bf_map_read(const bf_blockmap *m, uint64_t blkno, bf_map_entry *out)
             *out = run_entry(r, i - r->i0);
             return 1;
         }
-    } else if (t != 0 && is_compact((const void *)t)) {
-        e = bf_map_find(entries((const void *)t), meta, i);
-    } else if (t != 0 && i < meta.cap) {
-        e = (const bf_map_entry *)t + i;
+    } else if (t != 0) {
+        e = bf_map_in_leaf(t, meta, i); /* dense or compact: no copy to leave alone */
     }
     if (!bf_map_used(e)) {
         memset(out, 0, sizeof(*out));

@@ -137,18 +137,21 @@ static inline uintptr_t bf_map_leaf(const bf_blockmap *m, uint64_t blkno, bf_map
     return (uintptr_t)dir[li];
 }
 
+/* The entry of index `i` in leaf `t` (bf_map_leaf's, not 0) of counts `meta`, or NULL. */
+static inline bf_map_entry *bf_map_in_leaf(uintptr_t t, bf_map_meta meta, uint32_t i)
+{
+    if (t & 3) /* bit 0: compact, bit 1: run */
+        return (t & 1) ? bf_map_find((const bf_map_entry *)(t - 1), meta, i)
+                       : bf_map_run_get((const void *)(t - 2), meta, i);
+    return i < meta.cap ? (bf_map_entry *)t + i : NULL;
+}
+
 /* The entry of `blkno`, or NULL when it is a hole the map holds no entry for. */
 static inline bf_map_entry *bf_map_get(const bf_blockmap *m, uint64_t blkno)
 {
     bf_map_meta meta;
     uintptr_t t = bf_map_leaf(m, blkno, &meta);
-    if (t == 0)
-        return NULL;
-    uint32_t i = (uint32_t)(blkno & (BF_MAP_LEAF - 1));
-    if (t & 3) /* bit 0: compact, bit 1: run */
-        return (t & 1) ? bf_map_find((const bf_map_entry *)(t - 1), meta, i)
-                       : bf_map_run_get((const void *)(t - 2), meta, i);
-    return i < meta.cap ? (bf_map_entry *)t + i : NULL;
+    return t != 0 ? bf_map_in_leaf(t, meta, (uint32_t)(blkno & (BF_MAP_LEAF - 1))) : NULL;
 }
 
 /*
